@@ -1,0 +1,188 @@
+"""The library calls behind every CLI command and MCP tool: one function per operation.
+
+Each takes a Config, opens what it needs, and returns the plain dict that `--json` prints and the
+MCP tools return. Nothing here formats for humans or knows about click or the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import dates, paging
+from .config import Config
+from .errors import BadEnvironment
+from .index import Index
+from .search import LexicalSearcher, Query
+
+TRASH = ".trash"
+TRASH_REMINDER_CARDS = 200
+TRASH_REMINDER_BYTES = 50 * 1024 * 1024
+
+
+@contextmanager
+def open_index(cfg: Config):
+    index = Index(cfg.db.path)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def indexer(cfg: Config, index: Index):
+    from .sync import Indexer  # the write path: parsing pulls in YAML
+
+    cfg.ensure_vault()
+    return Indexer(index, cfg.sources)
+
+
+def search(cfg: Config, q: Query) -> dict:
+    with open_index(cfg) as index:
+        if q.source:
+            cfg.source(q.source)
+        result = LexicalSearcher(index).search(q).to_dict()
+        if not result["hits"] and index.meta("last_change") is None:
+            result["note"] = "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+        return result
+
+
+def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = None,
+         full: bool = False) -> dict:
+    with open_index(cfg) as index:
+        row = index.card(card_id)
+        text = row["body"]
+        if row["invalid_at"]:
+            text = invalid_banner(index, row) + "\n\n" + text
+        page = paging.window(text, offset, max_chars, full)
+        with index.transaction():
+            index.record_read(card_id, dates.now_iso())
+        return {
+            "id": row["id"],
+            "path": row["path"],
+            "source": row["source"],
+            "title": row["title"],
+            "kind": row["kind"],
+            "tags": json.loads(row["tags"]),
+            "created": row["created"],
+            "updated": row["updated"],
+            "valid": row["invalid_at"] is None,
+            "invalid_at": row["invalid_at"],
+            "superseded_by": row["superseded_by"],
+            "supersedes": row["supersedes"],
+            **page,
+        }
+
+
+def invalid_banner(index: Index, row) -> str:
+    line = f"⚠ This card stopped being valid on {row['invalid_at']}"
+    if row["superseded_by"]:
+        newer = index.card_by_path(row["source"], row["superseded_by"])
+        ref = f"{row['superseded_by']}" + (f" (id {newer['id']})" if newer else "")
+        line += f"; it was superseded by {ref}"
+    before = dates.day_before(row["invalid_at"])
+    return line + f". To see what was true then: memsync search <keywords> --as-of {before}"
+
+
+def trash_usage(vault: Path) -> tuple[int, int]:
+    count = size = 0
+    for folder, _dirs, files in os.walk(vault / TRASH):
+        for name in files:
+            count += 1
+            try:
+                size += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return count, size
+
+
+def trash_reminder(vault: Path) -> str | None:
+    count, size = trash_usage(vault)
+    if count >= TRASH_REMINDER_CARDS or size >= TRASH_REMINDER_BYTES:
+        return (
+            f"the trash holds {count} files ({size / 1e6:.1f} MB); it is never emptied "
+            "automatically: review it and run `memsync delete --purge --all` if you are sure"
+        )
+    return None
+
+
+def stats(cfg: Config) -> dict:
+    with open_index(cfg) as index:
+        conn = index.conn
+        by_kind = dict(conn.execute(
+            "SELECT coalesce(kind, '(none)'), count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC"
+        ).fetchall())
+        by_source = dict(conn.execute(
+            "SELECT source, count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC"
+        ).fetchall())
+        total = conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        invalid = conn.execute("SELECT count(*) FROM cards WHERE invalid_at IS NOT NULL").fetchone()[0]
+        reads = conn.execute("SELECT coalesce(sum(read_count), 0) FROM card_stats").fetchone()[0]
+        last_change = index.meta("last_change")
+        problems = index.problems()
+    vault = cfg.vault.path
+    trash_count, trash_bytes = trash_usage(vault) if vault.exists() else (0, 0)
+    index_bytes = sum(
+        p.stat().st_size for p in cfg.db.path.parent.glob(cfg.db.path.name + "*") if p.is_file()
+    )
+    result = {
+        "cards": total,
+        "valid": total - invalid,
+        "invalid": invalid,
+        "by_kind": by_kind,
+        "by_source": by_source,
+        "last_change": last_change,
+        "problems": problems,
+        "reads": reads,
+        "trash": {"files": trash_count, "bytes": trash_bytes},
+        "index": {"path": str(cfg.db.path), "bytes": index_bytes},
+        "watcher": watcher_status(cfg),
+    }
+    reminder = trash_reminder(vault) if vault.exists() else None
+    if reminder:
+        result["reminder"] = reminder
+    return result
+
+
+def watcher_status(cfg: Config) -> dict:
+    """Whether a watcher holds this home's lock (pid alive), without importing the watcher."""
+    try:
+        holder = json.loads(cfg.lock_file.read_text())
+        pid = int(holder["pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"live": False}
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return {"live": False, "stale_pid": pid}
+    except PermissionError:
+        pass
+    return {"live": True, "pid": pid, "vault": holder.get("vault"), "since": holder.get("since")}
+
+
+def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:
+    with open_index(cfg) as index:
+        work = indexer(cfg, index)
+        report = work.rebuild(progress) if rebuild else work.reconcile(progress=progress)
+        return report.to_dict()
+
+
+def paths(cfg: Config) -> dict:
+    return {
+        "home": {"path": str(cfg.home.path), "from": cfg.home.origin},
+        "db": {"path": str(cfg.db.path), "from": cfg.db.origin},
+        "vault": {"path": str(cfg.vault.path), "from": cfg.vault.origin},
+        "config": {"path": str(cfg.config_file), "exists": cfg.config_file.exists()},
+        "sources": [
+            {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable}
+            for s in cfg.sources
+        ],
+    }
+
+
+def require_index(cfg: Config) -> None:
+    if not cfg.db.path.exists():
+        raise BadEnvironment(
+            f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`)"
+        )

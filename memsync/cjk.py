@@ -1,0 +1,78 @@
+"""The tokenizer shared by documents and queries.
+
+NFKC first (full-width letters become ASCII), then lowercase. Runs of CJK characters (Han, Kana,
+Hangul) become overlapping character bigrams; everything else becomes words of letters and digits.
+A boundary between Latin/digits and CJK always splits, so `用prometheus单独管理` yields the word
+`prometheus`. The output is handed to FTS5's unicode61 tokenizer as space-separated tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK_CLASS = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u31f0-\u31ff"  # Katakana phonetic extensions
+    "\u3400-\u4dbf"  # Han extension A
+    "\u4e00-\u9fff"  # Han unified
+    "\uf900-\ufaff"  # Han compatibility
+    "\uac00-\ud7af"  # Hangul syllables
+    "\u1100-\u11ff\u3130-\u318f"  # Hangul jamo
+    "\U00020000-\U0003134f"  # Han extensions B..H
+)
+# A CJK run, or a run of letters/digits that are not CJK (underscore is a separator, as in unicode61).
+_PIECE = re.compile(rf"([{_CJK_CLASS}]+)|((?:(?![{_CJK_CLASS}])[^\W_])+)")
+_CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
+
+
+def normalize(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def is_cjk(token: str) -> bool:
+    return bool(_CJK_CHAR.match(token))
+
+
+def tokens(text: str) -> list[str]:
+    """Every token of `text`, in order (documents and queries alike)."""
+    out: list[str] = []
+    for cjk, word in _PIECE.findall(normalize(text)):
+        if cjk:
+            out.extend(bigrams(cjk))
+        else:
+            out.append(word)
+    return out
+
+
+def to_index_text(text: str) -> str:
+    """The space-joined token stream stored in the FTS5 table."""
+    return " ".join(tokens(text))
+
+
+def phrases(query: str) -> list[list[str]]:
+    """Split a query into phrases: each CJK run, and each punctuation-joined group of words.
+
+    `ecs-prod 阿里云` gives [["ecs", "prod"], ["阿里", "里云"]]: a phrase must match as adjacent
+    tokens, which for overlapping bigrams means an exact substring.
+    """
+    out: list[list[str]] = []
+    for chunk in normalize(query).split():
+        words: list[str] = []
+        for cjk, word in _PIECE.findall(chunk):
+            if cjk:
+                if words:
+                    out.append(words)
+                    words = []
+                out.append(bigrams(cjk))
+            else:
+                words.append(word)
+        if words:
+            out.append(words)
+    return out

@@ -1,0 +1,82 @@
+"""The `memsync` command line: a thin click layer over memsync.api.
+
+Each command loads the config, makes one library call and prints the result: a table for people,
+the same dict as JSON with `--json`. Errors become exit codes here and nowhere else:
+0 ok, 1 no result or rejected, 2 bad environment or arguments, 3 title conflict rejected.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+
+import click
+
+from .. import config as config_mod
+from ..errors import MemsyncError
+
+
+class Context:
+    def __init__(self, home, db, vault):
+        self._args = (home, db, vault)
+        self._cfg = None
+
+    @property
+    def cfg(self) -> config_mod.Config:
+        if self._cfg is None:
+            self._cfg = config_mod.load(*self._args)
+        return self._cfg
+
+
+def emit(data: dict, as_json: bool, human) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        click.echo(human(data))
+
+
+def fail(err: MemsyncError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(err.to_dict(), ensure_ascii=False))
+    else:
+        click.echo(f"memsync: {err.message}", err=True)
+    sys.exit(err.exit_code)
+
+
+def command(group: click.Group, name: str, **kwargs):
+    """Register a command with a `--json` flag and the one place errors become exit codes."""
+
+    def wrap(fn):
+        @group.command(name, **kwargs)
+        @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+        @click.pass_obj
+        @functools.wraps(fn)
+        def run(obj: Context, as_json: bool, **params):
+            try:
+                return fn(obj, as_json, **params)
+            except MemsyncError as err:
+                fail(err, as_json)
+
+        return run
+
+    return wrap
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--home", metavar="DIR", help="Data home (default ~/.memsync; env MEMSYNC_HOME).")
+@click.option("--db", metavar="FILE", help="Index file (env MEMSYNC_DB).")
+@click.option("--vault", metavar="DIR", help="Vault folder (env MEMSYNC_VAULT).")
+@click.version_option(package_name="memsync")
+@click.pass_context
+def main(ctx: click.Context, home, db, vault):
+    """memsync: one live, local, searchable index over your agents' memories.
+
+    \b
+    Example:
+      memsync index && memsync search nginx
+    """
+    ctx.obj = Context(home, db, vault)
+
+
+from . import read  # noqa: E402,F401  (registers the read-side commands)

@@ -1,0 +1,95 @@
+"""Read-side commands: paths, index, search, show, stats. Nothing heavy is imported here."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import api, output
+from ..search import Query
+from . import Context, command, emit, main
+
+
+@command(main, "paths")
+def paths(obj: Context, as_json: bool):
+    """Show where the index, vault and config live, and which layer chose each.
+
+    \b
+    Example:
+      memsync --vault ~/notes paths
+    """
+    emit(api.paths(obj.cfg), as_json, output.paths)
+
+
+@command(main, "index")
+@click.option("--rebuild", is_flag=True, help="Recompute everything from the files (keeps ids and read stats).")
+def index(obj: Context, as_json: bool, rebuild: bool):
+    """Bring the index up to date with the vault and sources.
+
+    \b
+    Example:
+      memsync index            # incremental: only changed files are read
+      memsync index --rebuild  # from scratch
+    """
+    progress = None
+    if not as_json and sys.stderr.isatty():
+        bar = click.progressbar(length=1, label="indexing", file=sys.stderr)
+
+        def progress(done, total):
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+    emit(api.reindex(obj.cfg, rebuild=rebuild, progress=progress), as_json, output.index_report)
+
+
+@command(main, "search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=int, default=10, show_default=True, help="Hits to return (1-20).")
+@click.option("--kind", help="Only cards of this kind (knowledge, project, mistake, ...).")
+@click.option("--source", help="Only cards from this source (vault, or a configured source).")
+@click.option("--tag", help="Only cards carrying this exact tag.")
+@click.option("--as-of", metavar="YYYY-MM-DD", help="Only cards that were valid on that day.")
+@click.option("--include-invalid", is_flag=True, help="Also show superseded cards (ranked last).")
+def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, include_invalid):
+    """Search cards by keywords or identifiers (Chinese and English alike).
+
+    \b
+    Example:
+      memsync search 阿里云 ecs-prod
+      memsync search nginx --kind knowledge --as-of 2026-03-01
+    """
+    api.require_index(obj.cfg)
+    q = Query(" ".join(query), limit, kind, source, tag, as_of, include_invalid)
+    data = api.search(obj.cfg, q)
+    emit(data, as_json, output.search)
+    if not data["hits"]:
+        sys.exit(1)
+
+
+@command(main, "show")
+@click.argument("card_id", type=int)
+@click.option("--offset", type=int, default=0, help="Start at this character.")
+@click.option("--max-chars", type=int, default=None, help="Window size (default 20000; 0 = all).")
+@click.option("--full", is_flag=True, help="The whole text, however long.")
+def show(obj: Context, as_json: bool, card_id, offset, max_chars, full):
+    """Print a card's text (long cards come in windows; the end says how to continue).
+
+    \b
+    Example:
+      memsync show 1234567 --offset 20000
+    """
+    api.require_index(obj.cfg)
+    emit(api.show(obj.cfg, card_id, offset, max_chars, full), as_json, output.show)
+
+
+@command(main, "stats")
+def stats(obj: Context, as_json: bool):
+    """Totals by kind and source, parse problems, trash size, watcher state.
+
+    \b
+    Example:
+      memsync stats --json
+    """
+    api.require_index(obj.cfg)
+    emit(api.stats(obj.cfg), as_json, output.stats)

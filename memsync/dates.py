@@ -1,0 +1,64 @@
+"""Date handling for card metadata and `--as-of`: pure functions, no I/O."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from .errors import BadArgument
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def normalize(value: object) -> str | None:
+    """Turn a YAML date/datetime or a string into ISO 8601 text; None if it is not a date.
+
+    YAML gives `date`/`datetime` objects for unquoted values and strings for quoted ones;
+    both must compare the same way, so everything becomes ISO text.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+        except ValueError:
+            pass
+        try:
+            return dt.date.fromisoformat(text[:10]).isoformat() if len(text) >= 10 else None
+        except ValueError:
+            return None
+    return None
+
+
+def day_of(iso: str | None) -> str | None:
+    """The calendar day of a stored ISO timestamp, in the timezone it was written in."""
+    return iso[:10] if iso else None
+
+
+def parse_as_of(text: str) -> str:
+    """Validate `--as-of YYYY-MM-DD`. A malformed date is an error, never 'no filter'."""
+    if not _DAY.match(text or ""):
+        raise BadArgument(f"--as-of expects a date as YYYY-MM-DD, got {text!r}")
+    try:
+        dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise BadArgument(f"--as-of {text!r} is not a real date ({exc})") from None
+    return text
+
+
+def now_iso() -> str:
+    return dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
+
+
+def day_before(iso: str) -> str:
+    """The last day on which a card that became invalid at `iso` was still the current fact."""
+    day = day_of(iso) or ""
+    try:
+        return (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return day

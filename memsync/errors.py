@@ -1,0 +1,56 @@
+"""Error types. Each carries a stable code, an exit status and a message that says what to do.
+
+The CLI maps them to exit codes in one place (cli.py); the MCP server maps them to tool errors.
+"""
+
+
+class MemsyncError(Exception):
+    code = "error"
+    exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class BadArgument(MemsyncError):
+    """The caller passed something malformed (a bad date, a path outside the vault)."""
+
+    code = "bad_argument"
+    exit_code = 2
+
+
+class BadEnvironment(MemsyncError):
+    """The machine is not in a state we can work in (no index, unwritable home, lock held)."""
+
+    code = "bad_environment"
+    exit_code = 2
+
+
+class NotFound(MemsyncError):
+    code = "not_found"
+    exit_code = 1
+
+
+class Rejected(MemsyncError):
+    """A write refused by a rule (body too short, secrets with reject_secrets, chained supersede)."""
+
+    code = "rejected"
+    exit_code = 1
+
+
+class ReadOnlySource(MemsyncError):
+    code = "read_only_source"
+    exit_code = 2
+
+
+class PathOutsideVault(BadArgument):
+    code = "path_outside_vault"
+
+
+class TitleConflict(MemsyncError):
+    code = "title_conflict"
+    exit_code = 3

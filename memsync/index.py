@@ -1,0 +1,279 @@
+"""The SQLite index: the one module that talks to sqlite3.
+
+WAL mode so readers never wait for the writer; a busy timeout so concurrent writers (a watcher,
+MCP servers, CLI writes) queue instead of failing; every write batch in one BEGIN IMMEDIATE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from . import migrations
+from .errors import BadEnvironment, NotFound
+from .model import Card, Signature
+
+BUSY_TIMEOUT_MS = 60_000
+ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
+
+CARD_COLUMNS = (
+    "id, source, path, file, title, kind, tags, aliases, created, updated, invalid_at, "
+    "superseded_by, supersedes, priority, ttl, body, problem"
+)
+
+
+def derived_id(source: str, path: str) -> int:
+    """The id a path gets when first seen: the same on every machine and after a lost DB."""
+    digest = hashlib.blake2b(f"{source}\0{path}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % (ID_SPACE - 1) + 1
+
+
+def connect(path: Path | str) -> sqlite3.Connection:
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+    except (OSError, sqlite3.Error) as exc:
+        raise BadEnvironment(f"cannot open the index at {path}: {exc}; check --db / MEMSYNC_DB") from None
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    try:
+        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrations.migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise BadEnvironment(
+            f"{path} is not a usable memsync index ({exc}); move it aside and run `memsync index`"
+        ) from None
+    return conn
+
+
+class Index:
+    """Typed operations over one index file. Not thread-safe: one Index per thread."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.conn = connect(self.path)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # --- files and their signatures -------------------------------------------------------
+
+    def file_states(self, source: str, under: str | None = None) -> dict[str, tuple]:
+        """path -> (Signature, hash, indexed_ns) for every indexed file (below `under`)."""
+        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
+        args: list = [source]
+        if under:
+            sql += " AND (path >= ? AND path < ?)"
+            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]  # '0' sorts right after '/'
+        return {
+            r[0]: (Signature(r[1], r[2], r[3], r[4]), r[5], r[6])
+            for r in self.conn.execute(sql, args)
+        }
+
+    def file_state(self, source: str, path: str) -> tuple | None:
+        r = self.conn.execute(
+            "SELECT size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "
+            "WHERE source = ? AND path = ?", (source, path),
+        ).fetchone()
+        return None if r is None else (Signature(r[0], r[1], r[2], r[3]), r[4], r[5])
+
+    def touch_signature(self, source: str, path: str, sig: Signature, indexed_ns: int) -> None:
+        self.conn.execute(
+            "UPDATE files SET size=?, mtime_ns=?, ctime_ns=?, ino=?, indexed_ns=? "
+            "WHERE source=? AND path=?",
+            (sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, indexed_ns, source, path),
+        )
+
+    # --- ids ------------------------------------------------------------------------------
+
+    def id_for(self, source: str, path: str) -> int:
+        row = self.conn.execute(
+            "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
+        ).fetchone()
+        if row:
+            return row[0]
+        candidate = derived_id(source, path)
+        while self.conn.execute("SELECT 1 FROM card_ids WHERE id = ?", (candidate,)).fetchone():
+            candidate = candidate % (ID_SPACE - 1) + 1
+        self.conn.execute(
+            "INSERT INTO card_ids (id, source, path) VALUES (?, ?, ?)", (candidate, source, path)
+        )
+        return candidate
+
+    def _retire_path(self, source: str, path: str) -> None:
+        self.conn.execute(
+            "UPDATE card_ids SET path = NULL WHERE source = ? AND path = ?", (source, path)
+        )
+
+    # --- writing cards --------------------------------------------------------------------
+
+    def replace_file(
+        self, source: str, file: str, cards: list[Card], sig: Signature, digest: str,
+        indexed_ns: int, fts_text,
+    ) -> None:
+        """Store the cards of one file, replacing whatever that file held before."""
+        self._delete_cards(source, file)
+        for card in cards:
+            card_id = self.id_for(source, card.path)
+            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (card_id,))
+            self.conn.execute(
+                f"INSERT OR REPLACE INTO cards ({CARD_COLUMNS}) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    card_id, source, card.path, file, card.title, card.kind,
+                    json.dumps(list(card.tags), ensure_ascii=False),
+                    json.dumps(list(card.aliases), ensure_ascii=False),
+                    card.created, card.updated, card.invalid_at, card.superseded_by,
+                    card.supersedes, card.priority, card.ttl, card.body, card.problem,
+                ),
+            )
+            self.conn.execute(
+                "INSERT INTO cards_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
+                (card_id, *fts_text(card)),
+            )
+        self.conn.execute(
+            "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+            (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
+        )
+        problems = [c.problem for c in cards if c.problem]
+        self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
+        self._mark_changed()
+
+    def _delete_cards(self, source: str, file: str) -> int:
+        rows = self.conn.execute(
+            "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, file)
+        ).fetchall()
+        for card_id, _path in rows:
+            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (card_id,))
+            self.conn.execute("DELETE FROM cards WHERE id = ?", (card_id,))
+        return len(rows)
+
+    def remove_file(self, source: str, file: str) -> int:
+        """Drop a file's cards from the index. Their ids stay bound to their paths (a restore
+        brings the same id back) and their read stats stay (only a purge clears them)."""
+        removed = self._delete_cards(source, file)
+        self.conn.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, file))
+        self.set_problem(source, file, None)
+        if removed:
+            self._mark_changed()
+        return removed
+
+    def move_file(self, source: str, src: str, dst: str) -> bool:
+        """Re-key an indexed file and its cards from src to dst, keeping ids and stats."""
+        if src == dst or self.file_state(source, src) is None:
+            return False
+        if self.file_state(source, dst) is not None:
+            self.remove_file(source, dst)
+        rows = self.conn.execute(
+            "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, src)
+        ).fetchall()
+        for card_id, path in rows:
+            new_path = dst + path[len(src):]
+            self._retire_path(source, new_path)
+            self.conn.execute("UPDATE card_ids SET path = ? WHERE id = ?", (new_path, card_id))
+            self.conn.execute(
+                "UPDATE cards SET path = ?, file = ? WHERE id = ?", (new_path, dst, card_id)
+            )
+        self.conn.execute(
+            "UPDATE files SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
+        )
+        self.conn.execute(
+            "UPDATE problems SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
+        )
+        self._mark_changed()
+        return True
+
+    def set_problem(self, source: str, path: str, message: str | None) -> None:
+        if message:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (source, path, message)
+            )
+        else:
+            self.conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
+
+    def clear_derived(self) -> None:
+        """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
+        for table in ("cards", "cards_fts", "files", "problems"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self._mark_changed()
+
+    def _mark_changed(self) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('last_change', ?)",
+            (time.strftime("%Y-%m-%dT%H:%M:%S%z"),),
+        )
+
+    # --- reading --------------------------------------------------------------------------
+
+    def card(self, card_id: int) -> sqlite3.Row:
+        row = self.conn.execute(
+            f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", (card_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no card with id {card_id}; find ids with `memsync search`")
+        return row
+
+    def card_by_path(self, source: str, path: str) -> sqlite3.Row | None:
+        return self.conn.execute(
+            f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND path = ?", (source, path)
+        ).fetchone()
+
+    def cards(self, source: str | None = None) -> Iterable[sqlite3.Row]:
+        sql = f"SELECT {CARD_COLUMNS} FROM cards"
+        if source:
+            return self.conn.execute(sql + " WHERE source = ? ORDER BY path", (source,))
+        return self.conn.execute(sql + " ORDER BY source, path")
+
+    def record_read(self, card_id: int, when: str) -> None:
+        self.conn.execute(
+            "INSERT INTO card_stats (id, read_count, last_read_at) VALUES (?, 1, ?) "
+            "ON CONFLICT(id) DO UPDATE SET read_count = read_count + 1, last_read_at = ?",
+            (card_id, when, when),
+        )
+
+    def read_stats(self, card_id: int) -> tuple[int, str | None]:
+        row = self.conn.execute(
+            "SELECT read_count, last_read_at FROM card_stats WHERE id = ?", (card_id,)
+        ).fetchone()
+        return (row[0], row[1]) if row else (0, None)
+
+    def clear_stats_for_path(self, source: str, path: str) -> None:
+        """Purge: the card is gone for good, so its id is retired and its stats dropped."""
+        for (card_id,) in self.conn.execute(
+            "SELECT id FROM card_ids WHERE source = ? AND (path = ? OR path LIKE ?)",
+            (source, path, path + "#%"),
+        ).fetchall():
+            self.conn.execute("DELETE FROM card_stats WHERE id = ?", (card_id,))
+            self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
+
+    def meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def problems(self) -> list[dict]:
+        return [
+            {"source": r[0], "path": r[1], "message": r[2]}
+            for r in self.conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
+        ]

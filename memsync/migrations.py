@@ -1,0 +1,116 @@
+"""Schema, as numbered migrations applied in order and recorded in PRAGMA user_version."""
+
+from __future__ import annotations
+
+
+def _run(conn, script: str) -> None:
+    # Not executescript(): it would COMMIT the surrounding BEGIN IMMEDIATE first.
+    for statement in script.split(";\n"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def m001_initial(conn) -> None:
+    _run(
+        conn,
+        """
+        -- Stable ids. An id is derived from (source, path) the first time a path is seen and
+        -- then follows the card through renames. A retired id keeps its row with path NULL, so
+        -- it is never handed to another card. Kept by --rebuild, like card_stats.
+        CREATE TABLE card_ids (
+            id     INTEGER PRIMARY KEY,
+            source TEXT NOT NULL,
+            path   TEXT
+        );
+        CREATE UNIQUE INDEX card_ids_path ON card_ids(source, path) WHERE path IS NOT NULL;
+
+        -- Read statistics: the one table with no second source (rebuild keeps it).
+        CREATE TABLE card_stats (
+            id           INTEGER PRIMARY KEY,
+            read_count   INTEGER NOT NULL DEFAULT 0,
+            last_read_at TEXT
+        );
+
+        -- One row per file we index: the stat signature that lets a reconcile skip hashing.
+        CREATE TABLE files (
+            source     TEXT NOT NULL,
+            path       TEXT NOT NULL,
+            size       INTEGER NOT NULL,
+            mtime_ns   INTEGER NOT NULL,
+            ctime_ns   INTEGER NOT NULL,
+            ino        INTEGER NOT NULL,
+            hash       TEXT NOT NULL,
+            indexed_ns INTEGER NOT NULL,   -- when the content was read (racy-clean check)
+            PRIMARY KEY (source, path)
+        ) WITHOUT ROWID;
+
+        -- One row per card (a file may hold several: path is then file#anchor).
+        CREATE TABLE cards (
+            id            INTEGER PRIMARY KEY,
+            source        TEXT NOT NULL,
+            path          TEXT NOT NULL,
+            file          TEXT NOT NULL,
+            title         TEXT NOT NULL,
+            kind          TEXT,
+            tags          TEXT NOT NULL DEFAULT '[]',   -- JSON list
+            aliases       TEXT NOT NULL DEFAULT '[]',   -- JSON list
+            created       TEXT,
+            updated       TEXT,
+            invalid_at    TEXT,
+            superseded_by TEXT,
+            supersedes    TEXT,
+            priority      TEXT,
+            ttl           TEXT,
+            body          TEXT NOT NULL,
+            problem       TEXT,
+            UNIQUE (source, path)
+        );
+        CREATE INDEX cards_file ON cards(source, file);
+        CREATE INDEX cards_kind ON cards(kind);
+
+        -- Full-text index over pre-tokenized text (memsync.cjk): CJK as bigrams, other text as
+        -- lowercase words, all joined by spaces so unicode61 only has to split on them.
+        -- rowid = cards.id; rows are deleted by rowid (a column filter would scan the table).
+        CREATE VIRTUAL TABLE cards_fts USING fts5(
+            title,   -- title and aliases: weighted highest
+            tags,    -- tags: weighted above the body
+            body,    -- the Markdown body
+            tokenize = 'unicode61 remove_diacritics 0'
+        );
+
+        -- Files we saw but could not index fully (broken YAML, too large, bad name).
+        CREATE TABLE problems (
+            source  TEXT NOT NULL,
+            path    TEXT NOT NULL,
+            message TEXT NOT NULL,
+            PRIMARY KEY (source, path)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
+MIGRATIONS = [m001_initial]
+
+
+def migrate(conn) -> int:
+    """Bring the schema up to date; returns the resulting version."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while we waited for the write lock.
+            if conn.execute("PRAGMA user_version").fetchone()[0] >= number:
+                conn.execute("ROLLBACK")
+                continue
+            step(conn)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return len(MIGRATIONS)

@@ -1,0 +1,120 @@
+"""Records passed between modules. Small, frozen, no behaviour."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KIND_FOLDERS = {
+    "system": "00-System",
+    "project": "02-Projects",
+    "knowledge": "03-Knowledge",
+    "content": "04-Content",
+    "prompt": "05-Prompts",
+    "business": "06-Business",
+    "tool": "07-Tools",
+    "mistake": "08-Mistakes",
+}
+FOLDER_KINDS = {folder: kind for kind, folder in KIND_FOLDERS.items()}
+
+
+@dataclass(frozen=True)
+class Card:
+    """One card as parsed from its file: everything the index stores about it."""
+
+    path: str  # relative to the source root, '/'-separated; `file#anchor` for multi-card files
+    title: str
+    body: str
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    created: str | None = None  # ISO 8601 as written (normalised), or None
+    updated: str | None = None
+    invalid_at: str | None = None
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    priority: str | None = None
+    ttl: str | None = None
+    problem: str | None = None  # why the metadata could not be read, if it could not
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What a stat tells us about a file: enough to skip hashing when nothing changed."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    adapter: str
+    root: str
+    writable: bool = False
+
+
+@dataclass
+class SyncReport:
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    hashed: int = 0
+    moved: int = 0
+    problems: list[dict] = field(default_factory=list)
+    retry: list[str] = field(default_factory=list)  # paths still being written: look again
+    seconds: float = 0.0
+
+    def merge(self, other: SyncReport) -> None:
+        for name in ("scanned", "added", "updated", "removed", "unchanged", "hashed", "moved"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.problems.extend(other.problems)
+        self.retry.extend(other.retry)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed + self.moved
+
+    def to_dict(self) -> dict:
+        return {
+            "scanned": self.scanned,
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "hashed": self.hashed,
+            "moved": self.moved,
+            "problems": self.problems,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    path: str
+    title: str
+    kind: str | None
+    source: str
+    score: float
+    matched: str
+    coverage: float | None
+    snippet: str
+    valid: bool
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "kind": self.kind,
+            "source": self.source,
+            "score": round(self.score, 4),
+            "matched": self.matched,
+            "coverage": None if self.coverage is None else round(self.coverage, 3),
+            "snippet": self.snippet,
+            "valid": self.valid,
+        }

@@ -1,0 +1,103 @@
+"""Parse one Markdown file into a Card. Pure: bytes and a relative path in, a Card out.
+
+Every guard here exists because real vaults contain the case: a BOM from Windows editors,
+YAML that Obsidian happily shows but a parser rejects, dates written with and without quotes,
+tags as a list or as a comma string, and bytes that are not UTF-8.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+import frontmatter
+import yaml
+
+from . import dates
+from .model import FOLDER_KINDS, Card
+
+# The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
+_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
+_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+
+
+def decode(data: bytes) -> tuple[str, str | None]:
+    """Text of a file; bytes that are not UTF-8 are replaced, and that is reported."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return data.decode("utf-8", errors="replace"), f"not valid UTF-8 at byte {exc.start}"
+
+
+def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
+    """(metadata, body, problem). Broken YAML keeps the body and reports the problem."""
+    if not _FENCE.match(text):
+        return {}, text, None
+    try:
+        meta, body = frontmatter.parse(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        return {}, _FENCE.sub("", text, count=1), f"frontmatter is not valid YAML{where}"
+    except (ValueError, TypeError) as exc:
+        return {}, _FENCE.sub("", text, count=1), f"frontmatter could not be read: {exc}"
+    if not isinstance(meta, dict):
+        return {}, body, "frontmatter is not a key/value mapping"
+    return meta, body, None
+
+
+def _as_list(value: object, separators: str = r"[,\s]+") -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items = re.split(separators, value)
+    elif isinstance(value, (list, tuple, set)):
+        items = [str(v) for v in value if v is not None]
+    else:
+        items = [str(value)]
+    return tuple(dict.fromkeys(i.strip().lstrip("#") for i in items if i and i.strip().lstrip("#")))
+
+
+def _as_text(value: object) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def title_from(body: str, rel_path: str) -> str:
+    match = _HEADING.search(body)
+    if match:
+        return match.group(1).strip()
+    return PurePosixPath(rel_path.split("#", 1)[0]).stem
+
+
+def kind_from_folder(rel_path: str) -> str | None:
+    top = rel_path.split("/", 1)[0]
+    return FOLDER_KINDS.get(top) if "/" in rel_path else None
+
+
+def parse(data: bytes, rel_path: str) -> Card:
+    text, problem = decode(data)
+    meta, body, meta_problem = split_frontmatter(text)
+    problem = "; ".join(p for p in (problem, meta_problem) if p) or None
+    title = _as_text(meta.get("title")) or title_from(body, rel_path)
+    created = meta.get("created", meta.get("date"))
+    return Card(
+        path=rel_path,
+        title=title,
+        body=body,
+        kind=_as_text(meta.get("kind")) or kind_from_folder(rel_path),
+        tags=_as_list(meta.get("tags")),
+        aliases=_as_list(meta.get("aliases"), separators=r"\n"),
+        created=dates.normalize(created),
+        updated=dates.normalize(meta.get("updated")),
+        invalid_at=dates.normalize(meta.get("invalid_at")) or _as_text(meta.get("invalid_at")),
+        superseded_by=_as_text(meta.get("superseded_by")),
+        supersedes=_as_text(meta.get("supersedes")),
+        priority=_as_text(meta.get("priority")),
+        ttl=_as_text(meta.get("ttl")),
+        problem=problem,
+    )

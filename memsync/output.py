@@ -1,0 +1,85 @@
+"""Human-readable renderings of the result dicts. The dicts themselves are the JSON contract."""
+
+from __future__ import annotations
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def search(data: dict) -> str:
+    if not data["hits"]:
+        return data.get("note") or "no match"
+    out = []
+    for hit in data["hits"]:
+        flags = [] if hit["valid"] else ["INVALID"]
+        if hit["coverage"] is not None:
+            flags.append(f"coverage {hit['coverage']:.0%}")
+        extra = f"  [{', '.join(flags)}]" if flags else ""
+        out.append(
+            f"{hit['id']}  {hit['title']}  ({hit['source']}:{hit['path']}, "
+            f"{hit['matched']}, {hit['score']:.2f}){extra}\n    {hit['snippet']}"
+        )
+    if data.get("note"):
+        out.append(f"note: {data['note']}")
+    return "\n".join(out)
+
+
+def show(data: dict) -> str:
+    head = f"# {data['title']}\n({data['source']}:{data['path']}, id {data['id']})\n"
+    return head + "\n" + data["text"]
+
+
+def index_report(data: dict) -> str:
+    parts = [f"{data[k]} {k}" for k in ("scanned", "added", "updated", "removed", "moved",
+                                         "unchanged", "hashed") if k in data]
+    text = ", ".join(parts) + f" in {data['seconds']:.2f}s"
+    for problem in data.get("problems", [])[:20]:
+        text += f"\n  problem: {problem['path']}: {problem['message']}"
+    return text
+
+
+def stats(data: dict) -> str:
+    lines = [
+        f"cards: {data['cards']} ({data['valid']} valid, {data['invalid']} invalid)",
+        "by kind: " + ", ".join(f"{k} {v}" for k, v in data["by_kind"].items()),
+        "by source: " + ", ".join(f"{k} {v}" for k, v in data["by_source"].items()),
+        f"last change: {data['last_change'] or 'never'}",
+        f"reads recorded: {data['reads']}",
+        f"trash: {data['trash']['files']} files, {data['trash']['bytes'] / 1e6:.1f} MB",
+        f"index: {data['index']['path']} ({data['index']['bytes'] / 1e6:.1f} MB)",
+    ]
+    watcher = data.get("watcher", {})
+    lines.append(f"watcher: live (pid {watcher['pid']})" if watcher.get("live") else "watcher: not running")
+    if data["problems"]:
+        lines.append(f"problems ({len(data['problems'])}):")
+        lines += [f"  {p['source']}:{p['path']}: {p['message']}" for p in data["problems"][:50]]
+    if data.get("reminder"):
+        lines.append(f"reminder: {data['reminder']}")
+    return "\n".join(lines)
+
+
+def paths(data: dict) -> str:
+    rows = [[name, data[name]["path"], data[name]["from"]] for name in ("home", "db", "vault")]
+    rows.append(["config", data["config"]["path"], "exists" if data["config"]["exists"] else "absent"])
+    text = _table(rows, ["what", "path", "from"])
+    extra = [s for s in data["sources"] if s["name"] != "vault"]
+    if extra:
+        text += "\n\nsources:\n" + _table(
+            [[s["name"], s["adapter"], s["path"]] for s in extra], ["name", "adapter", "path"]
+        )
+    return text
+
+
+def write_result(data: dict) -> str:
+    lines = [f"{data['status']}: {data.get('path', '')}" + (f" (id {data['id']})" if data.get("id") else "")]
+    for key in ("changed", "existing_path", "collision_paths", "secrets_found", "note", "reminder"):
+        if data.get(key):
+            lines.append(f"  {key}: {data[key]}")
+    for warning in data.get("warnings") or []:
+        lines.append(f"  warning: {warning}")
+    if data.get("indexed") is False:
+        lines.append("  the file is saved but not indexed yet; run `memsync index`")
+    return "\n".join(lines)

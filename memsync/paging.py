@@ -1,0 +1,33 @@
+"""Windows over long card text for `show` and `memory_get`. Truncation is always explicit."""
+
+from __future__ import annotations
+
+from .errors import BadArgument
+
+DEFAULT_MAX_CHARS = 20_000
+
+
+def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool = False) -> dict:
+    if offset is None:
+        offset = 0
+    if max_chars is None:
+        max_chars = DEFAULT_MAX_CHARS
+    if offset < 0 or max_chars < 0:
+        raise BadArgument("offset and max_chars must be 0 or more (max_chars 0 means the whole card)")
+    length = len(text)
+    end = length if full or max_chars == 0 else min(length, offset + max_chars)
+    piece = text[offset:end] if offset < length else ""
+    has_more = end < length
+    if has_more:
+        piece += (
+            f"\n\n[… {length - end} more characters not shown; "
+            f"continue with offset {end}, or ask for the full text]"
+        )
+    return {
+        "text": piece,
+        "offset": offset,
+        "length": length,
+        "returned": max(0, end - offset) if offset < length else 0,
+        "has_more": has_more,
+        "next_offset": end if has_more else None,
+    }

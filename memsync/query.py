@@ -1,0 +1,66 @@
+"""Build the FTS5 MATCH expressions for the four tiers. Pure: a query string in, SQL text out.
+
+Every token is quoted, so nothing a user types can be read as FTS5 syntax (`-`, `NEAR`, `*`,
+`:`, parentheses); the only operators are the ones written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import cjk
+
+TIERS = ("all", "all-prefix", "any", "any-prefix")
+MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
+
+
+@dataclass(frozen=True)
+class Plan:
+    phrases: tuple[tuple[str, ...], ...]
+    terms: tuple[str, ...]  # distinct tokens, for coverage
+    tiers: tuple[tuple[str, str], ...]  # (tier name, MATCH expression), in order
+
+
+def quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _phrase(tokens, prefix: bool) -> str:
+    text = quote(" ".join(tokens))
+    return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
+
+
+def _token(token: str, prefix: bool) -> str:
+    return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
+
+
+def plan(query: str) -> Plan:
+    phrases = tuple(tuple(p) for p in cjk.phrases(query))
+    terms = tuple(dict.fromkeys(t for p in phrases for t in p))
+    if not terms:
+        return Plan((), (), ())
+    candidates = [
+        ("all", " AND ".join(_phrase(p, False) for p in phrases)),
+        ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
+        ("any", " OR ".join(_token(t, False) for t in terms)),
+        ("any-prefix", " OR ".join(_token(t, True) for t in terms)),
+    ]
+    tiers, seen = [], set()
+    for name, expr in candidates:
+        if expr not in seen:  # a one-word query has no distinct `any` tier
+            seen.add(expr)
+            tiers.append((name, expr))
+    return Plan(phrases, terms, tuple(tiers))
+
+
+def coverage(terms: tuple[str, ...], doc_tokens: set[str], prefix: bool) -> float:
+    """Share of the query's tokens found in a card (shown to the caller, never used to rank)."""
+    if not terms:
+        return 0.0
+    found = 0
+    for term in terms:
+        if term in doc_tokens or (
+            prefix and len(term) >= MIN_PREFIX and any(t.startswith(term) for t in doc_tokens)
+        ):
+            found += 1
+    return found / len(terms)

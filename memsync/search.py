@@ -1,0 +1,145 @@
+"""Search: the `Searcher` seam and the lexical searcher behind it.
+
+Tiers are tried in order (all → all-prefix → any → any-prefix); by default a lower tier runs
+only when the one above found nothing. Ranking is BM25 with field weights; invalid cards, when
+asked for, always rank below valid ones.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from . import cjk, dates, query
+from .errors import BadArgument
+from .index import Index
+from .model import Hit
+
+MAX_LIMIT = 20
+# BM25 column weights (title+aliases, tags, body), chosen on the retrieval bench (bench/).
+WEIGHTS = (5.0, 3.0, 1.0)
+SNIPPET_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    limit: int = 10
+    kind: str | None = None
+    source: str | None = None
+    tag: str | None = None
+    as_of: str | None = None
+    include_invalid: bool = False
+
+
+@dataclass
+class Result:
+    query: str
+    matched: str | None
+    hits: list[Hit] = field(default_factory=list)
+    note: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "query": self.query,
+            "matched": self.matched,
+            "hits": [h.to_dict() for h in self.hits],
+            "note": self.note,
+        }
+
+
+class Searcher(Protocol):
+    def search(self, q: Query) -> Result: ...
+
+
+def clamp_limit(limit: int | None) -> int:
+    # An unclamped limit of -1 would mean "no limit" to SQLite and dump the whole table.
+    return max(1, min(MAX_LIMIT, int(limit if limit is not None else 10)))
+
+
+def _filters(q: Query) -> tuple[str, list]:
+    sql, args = [], []
+    if q.kind:
+        sql.append("c.kind = ?")
+        args.append(q.kind)
+    if q.source:
+        sql.append("c.source = ?")
+        args.append(q.source)
+    if q.tag:
+        sql.append("EXISTS (SELECT 1 FROM json_each(c.tags) WHERE json_each.value = ?)")
+        args.append(q.tag)
+    if q.as_of:
+        day = dates.parse_as_of(q.as_of)
+        sql.append("(c.created IS NULL OR substr(c.created, 1, 10) <= ?)")
+        sql.append("(c.invalid_at IS NULL OR substr(c.invalid_at, 1, 10) > ?)")
+        args += [day, day]
+    elif not q.include_invalid:
+        sql.append("c.invalid_at IS NULL")
+    return "".join(f" AND {s}" for s in sql), args
+
+
+def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
+    text = re.sub(r"\s+", " ", cjk.normalize(body)).strip()
+    positions = [text.find(t) for t in terms if t]
+    positions = [p for p in positions if p >= 0]
+    start = max(0, min(positions) - width // 3) if positions else 0
+    piece = text[start : start + width]
+    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+
+
+class LexicalSearcher:
+    def __init__(self, index: Index, weights=WEIGHTS, fill: bool = False):
+        self.index = index
+        self.weights = weights
+        self.fill = fill  # let lower tiers fill a page a higher tier left short
+
+    def search(self, q: Query) -> Result:
+        if not q.text or not q.text.strip():
+            raise BadArgument("the query is empty; pass keywords, e.g. `memsync search nginx`")
+        limit = clamp_limit(q.limit)
+        where, args = _filters(q)
+        plan = query.plan(q.text)
+        result = Result(query=q.text, matched=None)
+        if not plan.tiers:
+            result.note = "the query has no searchable words"
+            return result
+        w_title, w_tags, w_body = (float(w) for w in self.weights)
+        rank = f"bm25(cards_fts, {w_title}, {w_tags}, {w_body})"
+        sql = (
+            f"SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.tags, "
+            f"c.aliases, {rank} AS rank FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid "
+            f"WHERE cards_fts MATCH ?{where} "
+            f"ORDER BY (c.invalid_at IS NOT NULL), rank LIMIT ?"
+        )
+        seen: set[int] = set()
+        for tier, expr in plan.tiers:
+            rows = self.index.conn.execute(sql, [expr, *args, limit + len(seen)]).fetchall()
+            rows = [r for r in rows if r["id"] not in seen][: limit - len(result.hits)]
+            if not rows:
+                continue
+            result.matched = result.matched or tier
+            result.hits += [self._hit(r, tier, plan) for r in rows]
+            seen.update(r["id"] for r in rows)
+            if not self.fill or len(result.hits) >= limit:
+                break
+        if result.matched and result.matched.startswith("any"):
+            low = min(h.coverage for h in result.hits if h.coverage is not None)
+            result.note = (
+                f"low confidence: only some query words matched (coverage down to {low:.0%}); "
+                "retry with fewer, more specific keywords or identifiers"
+            )
+        elif not result.hits:
+            result.note = "no card matched; try fewer or different keywords"
+        return result
+
+    def _hit(self, row, tier: str, plan: query.Plan) -> Hit:
+        coverage = None
+        if tier.startswith("any"):
+            doc = cjk.tokens(" ".join([row["title"], row["aliases"], row["tags"], row["body"]]))
+            coverage = query.coverage(plan.terms, set(doc), prefix=tier.endswith("prefix"))
+        return Hit(
+            id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
+            source=row["source"], score=-row["rank"], matched=tier, coverage=coverage,
+            snippet=snippet(row["body"], plan.terms), valid=row["invalid_at"] is None,
+        )

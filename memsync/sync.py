@@ -1,0 +1,284 @@
+"""Where files meet the index: the one incremental code path used by everything.
+
+`sync_paths` (the watcher, write commands), `reconcile` (`memsync index`, watcher start-up) and
+`rebuild` all look at each file the same way: lstat it, skip it if its stat signature matches what
+we stored, otherwise read and hash it, and re-parse it only if the hash changed. Files are read
+outside the write transaction; each batch is then applied in one short transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+
+import memsync.adapters as adapters
+
+from . import cjk
+from .index import Index
+from .model import Card, Signature, Source, SyncReport
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# A file modified this close to the moment we read it may change again within the same
+# timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
+RACY_NS = 50_000_000
+BATCH = 500
+
+
+def fts_text(card: Card) -> tuple[str, str, str]:
+    title = " ".join([card.title, *card.aliases])
+    return cjk.to_index_text(title), cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)
+
+
+def signature(st: os.stat_result) -> Signature:
+    return Signature(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def storable(rel_path: str) -> bool:
+    """Names that are not valid UTF-8 reach us with surrogate escapes; SQLite refuses them."""
+    try:
+        rel_path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(rel_path: str) -> str:
+    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+# What a look at one path found. Only `Content` carries parsed cards.
+@dataclass
+class Look:
+    path: str
+    state: str  # absent | too_large | bad_name | unchanged | touched | content | unstable
+    sig: Signature | None = None
+    digest: str | None = None
+    cards: list[Card] = field(default_factory=list)
+    hashed: bool = False
+    read_at: int = 0  # time.time_ns() just before the content was read
+
+
+class Indexer:
+    def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES):
+        self.index = index
+        self.sources = {s.name: s for s in sources}
+        self.adapters = {s.name: adapters.get(s.adapter) for s in sources}
+        self.max_bytes = max_bytes
+
+    # --- public API -----------------------------------------------------------------------
+
+    def sync_paths(self, source: str, paths: Iterable[str]) -> SyncReport:
+        """Bring the given paths (relative to the source root) up to date, in one transaction."""
+        started = time.perf_counter()
+        paths = list(dict.fromkeys(paths))
+        stored = {p: self.index.file_state(source, p) for p in paths if storable(p)}
+        report = SyncReport(scanned=len(paths))
+        looks = [self._look(source, p, stored.get(p)) for p in paths]
+        self._apply(source, looks, stored, report)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def move(self, source: str, src: str, dst: str) -> SyncReport:
+        """A rename seen as one event: keep the card's id and stats, then check both ends."""
+        adapter = self.adapters[source]
+        if storable(src) and storable(dst) and adapter.wants(src) and adapter.wants(dst):
+            with self.index.transaction():
+                moved = self.index.move_file(source, src, dst)
+        else:
+            moved = False
+        report = self.sync_paths(source, [src, dst])
+        report.moved += int(moved)
+        return report
+
+    def reconcile(
+        self, source: str | None = None, under: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> SyncReport:
+        """Make the index match the disk for a whole source (or a subtree of it)."""
+        started = time.perf_counter()
+        report = SyncReport()
+        for name in [source] if source else list(self.sources):
+            self._reconcile_source(name, under, report, progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Recompute every derived row from the files, atomically; ids and read stats survive."""
+        started = time.perf_counter()
+        report = SyncReport()
+        with self.index.transaction():
+            self.index.clear_derived()
+            for name in self.sources:
+                self._reconcile_source(name, None, report, progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # --- reading the disk -----------------------------------------------------------------
+
+    def _full(self, source: str, rel: str) -> str:
+        return os.path.join(self.sources[source].root, *rel.split("/"))
+
+    def _look(self, source: str, rel: str, stored: tuple | None, st=None) -> Look:
+        if not storable(rel):
+            return Look(rel, "bad_name")
+        if not self.adapters[source].wants(rel):
+            return Look(rel, "absent")
+        full = self._full(source, rel)
+        try:
+            st = st or os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return Look(rel, "absent")
+        if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
+            return Look(rel, "absent")
+        sig = signature(st)
+        if sig.size > self.max_bytes:
+            return Look(rel, "too_large", sig)
+        if stored and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS:
+            return Look(rel, "unchanged", sig)
+        read_at = time.time_ns()
+        try:
+            with open(full, "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+            after = signature(os.lstat(full))
+        except (FileNotFoundError, NotADirectoryError):
+            return Look(rel, "absent")
+        except OSError:
+            return Look(rel, "unstable", sig)
+        if after != sig or len(data) != sig.size:
+            return Look(rel, "unstable", sig, hashed=True)  # still being written
+        found = digest(data)
+        if stored and stored[1] == found:
+            return Look(rel, "touched", sig, found, hashed=True)
+        cards = self.adapters[source].read(data, rel)
+        return Look(rel, "content", sig, found, cards, hashed=True, read_at=read_at)
+
+    def _walk(self, source: str, under: str | None) -> dict[str, os.stat_result]:
+        root = self.sources[source].root
+        start = self._full(source, under) if under else root
+        prefix = under.rstrip("/") + "/" if under else ""
+        found: dict[str, os.stat_result] = {}
+        adapter = self.adapters[source]
+        stack = [(start, prefix)]
+        while stack:
+            folder, rel_prefix = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                rel = rel_prefix + entry.name
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if not entry.name.startswith("."):
+                            stack.append((entry.path, rel + "/"))
+                    elif adapter.wants(rel):
+                        found[rel] = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+        return found
+
+    def _reconcile_source(self, source, under, report, progress) -> None:
+        on_disk = self._walk(source, under)
+        stored = self.index.file_states(source, under)
+        report.scanned += len(on_disk)
+        work = []
+        for rel, st in on_disk.items():
+            state = stored.get(rel)
+            if state and state[0] == signature(st) and state[2] - st.st_mtime_ns >= RACY_NS:
+                report.unchanged += 1
+            else:
+                work.append(rel)
+        gone = [rel for rel in stored if rel not in on_disk]
+        total = len(work) + len(gone)
+        done = 0
+        for start in range(0, len(work), BATCH):
+            chunk = work[start : start + BATCH]
+            looks = [self._look(source, rel, stored.get(rel)) for rel in chunk]
+            self._apply(source, looks, stored, report, vanished=gone)
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+        remaining = [Look(rel, "absent") for rel in gone if rel in stored]
+        if remaining:
+            self._apply(source, remaining, stored, report)
+        if progress:
+            progress(total, total)
+
+    # --- writing the index ----------------------------------------------------------------
+
+    def _apply(self, source, looks, stored, report, vanished: Sequence[str] = ()) -> None:
+        """Apply one batch of looks in one transaction. `stored` is updated as rows change.
+
+        A new file whose content equals a file that disappeared (in this batch, or in
+        `vanished`) is that file moved: it keeps its id and stats.
+        """
+        index = self.index
+        gone_by_hash = {}
+        for look in looks:
+            if look.state == "absent" and stored.get(look.path):
+                gone_by_hash.setdefault(stored[look.path][1], look.path)
+        for rel in vanished:
+            if rel in stored:
+                gone_by_hash.setdefault(stored[rel][1], rel)
+        batch = nullcontext() if index.conn.in_transaction else index.transaction()
+        with batch:
+            # Contents first, so a file that moved is paired before its old path is dropped.
+            for look in sorted(looks, key=lambda look: look.state != "content"):
+                previous = stored.get(look.path)
+                report.hashed += look.hashed
+                if look.state in ("absent", "too_large", "bad_name"):
+                    if previous and index.file_state(source, look.path):
+                        index.remove_file(source, look.path)
+                        report.removed += 1
+                    stored.pop(look.path, None)
+                    index.set_problem(source, printable(look.path), _problem(look, self.max_bytes))
+                    if look.state == "bad_name":
+                        report.problems.append(
+                            {"path": printable(look.path), "message": _problem(look, self.max_bytes)}
+                        )
+                elif look.state == "unchanged":
+                    report.unchanged += 1
+                elif look.state == "touched":
+                    index.touch_signature(source, look.path, look.sig, time.time_ns())
+                    report.unchanged += 1
+                elif look.state == "unstable":
+                    report.problems.append({"path": look.path, "message": "changing while read; retry"})
+                    report.retry.append(look.path)
+                else:
+                    origin = None if previous else gone_by_hash.pop(look.digest, None)
+                    if origin and index.file_state(source, origin):
+                        index.move_file(source, origin, look.path)
+                        stored.pop(origin, None)
+                        report.moved += 1
+                    elif previous:
+                        report.updated += 1
+                    else:
+                        report.added += 1
+                    index.replace_file(
+                        source, look.path, look.cards, look.sig, look.digest,
+                        look.read_at, fts_text,
+                    )
+                    stored[look.path] = (look.sig, look.digest, look.read_at)
+                    for card in look.cards:
+                        if card.problem:
+                            report.problems.append({"path": card.path, "message": card.problem})
+
+
+def _problem(look: Look, max_bytes: int) -> str | None:
+    if look.state == "too_large":
+        return (
+            f"file is {look.sig.size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; "
+            "split it into smaller cards"
+        )
+    if look.state == "bad_name":
+        return "file name is not valid UTF-8; rename it"
+    return None
