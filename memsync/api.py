@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from . import dates, paging
@@ -90,10 +90,8 @@ def trash_usage(vault: Path) -> tuple[int, int]:
     for folder, _dirs, files in os.walk(vault / TRASH):
         for name in files:
             count += 1
-            try:
+            with suppress(OSError):
                 size += os.lstat(os.path.join(folder, name)).st_size
-            except OSError:
-                pass
     return count, size
 
 
