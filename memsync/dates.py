@@ -24,6 +24,11 @@ def normalize(value: object) -> str | None:
         return value.isoformat()
     if isinstance(value, str):
         text = value.strip()
+        if _DAY.match(text):
+            try:
+                return dt.date.fromisoformat(text).isoformat()
+            except ValueError:
+                return None
         try:
             return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
         except ValueError:

@@ -1,0 +1,41 @@
+"""Test helpers that read the index back through the library."""
+
+from __future__ import annotations
+
+from memsync import api, config
+from memsync.index import Index
+from memsync.search import Query
+from memsync.sync import Indexer
+
+
+def indexer(db_path=None):
+    cfg = config.load()
+    index = Index(db_path or cfg.db.path)
+    return Indexer(index, cfg.sources), index
+
+
+def sync():
+    work, index = indexer()
+    try:
+        return work.reconcile()
+    finally:
+        index.close()
+
+
+def found(text: str, **filters) -> list[str]:
+    """Paths of the cards a search returns."""
+    return [h["path"] for h in api.search(config.load(), Query(text, **filters))["hits"]]
+
+
+def snapshot(index: Index, with_ids: bool = True) -> dict:
+    """Every derived field of every card, keyed by (source, path): what a rebuild must reproduce."""
+    rows = {}
+    for row in index.conn.execute(
+        "SELECT c.*, f.title AS f_title, f.tags AS f_tags, f.body AS f_body "
+        "FROM cards c JOIN cards_fts f ON f.rowid = c.id ORDER BY c.source, c.path"
+    ):
+        data = dict(row)
+        if not with_ids:
+            data.pop("id")
+        rows[(data["source"], data["path"])] = data
+    return rows

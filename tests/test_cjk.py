@@ -1,0 +1,52 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memsync import cjk
+
+
+def test_chinese_becomes_overlapping_bigrams():
+    assert cjk.tokens("阿里云") == ["阿里", "里云"]
+
+
+def test_latin_words_are_lowercased():
+    assert cjk.tokens("Nginx ECS-Prod") == ["nginx", "ecs", "prod"]
+
+
+def test_latin_inside_chinese_is_split_out_as_a_word():
+    assert "prometheus" in cjk.tokens("用prometheus单独管理")
+    assert cjk.tokens("用prometheus单独管理") == ["用", "prometheus", "单独", "独管", "管理"]
+
+
+def test_full_width_equals_half_width():
+    assert cjk.tokens("ＮＧＩＮＸ１２３") == cjk.tokens("nginx123")
+
+
+def test_underscore_and_punctuation_separate_words():
+    assert cjk.tokens("~/.ssh/id_ed25519") == ["ssh", "id", "ed25519"]
+
+
+def test_kana_and_hangul_are_bigrammed():
+    assert cjk.tokens("カタカナ") == ["カタ", "タカ", "カナ"]
+    assert cjk.tokens("한국어") == ["한국", "국어"]
+
+
+def test_single_cjk_character_is_one_token():
+    assert cjk.tokens("用 a") == ["用", "a"]
+
+
+def test_query_phrases_group_cjk_runs_and_joined_words():
+    assert cjk.phrases("ecs-prod 阿里云") == [["ecs", "prod"], ["阿里", "里云"]]
+    assert cjk.phrases("用prometheus单独") == [["用"], ["prometheus"], ["单独"]]
+
+
+@given(st.text())
+def test_tokens_never_contain_spaces_or_empty_strings(text):
+    for token in cjk.tokens(text):
+        assert token and not any(ch.isspace() for ch in token)
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF), min_size=2))
+def test_every_bigram_of_a_han_text_is_a_token(text):
+    toks = set(cjk.tokens(text))
+    for i in range(len(text) - 1):
+        assert cjk.normalize(text[i : i + 2]) in toks

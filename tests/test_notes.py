@@ -1,0 +1,77 @@
+from memsync import notes
+
+
+def parse(text: str, rel="03-Knowledge/x.md"):
+    return notes.parse(text.encode("utf-8"), rel)
+
+
+def test_frontmatter_fields_are_read():
+    card = parse(
+        "---\ntitle: nginx 站点根目录位置\nkind: knowledge\ntags: [nginx, ops]\n"
+        "created: 2026-09-12T10:30:00+08:00\n---\nbody"
+    )
+    assert card.title == "nginx 站点根目录位置"
+    assert card.kind == "knowledge"
+    assert card.tags == ("nginx", "ops")
+    assert card.created == "2026-09-12T10:30:00+08:00"
+    assert card.body == "body"
+
+
+def test_a_content_key_does_not_break_parsing():
+    card = parse("---\ntitle: t\ncontent: something\n---\nthe body")
+    assert card.title == "t" and card.body == "the body"
+
+
+def test_bom_is_stripped():
+    card = notes.parse(b"\xef\xbb\xbf---\ntitle: with bom\n---\nbody", "a.md")
+    assert card.title == "with bom" and card.problem is None
+
+
+def test_no_frontmatter_title_from_first_heading():
+    assert parse("intro\n# The Heading\ntext").title == "The Heading"
+
+
+def test_no_frontmatter_no_heading_title_from_stem():
+    assert parse("just text", "notes/some-note.md").title == "some-note"
+
+
+def test_broken_yaml_keeps_body_and_reports():
+    card = parse("---\ntitle: [unclosed\n---\n# Fallback\nstill indexed")
+    assert card.title == "Fallback"
+    assert "still indexed" in card.body
+    assert "---" not in card.body
+    assert "YAML" in card.problem
+
+
+def test_tags_as_string_or_list():
+    assert parse('---\ntags: "a, b #c"\n---\nx').tags == ("a", "b", "c")
+    assert parse("---\ntags:\n  - one\n  - two\n---\nx").tags == ("one", "two")
+
+
+def test_aliases_are_read():
+    assert parse("---\naliases: [别名, other name]\n---\nx").aliases == ("别名", "other name")
+
+
+def test_dates_quoted_or_not_compare_the_same():
+    a = parse("---\ncreated: 2026-01-02\n---\nx").created
+    b = parse("---\ncreated: '2026-01-02'\n---\nx").created
+    assert a == b == "2026-01-02"
+
+
+def test_unreadable_date_is_none():
+    assert parse("---\ncreated: yesterday\n---\nx").created is None
+
+
+def test_kind_from_folder_when_not_given():
+    assert parse("x", "08-Mistakes/oops.md").kind == "mistake"
+    assert parse("x", "elsewhere/oops.md").kind is None
+
+
+def test_non_utf8_bytes_are_replaced_and_reported():
+    card = notes.parse(b"# Title\nbad \xff byte", "a.md")
+    assert "bad" in card.body and "UTF-8" in card.problem
+
+
+def test_frontmatter_that_is_not_a_mapping():
+    card = parse("---\n- a\n- b\n---\nbody text")
+    assert card.problem and card.body.strip() == "body text"

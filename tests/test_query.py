@@ -1,0 +1,41 @@
+from memsync import query
+
+
+def tiers(q):
+    return dict(query.plan(q).tiers)
+
+
+def test_every_token_is_quoted():
+    plan = tiers('a*b -c NEAR( "x" OR:')
+    for expr in plan.values():
+        # the only unquoted words are the operators we add
+        outside = expr.split('"')[::2]
+        assert all(part.strip() in ("", "AND", "OR", "*", "* OR", "* AND") for part in outside), expr
+
+
+def test_all_tier_makes_cjk_runs_phrases():
+    assert tiers("东京都")["all"] == '"东京 京都"'
+
+
+def test_any_tier_counts_bigrams_separately():
+    assert tiers("东京都")["any"] == '"东京" OR "京都"'
+
+
+def test_prefix_only_for_terms_of_two_chars_or_more():
+    plan = tiers("a sqlite")
+    assert plan["all-prefix"] == '"a" AND "sqlite" *'
+    assert plan["any-prefix"] == '"a" OR "sqlite" *'
+
+
+def test_single_word_query_has_no_duplicate_any_tier():
+    assert [name for name, _ in query.plan("nginx").tiers] == ["all", "all-prefix"]
+
+
+def test_query_without_words_has_no_tiers():
+    assert query.plan("*** ()").tiers == ()
+
+
+def test_coverage_counts_share_of_terms():
+    assert query.coverage(("a", "b", "c"), {"a", "x"}, prefix=False) == 1 / 3
+    assert query.coverage(("sqlite",), {"sqlite3"}, prefix=True) == 1.0
+    assert query.coverage(("sqlite",), {"sqlite3"}, prefix=False) == 0.0

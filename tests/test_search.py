@@ -1,0 +1,156 @@
+"""Search behaviour through the CLI and the library, on a real vault and index."""
+
+import pytest
+
+from .conftest import write_card
+from .helpers import found, sync
+
+
+@pytest.fixture
+def ops_vault(vault):
+    write_card(vault, "03-Knowledge/ssh.md", "服务器登录", "生产服务器登录使用私钥，不再用密码。", tags=["ssh"])
+    write_card(vault, "02-Projects/ecs.md", "部署地址", "ecs-prod 在阿里云华东，路径 ~/.ssh/id_ed25519。",
+               kind="project", tags=["deploy", "aliyun"])
+    write_card(vault, "03-Knowledge/db.md", "Local database", "We keep state in sqlite3 with WAL mode.")
+    write_card(vault, "03-Knowledge/mon.md", "监控", "用prometheus单独管理告警规则。")
+    write_card(vault, "03-Knowledge/tokyo.md", "旅行", "东京的酒店很贵，后来去了京都。")
+    write_card(vault, "03-Knowledge/tokyo2.md", "地址", "住在东京都新宿区。")
+    sync()
+    return vault
+
+
+@pytest.mark.parametrize("query,path", [
+    ("私钥", "03-Knowledge/ssh.md"),
+    ("阿里云", "02-Projects/ecs.md"),
+    ("ecs-prod", "02-Projects/ecs.md"),
+    ("id_ed25519", "02-Projects/ecs.md"),
+    ("prometheus", "03-Knowledge/mon.md"),
+    ("ＷＡＬ", "03-Knowledge/db.md"),
+])
+def test_keywords_find_their_card(ops_vault, query, path):
+    assert found(query)[0] == path
+
+
+def test_prefix_tier_finds_sqlite_in_sqlite3(ops_vault, cli):
+    code, out = cli("search", "sqlite", "--json")
+    assert code == 0
+    assert out["hits"][0]["path"] == "03-Knowledge/db.md"
+    assert out["matched"] == "all-prefix"
+
+
+def test_cjk_phrase_is_an_exact_substring(ops_vault):
+    assert found("东京都") == ["03-Knowledge/tokyo2.md"]
+
+
+def test_any_tier_reports_coverage_and_low_confidence(ops_vault, cli):
+    code, out = cli("search", "私钥 kubernetes", "--json")
+    assert out["matched"] == "any"
+    hit = out["hits"][0]
+    assert hit["path"] == "03-Knowledge/ssh.md"
+    assert hit["coverage"] == pytest.approx(0.5)
+    assert "low confidence" in out["note"]
+
+
+def test_exact_tiers_have_no_coverage(ops_vault, cli):
+    assert cli("search", "私钥", "--json")[1]["hits"][0]["coverage"] is None
+
+
+@pytest.mark.parametrize("query", ['a*b -c NEAR( "x" OR:', '"', "AND OR NOT", "*", "col:val", "^x"])
+def test_fts5_syntax_never_errors(ops_vault, run_cli, query):
+    code, out, err = run_cli("search", query, "--json")
+    assert code in (0, 1), err
+    assert "hits" in out
+
+
+def test_no_hits_exits_1(ops_vault, cli):
+    code, out = cli("search", "nonexistentword", "--json")
+    assert code == 1 and out["hits"] == []
+
+
+def test_limit_is_clamped(vault, cli):
+    for i in range(25):
+        write_card(vault, f"n/{i}.md", f"card {i}", "common word here")
+    sync()
+    assert len(cli("search", "common", "-n", "100", "--json")[1]["hits"]) == 20
+    assert len(cli("search", "common", "-n", "-1", "--json")[1]["hits"]) == 1
+    assert len(cli("search", "common", "-n", "0", "--json")[1]["hits"]) == 1
+
+
+def test_filters_kind_tag_source(ops_vault, cli):
+    assert [h["path"] for h in cli("search", "ssh", "--tag", "ssh", "--json")[1]["hits"]] == [
+        "03-Knowledge/ssh.md"]
+    assert cli("search", "ssh", "--kind", "project", "--json")[1]["hits"][0]["path"] == "02-Projects/ecs.md"
+    assert cli("search", "ssh", "--source", "vault", "--json")[0] == 0
+    code, out = cli("search", "ssh", "--source", "nope", "--json")
+    assert code == 2 and "unknown source" in out["error"]["message"]
+
+
+def test_tag_filter_is_exact(ops_vault, cli):
+    assert cli("search", "ecs", "--tag", "aliy", "--json")[1]["hits"] == []
+
+
+def test_title_hit_ranks_above_body_mention(vault):
+    write_card(vault, "body.md", "Something else", "this mentions nginx once among many other words")
+    write_card(vault, "title.md", "nginx", "configuration notes for the web server")
+    sync()
+    assert found("nginx") == ["title.md", "body.md"]
+
+
+def test_aliases_are_searchable_like_titles(vault):
+    write_card(vault, "a.md", "正式名称", "body text here", aliases=["别名甲"])
+    sync()
+    assert found("别名甲") == ["a.md"]
+
+
+@pytest.fixture
+def superseded(vault):
+    write_card(vault, "03-Knowledge/old.md", "ECS 地址", "ECS 部署在 10.0.0.1 端口 8080，管理端口 8081，监控端口 8082",
+               created="2026-01-10T09:00:00+08:00", invalid_at="2026-03-01T10:00:00+08:00",
+               superseded_by="03-Knowledge/new.md")
+    write_card(vault, "03-Knowledge/new.md", "ECS 地址（新）", "ECS 迁到 10.0.0.9 端口 9090",
+               created="2026-03-01T10:00:00+08:00", supersedes="03-Knowledge/old.md")
+    sync()
+
+
+def test_default_search_hides_invalid_cards(superseded):
+    assert found("ECS") == ["03-Knowledge/new.md"]
+
+
+def test_include_invalid_ranks_invalid_below_valid(superseded, cli):
+    hits = cli("search", "端口", "--include-invalid", "--json")[1]["hits"]
+    # the old card says 端口 three times, but an invalid card never outranks a valid one
+    assert [(h["path"], h["valid"]) for h in hits] == [
+        ("03-Knowledge/new.md", True), ("03-Knowledge/old.md", False)]
+
+
+def test_as_of_shows_what_was_true_that_day(superseded):
+    assert found("ECS", as_of="2026-02-01") == ["03-Knowledge/old.md"]
+    assert found("ECS", as_of="2026-03-01") == ["03-Knowledge/new.md"]  # by day, not by time
+    assert found("ECS", as_of="2026-01-09") == []
+
+
+def test_as_of_treats_missing_created_as_always_existed(vault):
+    write_card(vault, "undated.md", "undated", "timeless card")
+    sync()
+    assert found("timeless", as_of="1999-01-01") == ["undated.md"]
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2026-13-01", "2026-02-30", "20260101"])
+def test_malformed_as_of_is_an_error(superseded, cli, bad):
+    code, out = cli("search", "ECS", "--as-of", bad, "--json")
+    assert code == 2 and "YYYY-MM-DD" in out["error"]["message"] or "real date" in out["error"]["message"]
+
+
+def test_snippet_is_around_the_match(vault):
+    write_card(vault, "long.md", "long", "filler " * 200 + "needleword at the end")
+    sync()
+    from memsync import api, config
+    from memsync.search import Query
+
+    hit = api.search(config.load(), Query("needleword"))["hits"][0]
+    assert "needleword" in hit["snippet"] and hit["snippet"].startswith("…")
+
+
+def test_search_without_index_says_how_to_build_it(cli):
+    code, out = cli("search", "x", "--json")
+    assert code == 2 and "memsync index" in out["error"]["message"]

@@ -1,0 +1,25 @@
+from .conftest import write_card
+from .helpers import sync
+
+
+def test_stats_counts_by_kind_and_source(vault, cli):
+    write_card(vault, "03-Knowledge/a.md", "a", "knowledge card")
+    write_card(vault, "08-Mistakes/b.md", "b", "mistake card")
+    write_card(vault, "old.md", "old", "invalid one", invalid_at="2026-01-01")
+    write_card(vault, ".trash/c.md", "c", "trashed card")
+    sync()
+    code, out = cli("stats", "--json")
+    assert code == 0
+    assert (out["cards"], out["valid"], out["invalid"]) == (3, 2, 1)
+    assert out["by_kind"]["knowledge"] == 1 and out["by_kind"]["mistake"] == 1
+    assert out["by_source"] == {"vault": 3}
+    assert out["trash"]["files"] == 1 and out["trash"]["bytes"] > 0
+    assert out["index"]["bytes"] > 0 and out["last_change"]
+    assert out["watcher"]["live"] is False
+
+
+def test_stats_human_output(vault, cli):
+    write_card(vault, "a.md", "a", "card")
+    sync()
+    code, text = cli("stats")
+    assert code == 0 and "cards: 1" in text and "watcher: not running" in text
