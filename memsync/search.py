@@ -8,6 +8,7 @@ asked for, always rank below valid ones.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -80,8 +81,12 @@ def _filters(q: Query) -> tuple[str, list]:
 
 
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
-    text = re.sub(r"\s+", " ", cjk.normalize(body)).strip()
-    positions = [text.find(t) for t in terms if t]
+    """A window of the body around the first match, in the body's own letter case."""
+    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", body)).strip()
+    folded = text.lower()
+    if len(folded) != len(text):  # a few letters change length when lowercased
+        text = folded
+    positions = [folded.find(t) for t in terms if t]
     positions = [p for p in positions if p >= 0]
     start = max(0, min(positions) - width // 3) if positions else 0
     piece = text[start : start + width]
