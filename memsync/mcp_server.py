@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import api
@@ -515,13 +517,27 @@ def configure_logging() -> None:
 
 
 def serve(cfg: Config) -> None:
-    """Serve over stdio until the client closes stdin (or SIGTERM/SIGINT)."""
+    """Serve over stdio until the client closes stdin, or until SIGTERM/SIGINT."""
     configure_logging()
     live = LiveIndex(cfg)
     server = build(cfg, live)
+    stop_on_signals(live)
     try:
         server.run("stdio")
-    except KeyboardInterrupt:
-        pass
     finally:
         live.stop()
+
+
+def stop_on_signals(live: LiveIndex) -> None:
+    """Stop the watcher, then leave at once. A graceful unwind would wait forever: the SDK reads
+    stdin on a worker thread that only returns when the client closes the pipe. Leaving mid-call is
+    safe: card files are replaced atomically and index writes are single transactions."""
+
+    def stop(signum, _frame):
+        log.info("%s: stopping", signal.Signals(signum).name)
+        live.stop(timeout=2.0)
+        logging.shutdown()
+        os._exit(0)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)

@@ -1,0 +1,164 @@
+"""`memsync mcp` spoken to in raw JSON-RPC lines, without the SDK: what any client sees on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from .conftest import MEMSYNC_BIN, write_card
+
+DEADLINE = 30.0
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "0"},
+    },
+}
+
+
+class RawServer:
+    """A `memsync mcp` subprocess; every stdout line is collected for later inspection."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(
+            [MEMSYNC_BIN, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=os.environ.copy(),
+        )
+        self.lines: list[bytes] = []
+        self._replies: queue.Queue = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            self._replies.put(line)
+        self._replies.put(None)
+
+    def send(self, message) -> None:
+        raw = message if isinstance(message, str) else json.dumps(message)
+        self.proc.stdin.write(raw.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self, request_id) -> dict:
+        """The response to `request_id`, waiting at most DEADLINE seconds."""
+        end = time.monotonic() + DEADLINE
+        while (left := end - time.monotonic()) > 0:
+            try:
+                line = self._replies.get(timeout=left)
+            except queue.Empty:
+                break
+            assert line is not None, "the server closed stdout: " + self.stderr()
+            message = json.loads(line)
+            if message.get("id") == request_id:
+                return message
+        raise AssertionError(f"no reply to {request_id} within {DEADLINE}s")
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(DEADLINE)
+        finally:
+            self._reader.join(DEADLINE)
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            return ""
+        return self.proc.stderr.read().decode(errors="replace")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(DEADLINE)
+
+
+@pytest.fixture
+def server():
+    srv = RawServer()
+    yield srv
+    srv.kill()
+    for stream in (srv.proc.stdin, srv.proc.stdout, srv.proc.stderr):
+        if not stream.closed:
+            stream.close()
+
+
+def call(request_id: int, tool: str, arguments) -> dict:
+    return {
+        "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+
+
+def assert_all_jsonrpc(lines: list[bytes]) -> None:
+    assert lines, "nothing on stdout"
+    for line in lines:
+        message = json.loads(line)  # a banner or a stray print would fail here
+        assert message["jsonrpc"] == "2.0", line
+        assert ("id" in message) == ("result" in message or "error" in message), line
+
+
+def test_stdout_carries_only_jsonrpc_and_bad_lines_do_not_kill_it(server):
+    server.send(INITIALIZE)
+    init = server.reply(1)
+    assert init["result"]["serverInfo"]["name"] == "memsync"
+    assert init["result"]["instructions"]
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert len(server.reply(2)["result"]["tools"]) == 8
+
+    for garbage in ("this is not json", "{", "[1, 2]", '{"jsonrpc": "2.0", "id": 9}', "\x00\x01"):
+        server.send(garbage)
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"})
+    assert server.reply(3)["error"]["code"] == -32601
+    server.send(call(4, "memory_get", {"id": "not a number"}))
+    bad = server.reply(4)["result"]
+    assert bad["isError"] is True and "id" in bad["content"][0]["text"]
+    server.send({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    assert server.reply(5)["result"] == {}
+
+    assert server.close() == 0
+    assert_all_jsonrpc(server.lines)
+    assert "Traceback" not in server.stderr()
+
+
+def test_initialize_is_answered_before_any_indexing(server, vault, home):
+    for n in range(5):
+        write_card(vault, f"03-Knowledge/card-{n}.md", f"card {n}", f"the lighthouse keeper number {n}")
+    server.send(INITIALIZE)
+    server.reply(1)
+    # Indexing starts only once the handshake is over: nothing has touched the index yet.
+    assert not (home / "memsync.db").exists()
+
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    end = time.monotonic() + DEADLINE
+    request_id = 10
+    while True:
+        request_id += 1
+        server.send(call(request_id, "memory_search", {"query": "lighthouse"}))
+        hits = server.reply(request_id)["result"]["structuredContent"]["hits"]
+        if len(hits) == 5 or time.monotonic() > end:
+            break
+        time.sleep(0.05)
+    assert len(hits) == 5
+    assert server.close() == 0
+    assert_all_jsonrpc(server.lines)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_server_cleanly(server, signum):
+    server.send(INITIALIZE)
+    server.reply(1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    server.reply(2)
+    server.proc.send_signal(signum)
+    assert server.proc.wait(DEADLINE) == 0
+    assert "Traceback" not in server.stderr()
