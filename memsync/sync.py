@@ -99,6 +99,29 @@ class Indexer:
         report.moved += int(moved)
         return report
 
+    def move_many(
+        self, source: str, pairs: Sequence[tuple[str, str]], also: Iterable[str] = (),
+    ) -> SyncReport:
+        """Renames seen in the order they happened (a swap, a chain a->b->c, a folder's files).
+
+        Each indexed file is re-keyed in turn, all in one transaction, before any end is checked
+        against the disk: checking `b` right after a->b would drop the card when b->c followed.
+        Then every end, and `also`, is synced in one batch.
+        """
+        adapter = self.adapters[source]
+        moved = 0
+        wanted = [
+            (src, dst) for src, dst in pairs
+            if storable(src) and storable(dst) and adapter.wants(src) and adapter.wants(dst)
+        ]
+        if wanted:
+            with self.index.transaction():
+                for src, dst in wanted:
+                    moved += self.index.move_file(source, src, dst)
+        report = self.sync_paths(source, [*(p for pair in pairs for p in pair), *also])
+        report.moved += moved
+        return report
+
     def reconcile(
         self, source: str | None = None, under: str | None = None,
         progress: Callable[[int, int], None] | None = None,

@@ -81,3 +81,4 @@ def main(ctx: click.Context, home, db, vault):
 
 from . import read  # noqa: E402,F401  (registers the read-side commands)
 from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads inside it)
+from . import watch  # noqa: E402,F401

@@ -1,0 +1,62 @@
+"""`memsync watch`: keep the index live in the foreground until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+import click
+
+from . import Context, command, emit, main
+
+
+@command(main, "watch")
+@click.option("-v", "--verbose", count=True, help="-v: one line per batch; -vv: every event.")
+def watch(obj: Context, as_json: bool, verbose: int):
+    """Watch the vault and keep the index up to date as files change.
+
+    Changes made while no watcher ran are picked up at start. One watcher per data home;
+    a second one exits with status 2 and names the process that holds the lock.
+
+    \b
+    Example:
+      memsync watch -v      # beside Obsidian; Ctrl-C stops it with every change applied
+    """
+    from ..watch import Watcher  # watchdog is imported only here, never on the read path
+
+    _log_to_stderr(verbose)
+    stop = threading.Event()
+
+    def on_signal(signum, _frame):
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    cfg = obj.cfg
+    watcher = Watcher(cfg)
+    try:
+        watcher.start()
+        click.echo(f"memsync: watching {cfg.vault.path} (index {cfg.db.path}); Ctrl-C to stop",
+                   err=True)
+        stop.wait()
+        click.echo("memsync: stopping; applying pending changes", err=True)
+    finally:
+        watcher.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    totals = watcher.totals
+    emit(
+        {"status": "stopped", "batches": watcher.batches, **totals.to_dict()},
+        as_json,
+        lambda d: f"stopped after {d['batches']} batches: +{d['added']} ~{d['updated']} "
+        f"-{d['removed']} moved {d['moved']}",
+    )
+
+
+def _log_to_stderr(verbose: int) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
+    logger = logging.getLogger("memsync")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbose > 1 else logging.INFO if verbose else logging.WARNING)

@@ -1,0 +1,535 @@
+"""The live watcher: the one module that talks to watchdog.
+
+    watchdog events --plan.actions--> Pending (per-path coalescing) --worker thread--> Indexer
+
+The watchdog handler only records hints; a single worker thread owns the index connection, takes
+whatever is due, and lets the indexer decide from the disk at that moment. Anything the event
+stream cannot vouch for (an inotify overflow, a dead observer, a new or vanished folder) becomes a
+reconcile of the affected subtree. One watcher per data home, enforced by a lock file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+import warnings
+from pathlib import Path
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEventHandler,
+)
+
+from . import api, dates, plan
+from .config import Config
+from .errors import BadEnvironment, MemsyncError
+from .index import Index
+from .model import SyncReport
+
+log = logging.getLogger("memsync.watch")
+
+# No Opened / ClosedNoWrite: our own reads would feed the watcher forever. No Attrib or
+# DirModified: they say nothing about content that the other events do not say too.
+EVENT_FILTER = [
+    FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+]
+# watchdog holds each unpaired rename-away this long hoping for its other half, and every event
+# queued behind it waits too; paired halves arrive together, so a short wait is enough.
+MOVE_PAIRING = 0.1
+HEALTH_CHECK = 10.0  # idle wake-up to notice a dead observer; costs nothing measurable
+STOP_GRACE = 5.0  # how long stop() waits for files still being written
+
+
+class WatcherLocked(BadEnvironment):
+    code = "watcher_locked"
+
+
+# --- the lock ---------------------------------------------------------------------------------
+
+
+class WatchLock:
+    """`<home>/watch.lock`: JSON naming the holder, held with flock for as long as it lives.
+
+    The kernel drops the flock when the holder dies, even by kill -9, so a lock file whose flock
+    can be taken is stale whatever pid it names (pids get reused). The file appears complete in
+    one step (written aside, then hard-linked into place), so readers never see it half written.
+    """
+
+    def __init__(self, path: Path, vault: str):
+        self.path = path
+        self.vault = vault
+        self._fd: int | None = None
+        self._ino = 0
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso()}
+        aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        try:
+            os.write(fd, json.dumps(record).encode())
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a brand-new file: cannot be held
+            for _attempt in range(5):
+                try:
+                    os.link(aside, self.path)
+                    break
+                except FileExistsError:
+                    if self._take_over(aside):
+                        break
+            else:
+                raise WatcherLocked(self._held_message())
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aside)
+        self._fd, self._ino = fd, os.fstat(fd).st_ino
+
+    def _take_over(self, aside: Path) -> bool:
+        """Replace a lock nobody holds. False if the file changed under us: try again."""
+        try:
+            old = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            try:
+                fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise WatcherLocked(self._held_message()) from None
+            try:
+                if os.stat(self.path).st_ino != os.fstat(old).st_ino:
+                    return False
+            except FileNotFoundError:
+                return False
+            stale = _read_json(self.path).get("pid", "?")
+            os.replace(aside, self.path)
+            log.warning("took over a stale watcher lock (pid %s is gone)", stale)
+            return True
+        finally:
+            os.close(old)
+
+    def _held_message(self) -> str:
+        holder = _read_json(self.path)
+        pid = holder.get("pid", "unknown")
+        since = f", since {holder['since']}" if holder.get("since") else ""
+        return (
+            f"another memsync watcher (pid {pid}{since}) already watches {holder.get('vault', self.vault)} "
+            f"for this data home; stop it first (kill {pid}) or use another --home"
+        )
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(self.path).st_ino == self._ino:
+                os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# --- watchdog glue ----------------------------------------------------------------------------
+
+
+class _Handler(FileSystemEventHandler):
+    """Runs on watchdog's dispatcher thread: turn the event into actions, record them, return."""
+
+    def __init__(self, watcher: Watcher, source: str, root: str, wants):
+        super().__init__()
+        self.watcher, self.source, self.root, self.wants = watcher, source, root, wants
+
+    def dispatch(self, event) -> None:
+        try:
+            actions = plan.actions(event, self.root, self.wants)
+        except Exception:  # never let a surprise kill watchdog's thread: fall back to a rescan
+            log.exception("could not interpret %r; rescanning %s", event, self.source)
+            self.watcher.request_rescan(self.source)
+            return
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("event %s %s %s -> %s", event.event_type, event.src_path,
+                      getattr(event, "dest_path", ""), actions)
+        if actions:
+            self.watcher.enqueue(self.source, actions)
+
+
+class _OverflowAlarm(logging.Handler):
+    """watchdog reports a lost-events overflow only as a log record: turn it into a rescan."""
+
+    def __init__(self, watcher: Watcher):
+        super().__init__(logging.WARNING)
+        self.watcher = watcher
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.watcher.request_rescan(None, "inotify queue overflowed; events were lost")
+
+
+# --- the watcher ------------------------------------------------------------------------------
+
+
+class Watcher:
+    """Keeps the index of `cfg`'s sources live. start() returns once watching; stop() applies
+    every pending change before it returns."""
+
+    def __init__(self, cfg: Config, debounce: float = plan.QUIET, rescan_every: float = 900.0):
+        self.cfg = cfg
+        self.debounce = debounce
+        self.rescan_every = rescan_every  # safety net for what no event reported
+        self.pending = plan.Pending(quiet=debounce, cap=max(plan.CAP, 10 * debounce))
+        self.totals = SyncReport()
+        self.batches = 0
+        self._cond = threading.Condition()
+        self._rescan: dict[str, str] = {}  # source -> why
+        self._stopping = False
+        self._busy = False
+        self._ready = False  # the start-up reconcile is done
+        self._opened = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._observer = None
+        self._alarm = _OverflowAlarm(self)
+        self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("this watcher was already started")
+        self.cfg.ensure_vault()
+        self._lock.acquire()
+        try:
+            # Observer first: whatever changes during the start-up reconcile is queued, not lost.
+            logging.getLogger("watchdog").addHandler(self._alarm)
+            self._observer = self._start_observer()
+            self._thread = threading.Thread(target=self._run, name="memsync-watch", daemon=True)
+            self._thread.start()
+            self._opened.wait()
+            if self._error is not None:
+                raise self._error
+        except BaseException:
+            self._teardown()
+            raise
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop_observer()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
+        self._thread = None
+        self._teardown()
+
+    def _teardown(self) -> None:
+        self._stop_observer()
+        logging.getLogger("watchdog").removeHandler(self._alarm)
+        self._lock.release()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once the start-up reconcile is done and nothing is pending or in progress."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._idle():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def _idle(self) -> bool:
+        return self._ready and not self._busy and not self.pending and not self._rescan
+
+    # --- called from watchdog's threads -------------------------------------------------------
+
+    def enqueue(self, source: str, actions: list[plan.Action]) -> None:
+        now = time.monotonic()
+        with self._cond:
+            was_empty = not self.pending
+            for action in actions:
+                self.pending.add(source, action, now)
+            # A worker with work already pending wakes by its own deadline, which no new quiet
+            # window can precede; only wake it for things due sooner.
+            if was_empty or any(a.settled or a.op in ("move", "move_tree") for a in actions):
+                self._cond.notify_all()
+
+    def request_rescan(self, source: str | None, why: str = "requested") -> None:
+        with self._cond:
+            for name in [source] if source else [s.name for s in self.cfg.sources]:
+                self._rescan.setdefault(name, why)
+            self._cond.notify_all()
+
+    # --- the observer -------------------------------------------------------------------------
+
+    def _start_observer(self):
+        from watchdog.observers import Observer
+
+        with contextlib.suppress(ImportError):
+            from watchdog.observers.inotify_move_event_grouper import InotifyMoveEventGrouper
+
+            InotifyMoveEventGrouper.delay = MOVE_PAIRING
+        # A new folder's walk can register a callback twice; watchdog says so on stderr. Harmless.
+        warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
+        indexer_wants = _wants_by_source(self.cfg)
+        observer = Observer()
+        for source in self.cfg.sources:
+            root = os.path.abspath(source.root)
+            if not os.path.isdir(root):
+                log.warning("source %s: %s is not a folder; not watching it", source.name, root)
+                continue
+            handler = _Handler(self, source.name, root, indexer_wants[source.name])
+            observer.schedule(handler, root, recursive=True, event_filter=EVENT_FILTER)
+        try:
+            observer.start()
+        except OSError as exc:
+            with contextlib.suppress(RuntimeError):
+                observer.stop()
+            raise BadEnvironment(
+                f"cannot watch {self.cfg.vault.path}: {exc}; if the inotify watch limit is "
+                "reached, raise fs.inotify.max_user_watches (sysctl) or watch a smaller vault"
+            ) from None
+        return observer
+
+    def _stop_observer(self) -> None:
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            with contextlib.suppress(RuntimeError):
+                observer.join(timeout=5)
+
+    def _check_observer(self) -> None:
+        """A dead observer means unseen changes: start a new one, then rescan everything."""
+        if self._observer is None or self._observer.is_alive() or self._stopping:
+            return
+        log.warning("the file-system observer stopped; restarting it and rescanning")
+        self._stop_observer()
+        try:
+            self._observer = self._start_observer()
+        except MemsyncError as exc:
+            log.error("%s", exc.message)
+        self.request_rescan(None, "observer restarted")
+
+    # --- the worker thread --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            index = Index(self.cfg.db.path)
+            indexer = api.indexer(self.cfg, index)
+        except BaseException as exc:
+            self._error = exc
+            self._opened.set()
+            return
+        self._opened.set()
+        try:
+            self._reconcile_all(indexer, "start-up")
+            with self._cond:
+                self._ready = True
+                self._cond.notify_all()
+            self._loop(indexer)
+        finally:
+            index.close()
+            with self._cond:
+                self._cond.notify_all()
+
+    def _loop(self, indexer) -> None:
+        last_full = time.monotonic()
+        stop_deadline = None
+        while True:
+            with self._cond:
+                batch, rescan = self._next(last_full)
+                if batch is None:
+                    break
+                self._busy = True
+            try:
+                if rescan:
+                    last_full = time.monotonic()
+                self._process(indexer, batch, rescan)
+            except Exception:  # a failed batch must not end watching: redo it as a rescan
+                log.exception("a batch failed; the affected sources will be rescanned")
+                with self._cond:
+                    for name in {m[0] for m in batch.moves} | set(batch.paths) | set(batch.trees):
+                        self._rescan.setdefault(name, "retry after a failed batch")
+                    self._cond.wait(1.0)  # back off: the cause (disk full, locked DB) may pass
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+                    if self._stopping and self.pending:
+                        # What is left was still being written: give it a moment, then give up.
+                        stop_deadline = stop_deadline or time.monotonic() + STOP_GRACE
+                        if time.monotonic() > stop_deadline:
+                            log.warning("stopping with %d paths still changing", len(self.pending))
+                            self.pending = plan.Pending(self.debounce)
+                        else:
+                            self._cond.wait(self.debounce)
+        # Nothing was lost between the last event and stop(): a final look at the whole tree.
+        self._reconcile_all(indexer, "final")
+
+    def _next(self, last_full: float):
+        """Wait (holding the condition) until something is due; (None, None) means stop."""
+        while True:
+            now = time.monotonic()
+            if self._stopping:
+                if not self.pending and not self._rescan:
+                    return None, None
+                return self.pending.take(now, everything=True), self._take_rescan()
+            if now - last_full >= self.rescan_every:
+                self._rescan.update({s.name: "periodic check" for s in self.cfg.sources})
+            due = self.pending.next_due()
+            if self._rescan or (due is not None and due <= now):
+                return self.pending.take(now), self._take_rescan()
+            timeout = HEALTH_CHECK if due is None else due - now
+            if not self._cond.wait(timeout) and due is None:
+                self._check_observer()
+
+    def _take_rescan(self) -> dict[str, str]:
+        rescan, self._rescan = self._rescan, {}
+        return rescan
+
+    def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
+        started = time.perf_counter()
+        report = SyncReport()
+        moves = self._hold_vanished(indexer, batch)
+        sources = list(dict.fromkeys(
+            [m[0] for m in moves] + list(batch.paths) + list(batch.trees)
+        ))
+        for source in sources:
+            if source in rescan:
+                continue  # the whole source is about to be reconciled
+            pairs, trees = _expand(indexer, [m for m in moves if m[0] == source])
+            paths = batch.paths.get(source, [])
+            if pairs:
+                part = indexer.move_many(source, pairs, also=paths)
+            elif paths:
+                part = indexer.sync_paths(source, paths)
+            else:
+                part = SyncReport()
+            for tree in plan.outermost([*trees, *batch.trees.get(source, [])]):
+                part.merge(indexer.reconcile(source, under=tree or None))
+            self._requeue(source, part.retry)
+            report.merge(part)
+        for source, why in rescan.items():
+            log.info("reconciling %s: %s", source, why)
+            part = indexer.reconcile(source)
+            self._requeue(source, part.retry)
+            report.merge(part)
+        report.seconds = time.perf_counter() - started
+        self._account(report, batch.size() + len(rescan))
+
+    def _hold_vanished(self, indexer, batch: plan.Batch) -> list:
+        """Renames to apply now. A rename whose target is already gone again was followed by
+        another rename or a delete, still on its way: hold it (and every later rename, to keep
+        their order) briefly, so a chain a->b->c is applied whole and the card keeps its id."""
+        now = time.monotonic()
+        for i, (source, _src, dst, _tree, seen) in enumerate(batch.moves):
+            if now - seen < plan.HOLD and not os.path.lexists(self._full(source, dst)):
+                held = batch.moves[i:]
+                with self._cond:
+                    self.pending.hold(held, now + self.debounce)
+                for source_, src_, dst_, tree_, _seen in held:
+                    if not tree_ and source_ in batch.paths:
+                        ends = {src_, dst_}
+                        batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
+                return batch.moves[:i]
+        return batch.moves
+
+    def _full(self, source: str, rel: str) -> str:
+        return os.path.join(self.cfg.source(source).root, *rel.split("/"))
+
+    def _requeue(self, source: str, paths: list[str]) -> None:
+        if not paths:
+            return
+        now = time.monotonic()
+        with self._cond:
+            for path in paths:
+                self.pending.add_path(source, path, now)
+
+    def _reconcile_all(self, indexer, why: str) -> None:
+        report = SyncReport()
+        started = time.perf_counter()
+        for source in self.cfg.sources:
+            if os.path.isdir(source.root):
+                part = indexer.reconcile(source.name)
+                self._requeue(source.name, part.retry)
+                report.merge(part)
+        report.seconds = time.perf_counter() - started
+        log.info(
+            "%s reconcile: %d files, +%d ~%d -%d, %d read, in %.0f ms", why, report.scanned,
+            report.added, report.updated, report.removed, report.hashed, report.seconds * 1000,
+        )
+        self._warn_problems(report)
+
+    def _account(self, report: SyncReport, items: int) -> None:
+        self.batches += 1
+        self.totals.merge(report)
+        self.totals.seconds += report.seconds
+        log.info(
+            "batch: %d items, %d paths looked at -> +%d ~%d -%d moved %d, in %.1f ms",
+            items, report.scanned, report.added, report.updated, report.removed, report.moved,
+            report.seconds * 1000,
+        )
+        self._warn_problems(report)
+
+    @staticmethod
+    def _warn_problems(report: SyncReport, limit: int = 20) -> None:
+        problems = [p for p in report.problems if p["path"] not in set(report.retry)]
+        for problem in problems[:limit]:
+            log.warning("%s: %s", problem["path"], problem["message"])
+        if len(problems) > limit:
+            log.warning("... and %d more problems (see `memsync stats`)", len(problems) - limit)
+
+
+def _wants_by_source(cfg: Config) -> dict:
+    import memsync.adapters as adapters
+
+    return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}
+
+
+def _expand(indexer, moves: list) -> tuple[list[tuple[str, str]], list[str]]:
+    """File renames in order, with each folder rename replaced by the renames of the indexed
+    files below it at that point of the sequence; plus the folders to reconcile afterwards."""
+    pairs: list[tuple[str, str]] = []
+    trees: list[str] = []
+    known: set[str] | None = None
+    for source, src, dst, is_tree, _seen in moves:
+        if not is_tree:
+            pairs.append((src, dst))
+            if known is not None and src in known:
+                known.discard(src)
+                known.add(dst)
+            continue
+        if known is None:
+            known = set(indexer.index.file_states(source))
+            for a, b in pairs:  # replay what came before, in order
+                if a in known:
+                    known.discard(a)
+                    known.add(b)
+        below = sorted(p for p in known if p.startswith(src + "/"))
+        for path in below:
+            new = dst + path[len(src):]
+            pairs.append((path, new))
+            known.discard(path)
+            known.add(new)
+        trees += [src, dst]
+    return pairs, trees
