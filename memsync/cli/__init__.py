@@ -79,6 +79,7 @@ def main(ctx: click.Context, home, db, vault):
     ctx.obj = Context(home, db, vault)
 
 
+from . import bench  # noqa: E402,F401,I001  (one registering import per line)
 from . import read  # noqa: E402,F401  (registers the read-side commands)
 from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads inside it)
 from . import watch  # noqa: E402,F401
