@@ -201,31 +201,49 @@ class _Server(MCPServer):
 
 
 class LiveIndex:
-    """Keeps the index live while the server runs, started only after the handshake.
+    """Runs the watcher in this process once the handshake is over, so the index stays live with
+    no separate daemon. When another process's watcher holds the lock, that one keeps the index
+    live; we retry now and then, to take over if it goes away."""
 
-    The in-process watcher runs unless another process's watcher holds the vault's lock; without
-    the watcher module, one reconcile pass brings the index up to date instead.
-    """
+    RETRY_LOCKED = 30.0  # seconds between attempts while another watcher holds the lock
+    SETTLE = 600.0  # longest wait for the start-up reconcile before `ready` is set anyway
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
-        self.ready = threading.Event()  # the first full pass has finished (or was not ours to do)
-        self._started = False
+        self.ready = threading.Event()  # the start-up pass is done (or is another process's job)
+        self._stopping = threading.Event()
         self._guard = threading.Lock()
         self._thread: threading.Thread | None = None
         self._watcher = None
 
     def start(self) -> None:
         with self._guard:
-            if self._started:
+            if self._thread is not None or self._stopping.is_set():
                 return
-            self._started = True
             self._thread = threading.Thread(target=self._run, name="memsync-live-index", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
+        from .watch import Watcher, WatcherLocked  # watchdog loads only here
+
         try:
-            self._watch_or_reconcile()
+            while not self._stopping.is_set():
+                watcher = Watcher(self.cfg)
+                try:
+                    watcher.start()
+                except WatcherLocked as err:
+                    log.info("%s; retrying every %ds", err.message, self.RETRY_LOCKED)
+                    self.ready.set()
+                    self._stopping.wait(self.RETRY_LOCKED)
+                    continue
+                with self._guard:
+                    self._watcher = watcher
+                if self._stopping.is_set():  # stop() ran while we were starting: undo
+                    self._stop_watcher()
+                    return
+                log.info("watching %s", self.cfg.vault.path)
+                watcher.wait_idle(self.SETTLE)
+                return
         except MemsyncError as err:
             log.warning("live indexing is off: %s", err.message)
         except Exception:
@@ -233,34 +251,18 @@ class LiveIndex:
         finally:
             self.ready.set()
 
-    def _watch_or_reconcile(self) -> None:
-        try:
-            from .watch import Watcher, WatcherLocked
-        except ImportError:
-            Watcher = None  # noqa: N806  (the watcher issue has not landed in this checkout)
-        if Watcher is None:
-            if api.watcher_status(self.cfg)["live"]:
-                log.info("another memsync watcher keeps the index live")
-                return
-            report = api.reindex(self.cfg)
-            log.info("index reconciled at start: %s", report)
-            return
-        watcher = Watcher(self.cfg)
-        try:
-            watcher.start()
-        except WatcherLocked as err:
-            log.info("another process watches this vault: %s", err)
-            return
-        with self._guard:
-            self._watcher = watcher
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
+    def _stop_watcher(self) -> None:
         with self._guard:
             watcher, self._watcher = self._watcher, None
         if watcher is not None:
-            watcher.stop()
+            watcher.stop()  # applies what is pending, then releases the lock
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        self._stop_watcher()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._stop_watcher()
 
 
 class _StartAfterHandshake:
