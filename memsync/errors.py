@@ -54,3 +54,9 @@ class PathOutsideVault(BadArgument):
 class TitleConflict(MemsyncError):
     code = "title_conflict"
     exit_code = 3
+
+
+class WriteFailed(BadEnvironment):
+    """A file in the vault could not be written (disk full, read-only folder, file too large)."""
+
+    code = "write_failed"

@@ -19,6 +19,9 @@ from .errors import BadEnvironment, NotFound
 from .model import Card, Signature
 
 BUSY_TIMEOUT_MS = 60_000
+# What a caller outside this module may catch when the database fails (locked past the busy
+# timeout, disk I/O error), without importing sqlite3 itself.
+DB_ERRORS = (sqlite3.Error,)
 ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
 
 CARD_COLUMNS = (
@@ -239,6 +242,13 @@ class Index:
         return self.conn.execute(
             f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND path = ?", (source, path)
         ).fetchone()
+
+    def cards_titled(self, source: str, title: str) -> list[sqlite3.Row]:
+        """Cards of a source with exactly this title (the write side's title-conflict check)."""
+        return self.conn.execute(
+            f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND title = ? ORDER BY path",
+            (source, title),
+        ).fetchall()
 
     def cards(self, source: str | None = None) -> Iterable[sqlite3.Row]:
         sql = f"SELECT {CARD_COLUMNS} FROM cards"

@@ -83,3 +83,4 @@ from . import bench  # noqa: E402,F401,I001  (one registering import per line)
 from . import read  # noqa: E402,F401  (registers the read-side commands)
 from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads inside it)
 from . import watch  # noqa: E402,F401
+from . import write  # noqa: E402,F401,I001  (capture, update, supersede, delete)

@@ -1,0 +1,153 @@
+"""Write-side commands: capture, update, supersede, delete.
+
+Each makes one memsync.vault call. The vault module (and with it YAML and the rules) is imported
+inside the commands, so the read path never loads it. The exit status comes from the result:
+0 written or nothing to do, 1 rejected by a rule, 3 title conflict refused.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .. import output
+from ..errors import BadArgument
+from ..model import KIND_FOLDERS
+from . import Context, command, emit, main
+
+KINDS = click.Choice(list(KIND_FOLDERS))
+
+
+def _done(result: dict, as_json: bool) -> None:
+    from .. import vault
+
+    emit(result, as_json, output.write_result)
+    code = vault.exit_code_for(result)
+    if code:
+        sys.exit(code)
+
+
+def _body_from_stdin() -> str:
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        raise BadArgument("give the body with --body, or pipe it in: echo '...' | memsync capture --title T")
+    return stream.read()
+
+
+def _tags(text: str | None) -> list[str] | None:
+    return None if text is None else [t for t in text.split(",")]
+
+
+@command(main, "capture")
+@click.option("--title", required=True, help="Short, specific title; it also names the file.")
+@click.option("--body", help="The fact, in Markdown (at least 20 characters). Read from stdin if absent.")
+@click.option("--kind", type=KINDS, help="Card kind; picks the folder. Default: knowledge.")
+@click.option("--tags", help="Comma-separated tags, e.g. nginx,ops.")
+@click.option("--on-conflict", type=click.Choice(["suffix", "reject"]), default="suffix",
+              show_default=True, help="Same title, other body: save as -2, or refuse (exit 3).")
+@click.option("--reject-secrets", is_flag=True, help="Refuse the card if it seems to hold credentials (exit 1).")
+def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, reject_secrets):
+    """Write a new card to the vault and index it right away.
+
+    The same title and body again changes nothing. A different body under an existing title is
+    saved beside it as -2 and reported (conflict: true).
+
+    \b
+    Example:
+      memsync capture --title "nginx 站点根目录" --body "ecs-prod 上 nginx 的站点根目录是 /srv/www" --tags nginx,ops
+      git log -1 --format=%B | memsync capture --title "release notes 2.1" --kind project
+    """
+    from .. import vault
+
+    if body is None:
+        body = _body_from_stdin()
+    _done(vault.capture(obj.cfg, title, body, kind=kind, tags=_tags(tags),
+                        on_conflict=on_conflict, reject_secrets=reject_secrets), as_json)
+
+
+@command(main, "update")
+@click.argument("card_id", type=int)
+@click.option("--title", help="New title (the file keeps its name).")
+@click.option("--body", help="New body, at least 20 characters. Never read from stdin.")
+@click.option("--tags", help="New comma-separated tags ('' clears them).")
+@click.option("--priority", help="Free-form priority, e.g. 5 or high ('' clears it).")
+@click.option("--ttl", help="How long the fact stays relevant, e.g. 30d ('' clears it).")
+@click.option("--kind", help="Refused: supersede into the new kind, then delete the old card.")
+def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, ttl, kind):
+    """Correct a card in place (the fact was wrong). Only the given fields change.
+
+    If the fact was right but has changed since, use `supersede` so the old state stays
+    findable with --as-of.
+
+    \b
+    Example:
+      memsync update 1234567 --body "ecs-prod 上 nginx 的站点根目录是 /srv/www/html"
+      memsync update 1234567 --tags nginx,ops,prod --priority 5
+    """
+    from .. import vault
+
+    _done(vault.update(obj.cfg, card_id, title=title, body=body, tags=_tags(tags),
+                       priority=priority, ttl=ttl, kind=kind), as_json)
+
+
+@command(main, "supersede")
+@click.argument("card_id", type=int)
+@click.option("--title", required=True, help="Title of the new card.")
+@click.option("--body", help="The fact as it is now (at least 20 characters). Read from stdin if absent.")
+@click.option("--kind", type=KINDS, help="Kind of the new card (default: the old card's).")
+@click.option("--tags", help="Comma-separated tags for the new card.")
+def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags):
+    """Record that a fact changed: write a new card, mark the old one no longer valid.
+
+    Both happen or neither does. Searches then show the new card; `--as-of` an earlier day
+    and `show` of the old id still give the old one.
+
+    \b
+    Example:
+      memsync supersede 1234567 --title "ECS 部署地址" --body "已迁到 10.0.0.9，端口 9090，旧地址停用"
+    """
+    from .. import vault
+
+    if body is None:
+        body = _body_from_stdin()
+    _done(vault.supersede(obj.cfg, card_id, title, body, kind=kind, tags=_tags(tags)), as_json)
+
+
+@command(main, "delete")
+@click.argument("card_id", type=int, required=False)
+@click.option("--restore", "restore_path", metavar="PATH", help="Move a file from the trash back to its place.")
+@click.option("--force", is_flag=True, help="With --restore: first move a file in the way to the trash.")
+@click.option("--purge", "purge_path", metavar="PATH", is_flag=False, flag_value="",
+              help="Delete a file in the trash for good (clears its read stats).")
+@click.option("--all", "purge_everything", is_flag=True, help="With --purge: empty the whole trash.")
+def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path, purge_everything):
+    """Move a card to the vault's .trash/ (undoable), restore it, or purge the trash.
+
+    PATH is the file's path in the trash, with or without the leading `.trash/`.
+
+    \b
+    Example:
+      memsync delete 1234567
+      memsync delete --restore 03-Knowledge/nginx-站点根目录.md
+      memsync delete --purge .trash/03-Knowledge/nginx-站点根目录.md
+      memsync delete --purge --all
+    """
+    from .. import vault
+
+    modes = [card_id is not None, restore_path is not None, purge_path is not None]
+    if sum(modes) != 1:
+        raise BadArgument("give exactly one of: a card ID, --restore PATH, --purge PATH, --purge --all")
+    if force and restore_path is None:
+        raise BadArgument("--force only goes with --restore PATH")
+    if purge_everything != (purge_path == ""):
+        raise BadArgument("use --purge PATH for one file, or --purge --all to empty the trash")
+    if card_id is not None:
+        result = vault.delete(obj.cfg, card_id)
+    elif restore_path is not None:
+        result = vault.restore(obj.cfg, restore_path, force=force)
+    elif purge_everything:
+        result = vault.purge_all(obj.cfg)
+    else:
+        result = vault.purge(obj.cfg, purge_path)
+    _done(result, as_json)

@@ -1,0 +1,177 @@
+"""Edit a note's raw text: set or drop frontmatter keys, replace the body. Pure: str in, str out.
+
+Re-dumping the YAML would reorder keys, re-quote values, drop comments and reformat dates that
+a person wrote by hand. So we never parse-and-dump: we find the lines of the keys we were asked
+to change and rewrite those lines only. Every other byte (other keys, unknown keys, comments,
+their order and quoting, line endings, a BOM) comes back exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import yaml
+
+_FENCE_OPEN = re.compile(r"---[ \t]*\r?\n?\Z")
+_FENCE_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*\r?\n?\Z")
+_KEY = re.compile(r"(?P<key>[A-Za-z_][\w\-]*)[ \t]*:(?:[ \t]+|(?=\r?\n)|\Z)")
+_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+@dataclass
+class Layout:
+    """A note split into its parts; joining them gives back the original text."""
+
+    bom: str
+    newline: str
+    fm: list[str] | None  # lines between the fences (with their line ends), None = no frontmatter
+    opener: str
+    closer: str
+    body: str  # everything after the closing fence
+
+    def join(self) -> str:
+        if self.fm is None:
+            return self.bom + self.body
+        return self.bom + self.opener + "".join(self.fm) + self.closer + self.body
+
+
+def split(text: str) -> Layout:
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    rest = text[len(bom):]
+    lines = _LINES.findall(rest)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    if lines and _FENCE_OPEN.match(lines[0]) and lines[0].endswith("\n"):
+        for i in range(1, len(lines)):
+            if _FENCE_CLOSE.match(lines[i]):
+                return Layout(bom, newline, lines[1:i], lines[0], lines[i], "".join(lines[i + 1:]))
+    return Layout(bom, newline, None, "", "", rest)
+
+
+def _blocks(fm: list[str]) -> list[tuple[str, int, int]]:
+    """(key, first line, end line) for each top-level key; a block includes its indented or
+    `- item` continuation lines (a block list, a folded string)."""
+    blocks = []
+    i = 0
+    while i < len(fm):
+        match = _KEY.match(fm[i])
+        if not match:
+            i += 1
+            continue
+        end = i + 1
+        last_content = end
+        while end < len(fm):
+            line = fm[end]
+            if line.strip() == "":
+                end += 1
+                continue
+            if line[0] in " \t" or line.startswith("- ") or line.rstrip("\r\n") == "-":
+                end += 1
+                last_content = end
+                continue
+            break
+        blocks.append((match.group("key"), i, last_content))
+        i = last_content
+    return blocks
+
+
+def keys(text: str) -> list[str]:
+    layout = split(text)
+    return [] if layout.fm is None else [key for key, _, _ in _blocks(layout.fm)]
+
+
+def set_keys(text: str, values: dict[str, str | None]) -> str:
+    """Give each key the rendered YAML value (None removes the key). Other lines stay as they are.
+
+    A key that is not there yet goes at the end of the frontmatter; a note without frontmatter
+    gets one, holding only the keys being set.
+    """
+    layout = split(text)
+    nl = layout.newline
+    if layout.fm is None:
+        lines = [f"{key}: {value}{nl}" for key, value in values.items() if value is not None]
+        if not lines:
+            return text
+        layout.fm, layout.opener, layout.closer = lines, f"---{nl}", f"---{nl}"
+        return layout.join()
+    fm = list(layout.fm)
+    for key, value in values.items():
+        found = [b for b in _blocks(fm) if b[0] == key]
+        if found:
+            _, start, end = found[-1]  # YAML keeps the last of duplicate keys
+            if value is None:
+                del fm[start:end]
+            else:
+                prefix = _KEY.match(fm[start]).group(0)
+                if not prefix.endswith((" ", "\t")):
+                    prefix = prefix.rstrip() + " "
+                fm[start:end] = [f"{prefix}{value}{nl}"]
+        elif value is not None:
+            if fm and not fm[-1].endswith("\n"):
+                fm[-1] += nl
+            fm.append(f"{key}: {value}{nl}")
+    layout.fm = fm
+    return layout.join()
+
+
+def set_body(text: str, body: str) -> str:
+    """Replace the body; the frontmatter text and any blank lines after it are kept."""
+    layout = split(text)
+    nl = layout.newline
+    blank = re.match(r"(?:[ \t]*\r?\n)*", layout.body).group(0) if layout.fm is not None else ""
+    if layout.fm is not None and not layout.closer.endswith("\n"):
+        layout.closer += nl
+    layout.body = blank + (body.replace("\n", nl) + nl if body else "")
+    return layout.join()
+
+
+def body_region(text: str) -> str:
+    return split(text).body
+
+
+# --- rendering values -------------------------------------------------------------------------
+
+def _printable(ch: str) -> bool:
+    """Characters a YAML reader accepts raw inside a double-quoted scalar (and not a line break)."""
+    o = ord(ch)
+    return (0x20 <= o <= 0x7E or 0xA0 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or o >= 0x10000) \
+        and o not in (0x2028, 0x2029)
+
+
+def quoted(value: str) -> str:
+    text = json.dumps(value, ensure_ascii=False)  # JSON strings are YAML double-quoted strings
+    return "".join(c if _printable(c) or c in "\t" else f"\\u{ord(c):04x}" for c in text)
+
+
+# The loader python-frontmatter reads with (libyaml's when present): check against that one.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _loads(text: str):
+    try:
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+    except yaml.YAMLError:
+        return None
+
+
+def scalar(value: str) -> str:
+    """The value as YAML that reads back as exactly this string: plain when safe, else quoted."""
+    plain = value and value == value.strip() and all(_printable(c) for c in value)
+    return value if plain and _loads(f"k: {value}") == {"k": value} else quoted(value)
+
+
+def number_or_scalar(value: str) -> str:
+    """For priority-like fields: `5` stays a bare number (read back as text "5")."""
+    return value if re.fullmatch(r"-?[1-9]\d{0,17}|0", value) else scalar(value)
+
+
+def flow_list(items) -> str:
+    rendered = []
+    for item in items:
+        plain = item and item == item.strip() and all(_printable(c) for c in item)
+        if plain and _loads(f"k: [{item}]") == {"k": [item]}:
+            rendered.append(item)
+        else:
+            rendered.append(quoted(item))
+    return "[" + ", ".join(rendered) + "]"

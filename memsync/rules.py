@@ -1,0 +1,107 @@
+"""The write-side rules that need no disk: what a title, tag list, body and file name may be.
+
+Capture, update and supersede all pass through these, so one piece of content cannot get in
+through one door and be refused at another.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import BadArgument
+from .model import KIND_FOLDERS
+
+MIN_BODY_CHARS = 20
+MAX_TITLE_CHARS = 200
+# The file-name stem: short enough that `-NNN.md` still fits in the usual 255-byte name limit
+# with room to spare, since CJK characters take three bytes each in UTF-8.
+MAX_STEM_CHARS = 80
+MAX_STEM_BYTES = 180
+# `/ \ : * ? " < > |` break on some file system; `#` `^` `[` `]` break Obsidian links
+# (and `#` is our `file#anchor` separator).
+_UNSAFE = re.compile(r'[/\\:*?"<>|#^\[\]]')
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
+                     *(f"lpt{i}" for i in range(10))}
+
+
+def _drop_controls(text: str) -> str:
+    """Control and format characters (and line/paragraph separators) become spaces."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") and c != "\u200d"
+                   else c for c in text)
+
+
+def clean_title(title: str | None) -> str:
+    """One line, single spaces, no control characters. Empty is an error."""
+    text = " ".join(_drop_controls(title or "").split())
+    if not text:
+        raise BadArgument("a card needs a title: pass --title with a few words naming the fact")
+    if len(text) > MAX_TITLE_CHARS:
+        raise BadArgument(
+            f"the title is {len(text)} characters; keep it under {MAX_TITLE_CHARS} "
+            "and put the detail in the body"
+        )
+    return text
+
+
+def clean_tags(tags) -> list[str]:
+    """A list or a comma string; `#` prefixes and duplicates dropped, order kept."""
+    if tags is None:
+        return []
+    items = tags.split(",") if isinstance(tags, str) else list(tags)
+    out: list[str] = []
+    for item in items:
+        tag = " ".join(_drop_controls(str(item)).split()).lstrip("#").strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def clean_body(body: str | None) -> str:
+    """Leading and trailing blank space is not kept (the parser strips it too), and line ends
+    become `\\n`, so the body we compare is the body a later read gives back."""
+    return (body or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def body_problem(body: str) -> str | None:
+    """Why a body is refused, or None. Same threshold for capture, update and supersede."""
+    if len(body) < MIN_BODY_CHARS:
+        return (
+            f"the body has {len(body)} characters; a card needs at least {MIN_BODY_CHARS}. "
+            "Write the fact so it can be understood later without context (what, where, why)"
+        )
+    return None
+
+
+def check_kind(kind: str) -> str:
+    if kind not in KIND_FOLDERS:
+        known = ", ".join(KIND_FOLDERS)
+        raise BadArgument(f"unknown kind {kind!r}; use one of: {known}")
+    return kind
+
+
+def slug(title: str) -> str:
+    """A file-name stem from a title: CJK and case kept, unsafe characters gone, spaces → '-'."""
+    text = unicodedata.normalize("NFC", _drop_controls(title))
+    text = _UNSAFE.sub(" ", text)
+    text = "-".join(text.split())
+    text = re.sub(r"-{2,}", "-", text).strip("-. ")
+    text = text.lstrip(".")
+    while len(text) > MAX_STEM_CHARS or len(text.encode("utf-8")) > MAX_STEM_BYTES:
+        text = text[:-1]
+    text = text.rstrip("-. ")
+    if not text:
+        return "untitled"
+    if text.lower() in _WINDOWS_RESERVED:
+        text += "-note"
+    return text
+
+
+def numbered(stem: str, n: int) -> str:
+    """The n-th candidate file name for a stem: `x.md`, `x-2.md`, `x-3.md`, ..."""
+    return f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+
+
+def same_title(a: str | None, b: str | None) -> bool:
+    """Same title for the conflict rule: equal once spacing is squeezed (what clean_title does)."""
+    return a is not None and b is not None and " ".join(a.split()) == " ".join(b.split())

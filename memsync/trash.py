@@ -1,0 +1,151 @@
+"""Soft delete, restore and purge (DESIGN §5). Use them through memsync.vault.
+
+A deleted card moves to `<vault>/.trash/<its path>`, keeping the folder structure, so restoring
+needs no other record (and Obsidian's own delete lands in the same place). The index drops it
+but keeps its read stats and the id bound to its path: a restore to the same path brings both
+back. Only a purge, which acts on nothing outside the trash, removes a file for good and clears
+its stats. The trash is never emptied automatically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+
+from . import api, atomic, vaultio
+from .config import Config
+from .errors import BadArgument, NotFound
+from .index import DB_ERRORS
+from .vaultio import TRASH, VAULT
+
+
+def delete(cfg: Config, card_id: int) -> dict:
+    vault = vaultio.root(cfg)
+    warnings: list[str] = []
+    with api.open_index(cfg) as index:
+        row = index.card(card_id)
+        vaultio.writable(row)
+        rel = row["path"]
+        if not os.path.lexists(vaultio.inside(vault, rel)):
+            vaultio.sync(cfg, index, [rel], [])
+            raise NotFound(f"card {card_id} ({rel}) is already gone from disk; the index is now updated")
+        trash_rel = vaultio.move_to_trash(vault, rel)
+        result = {
+            "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
+            "note": f"moved to {trash_rel}; undo with `memsync delete --restore {trash_rel}`",
+        }
+        vaultio.finish(cfg, index, result, [rel], warnings)
+    reminder = api.trash_reminder(vault)
+    if reminder:
+        result["reminder"] = reminder
+    return result
+
+
+def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
+    vault = vaultio.root(cfg)
+    rel = vaultio.trash_rel(vault, trash_path)
+    source = vaultio.inside(vault, rel)
+    if os.path.islink(source):
+        raise BadArgument(f"{rel} is a symbolic link; only files are restored")
+    if not os.path.isfile(source):
+        raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
+    target_rel = rel[len(TRASH) + 1:]
+    target = vaultio.inside(vault, target_rel)
+    warnings: list[str] = []
+    note = None
+    with vaultio.index_or_none(cfg, warnings) as index:
+        if os.path.lexists(target):
+            if not force:
+                return _occupied(target_rel)
+            if os.path.isdir(target) and not os.path.islink(target):
+                raise BadArgument(f"a folder named {target_rel} is in the way; move it first")
+            moved = vaultio.move_to_trash(vault, target_rel)
+            note = f"the file that was at {target_rel} was moved to {moved} first"
+        where = vaultio.folder(vault, posixpath.dirname(target_rel))
+        try:
+            placed = atomic.move_no_clobber(source, where / posixpath.basename(target_rel))
+        except OSError as exc:
+            raise vaultio.failed(target_rel, exc) from None
+        if not placed:  # someone wrote a file there a moment ago
+            return _occupied(target_rel)
+        vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
+        result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
+        if note:
+            result["note"] = note
+        return vaultio.finish(cfg, index, result, [target_rel], warnings)
+
+
+def _occupied(target_rel: str) -> dict:
+    return {
+        "status": "rejected", "path": target_rel, "existing_path": target_rel, "indexed": None,
+        "note": (
+            f"{target_rel} is taken by another file; nothing was moved. Add --force to move "
+            "that file to the trash first (nothing is destroyed either way)"
+        ),
+    }
+
+
+def purge(cfg: Config, trash_path: str) -> dict:
+    vault = vaultio.root(cfg)
+    rel = vaultio.trash_rel(vault, trash_path)
+    full = vaultio.inside(vault, rel)
+    if os.path.isdir(full) and not os.path.islink(full):
+        raise BadArgument(f"{rel} is a folder; purge its files one by one, or empty the trash with --all")
+    if not os.path.lexists(full):
+        raise NotFound(
+            f"nothing at {rel}; purge only acts inside {TRASH}/ (to remove a live card, "
+            "`memsync delete ID` it first)"
+        )
+    os.unlink(full)  # a symlink is removed itself, never its target
+    vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
+    warnings: list[str] = []
+    cleared = _clear_stats(cfg, vault, [rel[len(TRASH) + 1:]], warnings)
+    result = {"status": "purged", "path": rel, "purged": 1, "stats_cleared": cleared, "indexed": None}
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def purge_all(cfg: Config) -> dict:
+    vault = vaultio.root(cfg)
+    trash = vaultio.inside(vault, TRASH)
+    originals: list[str] = []
+    if os.path.isdir(trash):
+        # Bottom-up, never following symlinked folders: only what is inside the trash goes.
+        for folder, dirs, files in os.walk(trash, topdown=False):
+            links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+            for name in files + links:
+                path = os.path.join(folder, name)
+                os.unlink(path)
+                originals.append(os.path.relpath(path, trash).replace(os.sep, "/"))
+            for name in dirs:
+                if name not in links:
+                    with contextlib.suppress(OSError):  # not empty: something was added meanwhile
+                        os.rmdir(os.path.join(folder, name))
+    warnings: list[str] = []
+    cleared = _clear_stats(cfg, vault, originals, warnings)
+    result = {"status": "purged", "path": TRASH, "purged": len(originals), "stats_cleared": cleared,
+              "indexed": None}
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def _clear_stats(cfg: Config, vault, originals: list[str], warnings: list[str]) -> int:
+    """Drop the read stats of purged cards. A path that holds a live card again keeps them:
+    the id (and so the stats) now belong to that card."""
+    gone = [o for o in originals if not os.path.lexists(vault.joinpath(*o.split("/")))]
+    if not gone:
+        return 0
+    with vaultio.index_or_none(cfg, warnings) as index:
+        if index is None:
+            return 0
+        try:
+            with index.transaction():
+                for original in gone:
+                    index.clear_stats_for_path(VAULT, original)
+        except DB_ERRORS as exc:
+            warnings.append(f"the files are gone, but their read stats could not be cleared ({exc})")
+            return 0
+    return len(gone)

@@ -1,0 +1,484 @@
+"""The vault's write side: capture, update, supersede, delete, restore, purge.
+
+Used by the CLI and the MCP server alike, so both doors give the same results. Each operation
+writes Markdown first (atomically), then asks the indexer to sync exactly the files it touched;
+nothing here writes index rows. Every function returns the write-result dict of DESIGN §8 with
+only the fields that apply. A refusal by a rule comes back as status "rejected" or "conflict"
+with a note saying what to do, and nothing written; malformed arguments raise MemsyncError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from pathlib import Path
+
+from . import api, atomic, dates, journal, notes, rules, secrets, trash, vaultio
+from . import frontmatter_edit as fe
+from .config import Config
+from .errors import BadArgument, NotFound, Rejected, WriteFailed
+from .model import KIND_FOLDERS, Card
+from .sync import MAX_FILE_BYTES
+from .vaultio import VAULT
+
+DEFAULT_KIND = "knowledge"
+ON_CONFLICT = ("suffix", "reject")
+
+
+def exit_code_for(result: dict) -> int:
+    """The CLI exit status of a write result (the MCP server turns non-zero into a tool error)."""
+    return {"rejected": 1, "conflict": 3}.get(result.get("status"), 0)
+
+
+def render(title: str, kind: str | None, tags: list[str], when: str, body: str,
+           supersedes: str | None = None) -> str:
+    """A new card's text. Values are quoted only where YAML would misread them."""
+    lines = ["---", f"title: {fe.scalar(title)}"]
+    if kind:
+        lines.append(f"kind: {fe.scalar(kind)}")
+    lines += [f"tags: {fe.flow_list(tags)}", f"created: {when}", f"updated: {when}"]
+    if supersedes:
+        lines.append(f"supersedes: {fe.scalar(supersedes)}")
+    return "\n".join(lines) + "\n---\n" + body + "\n"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _rejected(note: str, **fields) -> dict:
+    return {"status": "rejected", "indexed": None, **fields, "note": note + "; nothing was written"}
+
+
+def _secret_fields(findings) -> dict:
+    if not findings:
+        return {}
+    return {
+        "secrets_found": [f.to_dict() for f in findings],
+        "warnings": [f.warning() for f in findings],
+    }
+
+
+def _new_card_problem(body: str, data: bytes) -> str | None:
+    if len(data) > MAX_FILE_BYTES:
+        return (
+            f"the card would be {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB "
+            "the index reads; split it into several cards"
+        )
+    return rules.body_problem(body)
+
+
+# --- capture ----------------------------------------------------------------------------------
+
+def capture(cfg: Config, title: str, body: str, kind: str | None = None,
+            tags: list[str] | None = None, on_conflict: str = "suffix",
+            reject_secrets: bool = False) -> dict:
+    """Write a new card (and index it). See DESIGN §5 for each outcome."""
+    if on_conflict not in ON_CONFLICT:
+        raise BadArgument(f"on_conflict must be 'suffix' or 'reject', not {on_conflict!r}")
+    title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+    kind = rules.check_kind(kind or DEFAULT_KIND)
+    vault = vaultio.root(cfg)
+    recovered = recover(cfg)
+    when = dates.now_iso()
+    data = render(title, kind, tags, when, body).encode("utf-8")
+    problem = _new_card_problem(body, data)
+    if problem:
+        return _rejected(problem)
+    findings = secrets.scan(title, body)
+    if findings and reject_secrets:
+        return _rejected(
+            "it looks like it holds credentials (see warnings); store a pointer to where the "
+            "secret lives instead, or capture without reject_secrets if this is intended",
+            **_secret_fields(findings),
+        )
+    warnings: list[str] = []
+    with vaultio.index_or_none(cfg, warnings) as index:
+        collisions: list[str] = []
+        for rel, card in _same_titled(index, vault, title):
+            if card.body == body:
+                return _unchanged(cfg, index, rel, warnings)
+            collisions.append(rel)
+        if collisions and on_conflict == "reject":
+            return _conflict(title, collisions)
+
+        def taken(rel: str):
+            occupant = vaultio.read_card(vault, rel)
+            if occupant is None or occupant.invalid_at or not rules.same_title(occupant.title, title):
+                return None
+            if occupant.body == body:  # a twin written a moment ago by another process
+                return _unchanged(cfg, index, rel, warnings)
+            if rel not in collisions:
+                collisions.append(rel)
+            return _conflict(title, collisions) if on_conflict == "reject" else None
+
+        rel, stopped = vaultio.place_new(vault, KIND_FOLDERS[kind], rules.slug(title), data, taken)
+        if stopped is not None:
+            return stopped
+        result: dict = {"status": "created", "id": None, "path": rel, "conflict": bool(collisions)}
+        if collisions:
+            collisions = sorted(collisions, key=_natural)
+            result["existing_path"] = collisions[0]
+            result["collision_paths"] = collisions
+            result["note"] = (
+                f"{len(collisions)} other card(s) already have this title, so this one was saved "
+                f"as {posixpath.basename(rel)}. If it corrects one of them, use `memsync update`; "
+                "if the fact changed, `memsync supersede`; then delete the extra card"
+            )
+        result.update(_secret_fields(findings))
+        if recovered:
+            result["recovered"] = recovered
+        return vaultio.finish(cfg, index, result, [rel], warnings)
+
+
+def _same_titled(index, vault: Path, title: str) -> list[tuple[str, Card]]:
+    """Valid vault cards with this title, as they are on disk now (the index may lag)."""
+    if index is None:
+        return []
+    out = []
+    for row in index.cards_titled(VAULT, title):
+        card = vaultio.read_card(vault, row["path"])
+        if card and not card.invalid_at and rules.same_title(card.title, title):
+            out.append((row["path"], card))
+    return sorted(out, key=lambda pair: _natural(pair[0]))
+
+
+def _natural(rel: str) -> tuple[str, int, str]:
+    """`x.md` before `x-2.md` before `x-10.md` (plain string order puts `x-2.md` first)."""
+    stem, _ext = posixpath.splitext(rel)
+    base, _, number = stem.rpartition("-")
+    return (base, int(number), rel) if base and number.isdigit() else (stem, 1, rel)
+
+
+def _unchanged(cfg, index, rel: str, warnings: list[str]) -> dict:
+    card_id = vaultio.card_id(index, rel)
+    if card_id is None and index is not None:  # on disk but not indexed yet
+        vaultio.sync(cfg, index, [rel], warnings)
+        card_id = vaultio.card_id(index, rel)
+    result = {"status": "unchanged", "id": card_id, "path": rel, "indexed": None,
+              "note": "a card with this title and body already exists; nothing was written"}
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+def _conflict(title: str, collisions: list[str]) -> dict:
+    collisions = sorted(collisions, key=_natural)
+    return {
+        "status": "conflict", "indexed": None, "conflict": True,
+        "existing_path": collisions[0], "collision_paths": collisions,
+        "note": (
+            f"a card titled {title!r} already exists ({collisions[0]}); nothing was written. "
+            "To correct it use `memsync update`, if the fact changed use `memsync supersede`, "
+            "or capture with --on-conflict suffix to keep both"
+        ),
+    }
+
+
+# --- update -----------------------------------------------------------------------------------
+
+_KIND_ADVICE = (
+    "the kind decides the card's folder, so changing it would move the file; instead "
+    "`memsync supersede {id} --kind {kind} ...` to write the card under its new kind, then "
+    "`memsync delete {id}` if the old one should go"
+)
+EDITABLE = ("title", "tags", "priority", "ttl")
+
+
+def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
+           ttl=None, kind=None) -> dict:
+    """Correct a card in place: only the given fields change, every other byte stays."""
+    vault = vaultio.root(cfg)
+    recovered = recover(cfg)
+    warnings: list[str] = []
+    with api.open_index(cfg) as index:
+        row = index.card(card_id)
+        vaultio.writable(row)
+        rel = row["path"]
+        full = vaultio.inside(vault, rel)
+        for _attempt in range(3):  # someone else may save the file while we work on it
+            data = vaultio.read_bytes(full)
+            if data is None:
+                vaultio.sync(cfg, index, [rel], [])
+                raise NotFound(f"card {card_id} ({rel}) is no longer on disk; the index is now updated")
+            text, current = vaultio.editable_text(data, rel)
+            if kind is not None and kind != current.kind:
+                raise Rejected(f"refusing to change kind of card {card_id}: "
+                               + _KIND_ADVICE.format(id=card_id, kind=kind))
+            wanted = _wanted(current, title, tags, priority, ttl)
+            new_body = None if body is None else rules.clean_body(body)
+            if new_body is not None:
+                problem = rules.body_problem(new_body)
+                if problem:
+                    return _rejected(problem, id=card_id, path=rel)
+                if new_body == rules.clean_body(current.body):
+                    new_body = None
+            changed = list(wanted) + (["body"] if new_body is not None else [])
+            if not changed:
+                return {"status": "unchanged", "id": card_id, "path": rel, "changed": [],
+                        "indexed": None, "note": "the given values equal the current ones; nothing was written"}
+            when = dates.now_iso()
+            edits = {key: rendered for key, (_value, rendered) in wanted.items()}
+            edits["updated"] = when
+            new_text = fe.set_keys(text, edits)
+            if new_body is not None:
+                new_text = fe.set_body(new_text, new_body)
+            expect = {key: value for key, (value, _r) in wanted.items()}
+            expect.update(updated=dates.normalize(when))
+            if new_body is not None:
+                expect["body"] = new_body
+            _verify(new_text, current, expect)
+            if vaultio.read_bytes(full) != data:
+                continue
+            try:
+                atomic.replace(full, new_text.encode("utf-8"))
+            except OSError as exc:
+                raise vaultio.failed(rel, exc) from None
+            break
+        else:
+            raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
+        result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
+        result.update(_secret_fields(secrets.scan(
+            title if "title" in changed else "", new_body or "")))
+        note = _name_note(rel, wanted)
+        if note:
+            result["note"] = note
+        if recovered:
+            result["recovered"] = recovered
+        return vaultio.finish(cfg, index, result, [rel], warnings)
+
+
+def _wanted(current: Card, title, tags, priority, ttl) -> dict[str, tuple]:
+    """field -> (value as a later read gives it back, rendered YAML or None to drop the key)."""
+    wanted: dict[str, tuple] = {}
+    if title is not None:
+        value = rules.clean_title(title)
+        if value != current.title:
+            wanted["title"] = (value, fe.scalar(value))
+    if tags is not None:
+        value = tuple(rules.clean_tags(tags))
+        if value != current.tags:
+            wanted["tags"] = (value, fe.flow_list(value))
+    for key, given in (("priority", priority), ("ttl", ttl)):
+        if given is None:
+            continue
+        value = " ".join(str(given).split()) or None  # "" clears the field
+        if value != getattr(current, key):
+            wanted[key] = (value, None if value is None else fe.number_or_scalar(value))
+    return wanted
+
+
+def _verify(new_text: str, before: Card, expect: dict) -> None:
+    """Read the edited text back: the asked-for fields changed, every other field did not."""
+    after = notes.parse(new_text.encode("utf-8"), before.path)
+    fields = ("title", "body", "kind", "tags", "aliases", "created", "updated", "invalid_at",
+              "superseded_by", "supersedes", "priority", "ttl")
+    wrong = [f for f in fields
+             if getattr(after, f) != expect.get(f, getattr(before, f))
+             and not (f == "body" and rules.clean_body(after.body) == expect.get(f, rules.clean_body(before.body)))]
+    if after.problem or wrong:
+        raise Rejected(
+            f"could not change {before.path} by editing single lines (fields {', '.join(wrong) or 'parsed'} "
+            "would come out wrong: the frontmatter uses a layout memsync does not edit); "
+            "nothing was written, edit the file by hand"
+        )
+
+
+def _name_note(rel: str, wanted: dict) -> str | None:
+    if "title" not in wanted:
+        return None
+    stem = posixpath.splitext(posixpath.basename(rel))[0]
+    new_stem = rules.slug(wanted["title"][0])
+    if stem == new_stem or (stem.startswith(new_stem + "-") and stem[len(new_stem) + 1:].isdigit()):
+        return None
+    return (
+        f"the file keeps its name {posixpath.basename(rel)}, which no longer matches the title: "
+        "ids, supersede links and read counts are anchored to the path, so update never renames"
+    )
+
+
+# --- supersede --------------------------------------------------------------------------------
+
+def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None = None,
+              tags=None) -> dict:
+    """Write the new card and mark the old one invalid, both or neither (journaled)."""
+    title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+    if kind is not None:
+        rules.check_kind(kind)
+    vault = vaultio.root(cfg)
+    recovered = recover(cfg)
+    problem = rules.body_problem(body)
+    if problem:
+        return _rejected(problem)
+    warnings: list[str] = []
+    with api.open_index(cfg) as index:
+        row = index.card(old_id)
+        vaultio.writable(row)
+        old_rel = row["path"]
+        data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
+        if data is None:
+            vaultio.sync(cfg, index, [old_rel], [])
+            raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
+        _text, old = vaultio.editable_text(data, old_rel)
+        if old.invalid_at or old.superseded_by:
+            newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
+            raise Rejected(
+                f"card {old_id} was already superseded"
+                + (f" by {old.superseded_by}" + (f" (id {newer})" if newer else "") if old.superseded_by else "")
+                + "; supersede the newest version instead, so the history stays one chain"
+            )
+        kind = kind or old.kind
+        rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
+        when = dates.now_iso()
+        new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
+        problem = _new_card_problem(body, new_data)
+        if problem:
+            return _rejected(problem)
+        entry = journal.Entry(cfg.home.path, {
+            "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
+            "new_hash": _digest(new_data), "invalid_at": when,
+        })
+        try:
+            new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
+            _mark(vault, old_rel, new_rel, when)
+        except BaseException:
+            _abandon(vault, entry)
+            raise
+        entry.finish()
+        result = {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
+                  "old_path": old_rel, "invalid_at": when}
+        result.update(_secret_fields(secrets.scan(title, body)))
+        if recovered:
+            result["recovered"] = recovered
+        return vaultio.finish(cfg, index, result, [old_rel, new_rel], warnings)
+
+
+def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
+    """place_new, but the journal names each candidate before the link that may create it,
+    so a recovery always knows which file a dead supersede may have left."""
+    first = posixpath.join(rel_dir, rules.numbered(stem, 1))
+    entry.update(new=first)
+
+    def taken(rel: str):
+        n = int(posixpath.splitext(rel)[0].rsplit("-", 1)[-1]) + 1 if rel != first else 2
+        entry.update(new=posixpath.join(rel_dir, rules.numbered(stem, n)))
+        return None
+
+    rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken)
+    return rel
+
+
+def _mark(vault: Path, old_rel: str, new_rel: str, when: str) -> None:
+    """Add invalid_at / superseded_by to the old card; every other byte stays."""
+    full = vaultio.inside(vault, old_rel)
+    data = vaultio.read_bytes(full)
+    if data is None:
+        raise NotFound(f"{old_rel} disappeared while it was being superseded; nothing was kept")
+    text, before = vaultio.editable_text(data, old_rel)
+    new_text = fe.set_keys(text, {"invalid_at": when, "superseded_by": fe.scalar(new_rel)})
+    _verify(new_text, before, {"invalid_at": dates.normalize(when), "superseded_by": new_rel})
+    try:
+        atomic.replace(full, new_text.encode("utf-8"))
+    except OSError as exc:
+        raise vaultio.failed(old_rel, exc) from None
+
+
+def _abandon(vault: Path, entry: journal.Entry) -> None:
+    """Undo a supersede that failed in this process; if even that fails, leave the journal."""
+    try:
+        _roll_back(vault, entry.data)
+    except (OSError, Rejected, NotFound):
+        entry.release()
+        return
+    entry.finish()
+
+
+def _ours(vault: Path, plan: dict) -> bool:
+    if not plan.get("new"):
+        return False
+    data = vaultio.read_bytes(vaultio.inside(vault, plan["new"]))
+    return data is not None and _digest(data) == plan["new_hash"]
+
+
+def _roll_back(vault: Path, plan: dict) -> str:
+    if _ours(vault, plan):
+        os.unlink(vaultio.inside(vault, plan["new"]))
+        return "rolled back"
+    return "nothing to undo"
+
+
+# --- recovery ---------------------------------------------------------------------------------
+
+def recover(cfg: Config) -> list[dict]:
+    """Finish or roll back supersedes whose process died midway; returns what was done.
+
+    The new card exists and the old one is unmarked → mark it (finish). The old card is gone
+    or was marked by something else → remove the new card if it is still byte-for-byte ours
+    (roll back). Safe to call at any time, from any process."""
+    vault = vaultio.root(cfg)
+    done: list[dict] = []
+
+    def handle(plan: dict) -> bool:
+        if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
+            return False
+        done.append({"op": "supersede", "old": plan["old"], "new": plan.get("new"),
+                     "action": _replay(cfg, vault, plan)})
+        return True
+
+    journal.replay(cfg.home.path, handle)
+    return done
+
+
+def _replay(cfg: Config, vault: Path, plan: dict) -> str:
+    old_rel, new_rel = plan["old"], plan.get("new")
+    new_card = vaultio.read_card(vault, new_rel) if new_rel else None
+    if new_card is None or new_card.supersedes != old_rel:
+        return "nothing to undo"
+    old = vaultio.read_card(vault, old_rel)
+    if old is not None and old.superseded_by == new_rel:
+        action = "already complete"
+    elif old is not None and not old.invalid_at and not old.problem:
+        _mark(vault, old_rel, new_rel, plan["invalid_at"])
+        action = "finished"
+    else:
+        action = _roll_back(vault, plan)
+    warnings: list[str] = []
+    with vaultio.index_or_none(cfg, warnings) as index:
+        if index is not None:
+            vaultio.sync(cfg, index, [old_rel, new_rel], warnings)
+    return action
+
+
+# --- the trash (soft delete, restore, purge); recovery runs first, as for every write -------
+
+def delete(cfg: Config, card_id: int) -> dict:
+    """Soft delete: move the card to `.trash/<path>` and drop it from the index (stats kept)."""
+    return _recovered(recover(cfg), trash.delete(cfg, card_id))
+
+
+def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
+    """Move a trashed file back; refuses to replace a card unless `force` (which trashes it)."""
+    return _recovered(recover(cfg), trash.restore(cfg, trash_path, force))
+
+
+def purge(cfg: Config, trash_path: str) -> dict:
+    """Delete one file in the trash for good and clear its read stats."""
+    return _recovered(recover(cfg), trash.purge(cfg, trash_path))
+
+
+def purge_all(cfg: Config) -> dict:
+    """Empty the trash for good."""
+    return _recovered(recover(cfg), trash.purge_all(cfg))
+
+
+def _recovered(done: list[dict], result: dict) -> dict:
+    if done:
+        result["recovered"] = done
+    return result
+
+
+__all__ = [
+    "capture", "update", "supersede", "delete", "restore", "purge", "purge_all", "recover",
+    "exit_code_for", "render",
+]

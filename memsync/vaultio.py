@@ -1,0 +1,249 @@
+"""The write side's file plumbing: where a write may land, reading a card back, naming new files,
+moving files to the trash, and telling the indexer which files changed.
+
+Every path the write side touches goes through `inside()`, which resolves symlinks and refuses
+anything that would land outside the vault, so no write can escape it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import api, atomic, notes, rules
+from .config import Config
+from .errors import (
+    BadArgument,
+    MemsyncError,
+    NotFound,
+    PathOutsideVault,
+    ReadOnlySource,
+    Rejected,
+    WriteFailed,
+)
+from .index import DB_ERRORS, Index
+from .model import Card
+
+TRASH = api.TRASH
+VAULT = "vault"  # the one writable source
+MAX_NUMBERED = 10_000
+
+
+def root(cfg: Config) -> Path:
+    """The vault folder with symlinks resolved: the boundary every write is checked against."""
+    return Path(os.path.realpath(cfg.ensure_vault()))
+
+
+def inside(vault: Path, rel: str) -> Path:
+    """`vault/rel`, refused if `..`, an absolute path or a symlink would take it outside."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or ".." in parts or "\0" in rel:
+        raise PathOutsideVault(
+            f"{rel!r} is not a path inside the vault; give it relative to the vault, without '..'"
+        )
+    full = vault.joinpath(*[p for p in parts if p not in ("", ".")])
+    real = Path(os.path.realpath(full))
+    if real != vault and vault not in real.parents:
+        raise PathOutsideVault(
+            f"{rel} leads outside the vault (to {real}) through a symbolic link; memsync only "
+            "writes inside the vault"
+        )
+    return full
+
+
+def folder(vault: Path, rel_dir: str) -> Path:
+    """A folder for a new file, created if missing, checked again once it exists."""
+    if not rel_dir:
+        return vault
+    path = inside(vault, rel_dir)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteFailed(f"cannot create the folder {rel_dir}: {exc.strerror}; nothing was saved") from None
+    return inside(vault, rel_dir)
+
+
+def trash_rel(vault: Path, given: str) -> str:
+    """A trash entry as `.trash/<path>`: accepts it with or without the prefix, or absolute."""
+    text = (given or "").strip()
+    if not text:
+        raise BadArgument("name a file in the trash, e.g. `.trash/03-Knowledge/x.md`")
+    if os.path.isabs(text):
+        if ".." in text.split(os.sep):
+            raise PathOutsideVault(f"{given!r} uses '..'; name the file by its path inside the trash")
+        # Resolve the folder part only: the file itself may be a symlink, checked by inside().
+        head, name = os.path.split(os.path.normpath(text))
+        real = Path(os.path.realpath(head)) / name
+        if vault not in real.parents:
+            raise PathOutsideVault(f"{given} is outside the vault ({vault}); memsync only acts inside it")
+        text = real.relative_to(vault).as_posix()
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise PathOutsideVault(f"{given!r} uses '..'; name the file by its path inside the trash")
+    if parts and parts[0] == TRASH:
+        parts = parts[1:]
+    if not parts:
+        raise BadArgument(f"{given!r} names the trash itself; name a file inside it")
+    inside(vault, TRASH)  # a .trash that is a symlink to elsewhere is refused here
+    return "/".join([TRASH, *parts])
+
+
+def writable(row) -> None:
+    if row["source"] != VAULT:
+        raise ReadOnlySource(
+            f"card {row['id']} comes from the read-only source {row['source']!r} "
+            f"({row['path']}); memsync never writes there. Capture a new card in the vault instead"
+        )
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes, or None when there is none (symlinks are never followed)."""
+    try:
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def read_card(vault: Path, rel: str) -> Card | None:
+    data = read_bytes(vault.joinpath(*rel.split("/")))
+    return None if data is None else notes.parse(data, rel)
+
+
+def editable_text(data: bytes, rel: str) -> tuple[str, Card]:
+    """The text of a card we are about to edit line by line, refusing ones we could damage."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Rejected(f"{rel} is not valid UTF-8; fix its encoding by hand first") from None
+    card = notes.parse(data, rel)
+    if card.problem:
+        raise Rejected(f"{rel}: {card.problem}; fix it by hand first, then retry")
+    return text, card
+
+
+@contextlib.contextmanager
+def index_or_none(cfg: Config, warnings: list[str]) -> Iterator[Index | None]:
+    """The index if it opens. A write still goes to disk when it does not (truth first)."""
+    try:
+        index = Index(cfg.db.path)
+    except (MemsyncError, *DB_ERRORS) as exc:
+        warnings.append(f"the index could not be opened ({_text(exc)}); run `memsync index` later")
+        yield None
+        return
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def sync(cfg: Config, index: Index | None, rels: list[str], warnings: list[str]) -> bool:
+    """Ask the indexer to look at exactly these files. False (with a warning) if it failed."""
+    if index is None:
+        warnings.append("saved on disk but not indexed; run `memsync index` to pick it up")
+        return False
+    try:
+        report = api.indexer(cfg, index).sync_paths(VAULT, rels)
+    except (MemsyncError, OSError, *DB_ERRORS) as exc:
+        warnings.append(
+            f"saved on disk, but indexing failed ({_text(exc)}); run `memsync index` to retry"
+        )
+        return False
+    if report.retry:
+        warnings.append("the file changed while it was being indexed; `memsync index` will catch up")
+        return False
+    return True
+
+
+def finish(cfg: Config, index: Index | None, result: dict, touched: list[str],
+           warnings: list[str]) -> dict:
+    """Sync the touched files, then fill in the result's indexed / id / warnings."""
+    result["indexed"] = sync(cfg, index, touched, warnings)
+    if result.get("path") and result.get("id") is None:
+        result["id"] = card_id(index, result["path"])
+    if warnings:
+        result["warnings"] = result.get("warnings", []) + warnings
+    return result
+
+
+def card_id(index: Index | None, rel: str) -> int | None:
+    if index is None:
+        return None
+    with contextlib.suppress(*DB_ERRORS):
+        row = index.card_by_path(VAULT, rel)
+        return row["id"] if row else None
+    return None
+
+
+def _text(exc: BaseException) -> str:
+    return exc.message if isinstance(exc, MemsyncError) else str(exc)
+
+
+def failed(rel: str, exc: OSError) -> WriteFailed:
+    return WriteFailed(f"could not write {rel}: {exc.strerror or exc}; nothing was saved")
+
+
+# --- new files ------------------------------------------------------------------------------
+
+def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed) -> tuple[str | None, object]:
+    """Write `data` under the first free name `stem.md`, `stem-2.md`, ... in `rel_dir`.
+
+    Names are claimed by link-or-fail, so concurrent writers never overwrite each other. For
+    each taken name, `claimed(rel)` is asked whether to stop: it returns None to try the next
+    name, or a value that is returned instead of writing (nothing is then left behind).
+    Returns (rel_path, None) when written, (None, value) when stopped.
+    """
+    where = folder(vault, rel_dir)
+    atomic.sweep(where)
+    try:
+        with atomic.Staged(where, data) as staged:
+            for n in range(1, MAX_NUMBERED):
+                rel = posixpath.join(rel_dir, rules.numbered(stem, n))
+                if staged.link(where / rules.numbered(stem, n)):
+                    return rel, None
+                stop = claimed(rel)
+                if stop is not None:
+                    return None, stop
+    except OSError as exc:
+        raise failed(posixpath.join(rel_dir, rules.numbered(stem, 1)), exc) from None
+    raise WriteFailed(f"{MAX_NUMBERED} files named {stem}-N.md already exist in {rel_dir}; choose another title")
+
+
+# --- the trash --------------------------------------------------------------------------------
+
+def numbered_name(name: str, n: int) -> str:
+    stem, ext = posixpath.splitext(name)
+    return name if n == 1 else f"{stem}-{n}{ext}"
+
+
+def move_to_trash(vault: Path, rel: str) -> str:
+    """Move a file to `.trash/<rel>`; a name already in the trash is kept and this one becomes
+    `-2`, `-3`. Returns the trash path."""
+    source = inside(vault, rel)
+    rel_dir, name = posixpath.split(rel)
+    target_dir = posixpath.join(TRASH, rel_dir) if rel_dir else TRASH
+    where = folder(vault, target_dir)
+    try:
+        for n in range(1, MAX_NUMBERED):
+            candidate = numbered_name(name, n)
+            if atomic.move_no_clobber(source, where / candidate):
+                return posixpath.join(target_dir, candidate)
+    except FileNotFoundError:
+        raise NotFound(f"{rel} is no longer on disk; nothing was moved") from None
+    except OSError as exc:
+        raise WriteFailed(f"could not move {rel} to the trash: {exc.strerror or exc}") from None
+    raise WriteFailed(f"the trash already holds {MAX_NUMBERED} copies of {name}; purge some first")
+
+
+def prune_empty(vault: Path, rel_dir: str, stop: str) -> None:
+    """Remove folders left empty under `stop` (e.g. .trash/03-Knowledge after a restore)."""
+    while rel_dir and rel_dir != stop and rel_dir.startswith(stop + "/"):
+        try:
+            os.rmdir(inside(vault, rel_dir))
+        except OSError:
+            return
+        rel_dir = posixpath.dirname(rel_dir)
