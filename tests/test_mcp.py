@@ -217,7 +217,6 @@ def test_an_unexpected_failure_is_a_generic_tool_error_and_logged(monkeypatch, c
 
 
 def test_the_full_memory_lifecycle(server_log, vault):
-    pytest.importorskip("memsync.vault", reason="the write side has not landed yet")
     yesterday = (dt.date.today() - dt.timedelta(days=1)).isoformat()
     title = "nginx site root on ecs-prod"
     body_text = "The nginx site root on ecs-prod is /srv/www/site; deploys rsync into it.\n" * 3
@@ -244,11 +243,18 @@ def test_the_full_memory_lifecycle(server_log, vault):
 
         assert "20" in await refused(session, "memory_capture", title="tiny", body="too short")
         assert not list(vault.rglob("tiny*.md"))
+        other = "A different note that happens to carry the very same title as the first."
+        text = await refused(session, "memory_capture", title=title, body=other, on_conflict="reject")
+        assert path in text  # the refusal names the card already holding the title
+        secret = "Staging database login for user admin: password=hunter2-Xq9vLr7wq"
+        await refused(session, "memory_capture", title="staging db", body=secret, reject_secrets=True)
+        assert not list(vault.rglob("staging*.md"))
 
         fixed = await tool(session, "memory_update", id=card_id,
                            body="The nginx site root on ecs-prod is /srv/www/html; deploys rsync into it.")
         assert fixed["status"] == "updated" and "body" in fixed["changed"] and fixed["path"] == path
         assert [h["id"] for h in await _hits(session, "html")] == [card_id]
+        assert "supersede" in await refused(session, "memory_update", id=card_id, kind="mistake")
 
         newer = await tool(session, "memory_supersede", old_id=card_id, title="nginx site root on ecs-prod 2027",
                            body="Since the 2027 migration the nginx site root on ecs-prod is /data/www.")
@@ -257,6 +263,9 @@ def test_the_full_memory_lifecycle(server_log, vault):
         assert new_id != card_id
 
         assert [h["id"] for h in await _hits(session, "nginx ecs-prod")] == [new_id]
+        assert "already superseded" in await refused(
+            session, "memory_supersede", old_id=card_id, title="again", body="a third version of the same fact",
+        )
         both = await _hits(session, "nginx ecs-prod", include_invalid=True)
         assert [(h["id"], h["valid"]) for h in both] == [(new_id, True), (card_id, False)]
         assert await _hits(session, "nginx ecs-prod", as_of=yesterday) == []
