@@ -281,7 +281,6 @@ class _StartAfterHandshake:
 
 # --- the tools
 
-Text = Annotated[str, Field(min_length=1)]
 CardId = Annotated[int, Field(ge=1, le=MAX_ID, description="A card id from memory_search.")]
 Kind = Annotated[
     str | None,

@@ -320,3 +320,18 @@ def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
 
     anyio.run(main)
     assert "Traceback" not in server_log.read_text()
+
+
+def test_only_mcp_server_imports_the_sdk():
+    import ast
+
+    package = Path(mcp_server.__file__).parent
+    importers = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            )
+            if any(n.split(".")[0] in ("mcp", "mcp_types") for n in names):
+                importers.add(path.relative_to(package).as_posix())
+    assert importers == {"mcp_server.py"}
