@@ -1,0 +1,171 @@
+"""`memsync supersede`: a new card plus an invalidated old one, both or neither, even across a crash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memsync import atomic, config, journal, notes
+
+OLD_BODY = "The ECS deploy address is 10.0.0.5, port 8080; health check on /ping."
+NEW_BODY = "Since the move the ECS deploy address is 10.0.0.9, port 9090; health check on /ping."
+
+# Run the real CLI in a child process that dies at a chosen point (os._exit: no cleanup runs).
+DIE_AT = """
+import os, sys
+from memsync import atomic, vault
+point = sys.argv[1]
+die = lambda *a, **k: os._exit(9)
+if point == "between-writes":
+    vault._mark = die               # the new card is on disk, the old one not yet marked
+elif point == "before-new-file":
+    atomic.Staged.link = die        # the journal names the new file, which does not exist yet
+from memsync.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.fixture
+def old(cli, vault):
+    _, data = cli("capture", "--title", "ECS deploy address", "--body", OLD_BODY, "--kind", "tool",
+                  "--tags", "ecs", "--json")
+    return data
+
+
+def journals(home: Path) -> list[str]:
+    folder = journal.folder(home)
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def die_during_supersede(point: str, card_id: int) -> int:
+    args = ["supersede", str(card_id), "--title", "ECS deploy address", "--body", NEW_BODY]
+    return subprocess.run([sys.executable, "-c", DIE_AT, point, *args], env=os.environ.copy(),
+                          capture_output=True, timeout=60).returncode
+
+
+def test_supersede_writes_the_new_card_and_marks_the_old_one(cli, vault, old):
+    old_path = vault / old["path"]
+    before = old_path.read_text()
+    code, data = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    assert code == 0 and data["status"] == "superseded" and data["indexed"] is True
+    assert data["path"] == "07-Tools/ECS-deploy-address-2.md" and data["old_id"] == old["id"]
+    new = notes.parse((vault / data["path"]).read_bytes(), data["path"])
+    assert new.supersedes == old["path"] and new.kind == "tool" and new.body == NEW_BODY
+    marked = old_path.read_text()
+    assert marked == before.replace(
+        "\n---\n", f"\ninvalid_at: {data['invalid_at']}\nsuperseded_by: {data['path']}\n---\n", 1
+    )
+
+
+def test_searches_then_show_the_new_card_and_history_stays_reachable(cli, vault, old):
+    _, new = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    _, hits = cli("search", "ECS", "deploy", "--json")
+    assert [h["id"] for h in hits["hits"]] == [new["id"]]
+    _, both = cli("search", "ECS", "deploy", "--include-invalid", "--json")
+    assert [(h["id"], h["valid"]) for h in both["hits"]] == [(new["id"], True), (old["id"], False)]
+    _, shown = cli("show", old["id"], "--json")
+    first_line = shown["text"].splitlines()[0]
+    assert "superseded" in first_line and new["path"] in first_line and "--as-of" in first_line
+    assert shown["valid"] is False and shown["superseded_by"] == new["path"]
+
+
+def test_the_relation_survives_a_rebuild(cli, vault, old):
+    _, new = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    cli("index", "--rebuild")
+    _, shown = cli("show", old["id"], "--json")
+    assert shown["valid"] is False and shown["superseded_by"] == new["path"]
+    assert cli("show", new["id"], "--json")[1]["supersedes"] == old["path"]
+
+
+def test_a_superseded_card_cannot_be_superseded_again(cli, vault, old):
+    _, new = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    files = sorted(vault.rglob("*.md"))
+    code, data = cli("supersede", old["id"], "--title", "ECS again", "--body", NEW_BODY + " Again.", "--json")
+    assert code == 1 and data["error"]["code"] == "rejected"
+    assert str(new["id"]) in data["error"]["message"]
+    assert sorted(vault.rglob("*.md")) == files
+
+
+def test_the_kind_defaults_to_the_old_cards_and_can_be_given(cli, vault, old):
+    _, same = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    assert same["path"].startswith("07-Tools/")
+    _, other = cli("capture", "--title", "release checklist", "--body", OLD_BODY + " (checklist)", "--json")
+    _, moved = cli("supersede", other["id"], "--title", "release checklist", "--body", NEW_BODY,
+                   "--kind", "project", "--json")
+    assert moved["path"] == "02-Projects/release-checklist.md"
+    assert notes.parse((vault / moved["path"]).read_bytes(), moved["path"]).kind == "project"
+
+
+def test_a_short_body_is_refused_and_nothing_changes(cli, vault, old):
+    before = (vault / old["path"]).read_bytes()
+    code, data = cli("supersede", old["id"], "--title", "ECS", "--body", "too short", "--json")
+    assert code == 1 and data["status"] == "rejected"
+    assert [p.name for p in vault.rglob("*.md")] == ["ECS-deploy-address.md"]
+    assert (vault / old["path"]).read_bytes() == before
+
+
+def test_a_failure_while_marking_the_old_card_removes_the_new_one(cli, vault, old, home, monkeypatch):
+    before = (vault / old["path"]).read_bytes()
+
+    def disk_full(target, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "replace", disk_full)
+    code, data = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    assert code == 2 and data["error"]["code"] == "write_failed"
+    assert [p.name for p in vault.rglob("*.md")] == ["ECS-deploy-address.md"]
+    assert (vault / old["path"]).read_bytes() == before
+    assert journals(home) == []
+
+
+def test_a_crash_between_the_two_writes_is_finished_by_the_next_write(cli, run_cli, vault, old, home):
+    old_path = vault / old["path"]
+    before = old_path.read_bytes()
+    assert die_during_supersede("between-writes", old["id"]) == 9
+    new_path = vault / "07-Tools/ECS-deploy-address-2.md"
+    assert new_path.exists() and old_path.read_bytes() == before  # half done
+    assert len([j for j in journals(home) if j.endswith(".json")]) == 1
+
+    code, data, _ = run_cli("capture", "--title", "unrelated", "--body", "any write command runs recovery first", "--json")
+    assert code == 0 and data["recovered"][0]["action"] == "finished"
+    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS-deploy-address-2.md"
+    assert journals(home) == []
+    _, hits = cli("search", "ECS", "deploy", "--json")
+    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS-deploy-address-2.md"]
+
+
+def test_a_crash_before_the_new_file_exists_leaves_nothing_behind(cli, vault, old, home):
+    before = (vault / old["path"]).read_bytes()
+    assert die_during_supersede("before-new-file", old["id"]) == 9
+    from memsync import vault as vault_api
+
+    done = vault_api.recover(config.load())
+    assert [d["action"] for d in done] == ["nothing to undo"]
+    assert [p.name for p in vault.rglob("*")  if p.is_file()] == ["ECS-deploy-address.md"]
+    assert (vault / old["path"]).read_bytes() == before and journals(home) == []
+
+
+def test_a_crash_is_rolled_back_when_the_old_card_is_gone(cli, vault, old, home):
+    assert die_during_supersede("between-writes", old["id"]) == 9
+    (vault / old["path"]).unlink()  # someone deleted the old card meanwhile
+    from memsync import vault as vault_api
+
+    done = vault_api.recover(config.load())
+    assert [d["action"] for d in done] == ["rolled back"]
+    assert list(vault.rglob("*.md")) == [] and journals(home) == []
+
+
+def test_recovery_leaves_a_supersede_that_is_still_running_alone(run_cli, vault, home):
+    running = journal.Entry(home, {"op": "supersede", "vault": os.path.realpath(vault), "old": "a.md",
+                                   "new": "b.md", "new_hash": "0", "invalid_at": "2026-01-01T00:00:00+00:00"})
+    try:
+        code, data, _ = run_cli("capture", "--title", "meanwhile", "--body", "another process writes a card now", "--json")
+        assert code == 0 and "recovered" not in data
+        assert running.path.exists()
+    finally:
+        running.finish()
+    assert journals(home) == []

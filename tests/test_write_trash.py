@@ -1,0 +1,199 @@
+"""`memsync delete`: soft delete into .trash, restore, purge, and the path-safety fences around them."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsync import api, config
+
+BODY = "The staging database lives on db-stage-2, port 5433, user app_ro."
+
+
+def tree(vault):
+    """Every file under the vault (dot-folders included) with its bytes."""
+    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*")) if p.is_file()}
+
+
+def stats_of(card_id):
+    with api.open_index(config.load()) as index:
+        return index.read_stats(card_id)
+
+
+@pytest.fixture
+def card(cli):
+    _, data = cli("capture", "--title", "staging db", "--body", BODY, "--json")
+    return data
+
+
+def test_delete_moves_the_card_to_the_trash_and_out_of_search(cli, vault, card):
+    original = (vault / card["path"]).read_bytes()
+    code, data = cli("delete", card["id"], "--json")
+    assert code == 0 and data["status"] == "deleted" and data["indexed"] is True
+    assert data["trash_path"] == ".trash/" + card["path"] and "--restore" in data["note"]
+    assert not (vault / card["path"]).exists()
+    assert (vault / data["trash_path"]).read_bytes() == original
+    assert cli("search", "db-stage-2", "--json")[0] == 1
+    assert cli("show", card["id"], "--json")[0] == 1
+    cli("index", "--rebuild")  # the trash is never indexed back
+    assert cli("search", "db-stage-2", "--json")[0] == 1
+
+
+def test_read_stats_survive_delete_and_come_back_with_restore(cli, vault, card):
+    cli("show", card["id"])
+    cli("show", card["id"])
+    assert stats_of(card["id"])[0] == 2
+    cli("delete", card["id"])
+    assert stats_of(card["id"])[0] == 2
+    code, data = cli("delete", "--restore", card["path"], "--json")
+    assert code == 0 and data["status"] == "restored" and data["id"] == card["id"]
+    assert data["path"] == card["path"] and (vault / card["path"]).exists()
+    assert not (vault / ".trash").joinpath(*card["path"].split("/")).exists()
+    assert [h["id"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["id"]]
+    assert stats_of(card["id"])[0] == 2
+
+
+def test_a_second_deletion_of_the_same_path_is_kept_as_dash_2(cli, vault, card):
+    cli("delete", card["id"])
+    first = (vault / ".trash" / card["path"]).read_bytes()
+    _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
+    assert again["path"] == card["path"]
+    code, data = cli("delete", again["id"], "--json")
+    assert code == 0 and data["trash_path"] == ".trash/03-Knowledge/staging-db-2.md"
+    assert (vault / ".trash" / card["path"]).read_bytes() == first
+
+
+def test_restore_refuses_to_overwrite_without_force(cli, vault, card):
+    cli("delete", card["id"])
+    _, occupant = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
+    before = tree(vault)
+    code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
+    assert code == 1 and data["status"] == "rejected" and "--force" in data["note"]
+    assert tree(vault) == before
+
+
+def test_restore_with_force_moves_the_occupant_to_the_trash_first(cli, vault, card):
+    cli("delete", card["id"])
+    trashed = (vault / ".trash" / card["path"]).read_bytes()
+    _, occupant = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
+    occupant_bytes = (vault / occupant["path"]).read_bytes()
+    code, data = cli("delete", "--restore", card["path"], "--force", "--json")
+    assert code == 0 and data["status"] == "restored" and "staging-db-2.md" in data["note"]
+    assert (vault / card["path"]).read_bytes() == trashed
+    assert (vault / ".trash/03-Knowledge/staging-db-2.md").read_bytes() == occupant_bytes
+    assert [h["path"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["path"]]
+
+
+def test_purge_only_acts_inside_the_trash(cli, vault, card):
+    before = tree(vault)
+    code, data = cli("delete", "--purge", card["path"], "--json")  # a live card: not in the trash
+    assert code == 1 and data["error"]["code"] == "not_found" and "delete ID" in data["error"]["message"]
+    assert tree(vault) == before
+
+
+def test_purge_removes_the_file_and_clears_its_stats(cli, vault, card):
+    cli("show", card["id"])
+    cli("delete", card["id"])
+    code, data = cli("delete", "--purge", ".trash/" + card["path"], "--json")
+    assert code == 0 and data["status"] == "purged" and data["stats_cleared"] == 1
+    assert tree(vault) == {}
+    assert stats_of(card["id"]) == (0, None)
+
+
+def test_purge_keeps_stats_that_belong_to_a_live_card_at_that_path(cli, vault, card):
+    cli("show", card["id"])
+    cli("delete", card["id"])
+    _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
+    cli("show", again["id"])
+    cli("delete", "--purge", ".trash/" + card["path"])
+    assert stats_of(again["id"])[0] >= 1
+
+
+def test_purge_all_empties_the_trash(cli, vault, card):
+    _, other = cli("capture", "--title", "prod db", "--body", BODY.replace("stage", "prod"), "--kind", "tool", "--json")
+    cli("show", other["id"])
+    cli("delete", card["id"])
+    cli("delete", other["id"])
+    code, data = cli("delete", "--purge", "--all", "--json")
+    assert code == 0 and data["purged"] == 2 and data["stats_cleared"] == 2
+    assert tree(vault) == {} and stats_of(other["id"]) == (0, None)
+    assert (vault / ".trash").is_dir() and not any((vault / ".trash").iterdir())
+
+
+def test_purge_needs_all_to_empty_everything(cli, vault, card):
+    cli("delete", card["id"])
+    before = tree(vault)
+    for args in (("delete", "--purge"), ("delete", "--all"), ("delete", "--purge", "x.md", "--all")):
+        assert cli(*args, "--json")[0] == 2, args
+    assert tree(vault) == before
+
+
+def test_delete_reminds_when_the_trash_grows_past_the_threshold(cli, vault, monkeypatch):
+    monkeypatch.setattr(api, "TRASH_REMINDER_CARDS", 2)
+    ids = [cli("capture", "--title", f"note {n}", "--body", f"{BODY} number {n}", "--json")[1]["id"] for n in range(2)]
+    assert "reminder" not in cli("delete", ids[0], "--json")[1]
+    reminder = cli("delete", ids[1], "--json")[1]["reminder"]
+    assert "2 files" in reminder and "--purge --all" in reminder
+
+
+def test_a_card_deleted_in_obsidian_can_be_restored(cli, vault, card):
+    (vault / ".trash").mkdir()
+    (vault / card["path"]).rename(vault / ".trash/staging-db.md")  # Obsidian flattens into .trash/
+    code, data = cli("delete", "--restore", "staging-db.md", "--json")
+    assert code == 0 and data["path"] == "staging-db.md"
+
+
+# --- path safety: nothing outside the vault is ever touched -----------------------------------
+
+@pytest.fixture
+def outside(tmp_path):
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "victim.md").write_text("---\ntitle: victim\n---\nmust never be moved or removed\n")
+    return folder
+
+
+@pytest.mark.parametrize("mode", [("--restore",), ("--purge",), ("--restore", "--force")])
+@pytest.mark.parametrize("arg", ["../outside/victim.md", ".trash/../../outside/victim.md", "{outside}/victim.md",
+                                 "/etc/hostname"])
+def test_paths_outside_the_vault_are_refused(cli, vault, card, outside, mode, arg):
+    cli("delete", card["id"])
+    before, victim = tree(vault), (outside / "victim.md").read_bytes()
+    code, data = cli("delete", mode[0], arg.format(outside=outside), *mode[1:], "--json")
+    assert code == 2 and data["error"]["code"] == "path_outside_vault"
+    assert tree(vault) == before and (outside / "victim.md").read_bytes() == victim
+
+
+@pytest.mark.parametrize("mode", ["--restore", "--purge"])
+def test_a_symlink_in_the_trash_pointing_outside_is_refused(cli, vault, outside, mode):
+    (vault / ".trash").mkdir()
+    (vault / ".trash/evil.md").symlink_to(outside / "victim.md")
+    victim = (outside / "victim.md").read_bytes()
+    code, data = cli("delete", mode, ".trash/evil.md", "--json")
+    assert code == 2 and data["error"]["code"] == "path_outside_vault"
+    assert (vault / ".trash/evil.md").is_symlink() and (outside / "victim.md").read_bytes() == victim
+    assert not (vault / "evil.md").exists()
+
+
+def test_a_trash_folder_that_links_outside_is_refused(cli, vault, card, outside):
+    (vault / ".trash").symlink_to(outside)
+    code, data = cli("delete", card["id"], "--json")
+    assert code == 2 and data["error"]["code"] == "path_outside_vault"
+    assert (vault / card["path"]).exists() and sorted(p.name for p in outside.iterdir()) == ["victim.md"]
+    code, _ = cli("delete", "--purge", "--all", "--json")
+    assert code == 2 and (outside / "victim.md").exists()
+
+
+def test_a_kind_folder_that_links_outside_is_refused(cli, vault, outside):
+    (vault / "03-Knowledge").symlink_to(outside, target_is_directory=True)
+    code, data = cli("capture", "--title", "escape", "--body", BODY, "--json")
+    assert code == 2 and data["error"]["code"] == "path_outside_vault"
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.md"]
+
+
+def test_purge_all_removes_links_but_never_what_they_point_to(cli, vault, outside):
+    (vault / ".trash/sub").mkdir(parents=True)
+    (vault / ".trash/sub/link-to-folder").symlink_to(outside, target_is_directory=True)
+    (vault / ".trash/sub/link-to-file.md").symlink_to(outside / "victim.md")
+    code, data = cli("delete", "--purge", "--all", "--json")
+    assert code == 0 and data["purged"] == 2
+    assert (outside / "victim.md").exists() and not any((vault / ".trash").iterdir())
