@@ -8,6 +8,7 @@ A boundary between Latin/digits and CJK always splits, so `用prometheus单独�
 
 from __future__ import annotations
 
+import operator
 import re
 import unicodedata
 
@@ -21,8 +22,8 @@ _CJK_CLASS = (
     "\u1100-\u11ff\u3130-\u318f"  # Hangul jamo
     "\U00020000-\U0003134f"  # Han extensions B..H
 )
-# A CJK run, or a run of letters/digits that are not CJK (underscore is a separator, as in unicode61).
-_PIECE = re.compile(rf"([{_CJK_CLASS}]+)|((?:(?![{_CJK_CLASS}])[^\W_])+)")
+# A CJK run, or a run of letters/digits that are not CJK (underscore separates, as in unicode61).
+_PIECE = re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK_CLASS}]")
 
 
@@ -43,17 +44,23 @@ def is_cjk(token: str) -> bool:
 def tokens(text: str) -> list[str]:
     """Every token of `text`, in order (documents and queries alike)."""
     out: list[str] = []
-    for cjk, word in _PIECE.findall(normalize(text)):
-        if cjk:
-            out.extend(bigrams(cjk))
+    for piece in _PIECE.findall(normalize(text)):
+        if _CJK_CHAR.match(piece):
+            out.extend(bigrams(piece))
         else:
-            out.append(word)
+            out.append(piece)
     return out
 
 
 def to_index_text(text: str) -> str:
-    """The space-joined token stream stored in the FTS5 table."""
-    return " ".join(tokens(text))
+    """The space-joined token stream stored in the FTS5 table (the hot path of indexing)."""
+    parts = []
+    for piece in _PIECE.findall(normalize(text)):
+        if len(piece) > 1 and _CJK_CHAR.match(piece):
+            parts.append(" ".join(map(operator.add, piece, piece[1:])))
+        else:
+            parts.append(piece)
+    return " ".join(parts)
 
 
 def phrases(query: str) -> list[list[str]]:
@@ -65,14 +72,14 @@ def phrases(query: str) -> list[list[str]]:
     out: list[list[str]] = []
     for chunk in normalize(query).split():
         words: list[str] = []
-        for cjk, word in _PIECE.findall(chunk):
-            if cjk:
+        for piece in _PIECE.findall(chunk):
+            if _CJK_CHAR.match(piece):
                 if words:
                     out.append(words)
                     words = []
-                out.append(bigrams(cjk))
+                out.append(bigrams(piece))
             else:
-                words.append(word)
+                words.append(piece)
         if words:
             out.append(words)
     return out

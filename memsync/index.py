@@ -133,17 +133,15 @@ class Index:
     # --- writing cards --------------------------------------------------------------------
 
     def replace_file(
-        self, source: str, file: str, cards: list[Card], sig: Signature, digest: str,
-        indexed_ns: int, fts_text,
+        self, source: str, file: str, cards: list[Card], fts_rows: list[tuple[str, str, str]],
+        sig: Signature, digest: str, indexed_ns: int,
     ) -> None:
-        """Store the cards of one file, replacing whatever that file held before."""
+        """Store the cards of one file (with their pre-tokenized FTS text), replacing the old."""
         self._delete_cards(source, file)
-        for card in cards:
+        for card, fts in zip(cards, fts_rows, strict=True):
             card_id = self.id_for(source, card.path)
-            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (card_id,))
-            self.conn.execute(
-                f"INSERT OR REPLACE INTO cards ({CARD_COLUMNS}) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            seq = self.conn.execute(
+                f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     json.dumps(list(card.tags), ensure_ascii=False),
@@ -151,10 +149,10 @@ class Index:
                     card.created, card.updated, card.invalid_at, card.superseded_by,
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
                 ),
-            )
+            ).lastrowid
             self.conn.execute(
                 "INSERT INTO cards_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
-                (card_id, *fts_text(card)),
+                (seq, *fts),
             )
         self.conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
@@ -162,15 +160,14 @@ class Index:
         )
         problems = [c.problem for c in cards if c.problem]
         self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
-        self._mark_changed()
 
     def _delete_cards(self, source: str, file: str) -> int:
         rows = self.conn.execute(
-            "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, file)
+            "SELECT seq FROM cards WHERE source = ? AND file = ?", (source, file)
         ).fetchall()
-        for card_id, _path in rows:
-            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (card_id,))
-            self.conn.execute("DELETE FROM cards WHERE id = ?", (card_id,))
+        for (seq,) in rows:
+            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (seq,))
+            self.conn.execute("DELETE FROM cards WHERE seq = ?", (seq,))
         return len(rows)
 
     def remove_file(self, source: str, file: str) -> int:
@@ -179,8 +176,6 @@ class Index:
         removed = self._delete_cards(source, file)
         self.conn.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, file))
         self.set_problem(source, file, None)
-        if removed:
-            self._mark_changed()
         return removed
 
     def move_file(self, source: str, src: str, dst: str) -> bool:
@@ -199,13 +194,14 @@ class Index:
             self.conn.execute(
                 "UPDATE cards SET path = ?, file = ? WHERE id = ?", (new_path, dst, card_id)
             )
+        # Title and kind may come from the path (file stem, folder): forget the hash so the
+        # next look at dst parses it again instead of trusting the unchanged content.
         self.conn.execute(
-            "UPDATE files SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
+            "UPDATE files SET path = ?, hash = '' WHERE source = ? AND path = ?", (dst, source, src)
         )
         self.conn.execute(
             "UPDATE problems SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
         )
-        self._mark_changed()
         return True
 
     def set_problem(self, source: str, path: str, message: str | None) -> None:
@@ -218,11 +214,13 @@ class Index:
 
     def clear_derived(self) -> None:
         """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
-        for table in ("cards", "cards_fts", "files", "problems"):
+        for table in ("cards", "files", "problems"):
             self.conn.execute(f"DELETE FROM {table}")
-        self._mark_changed()
+        migrations.recreate_fts(self.conn)
+        self.mark_changed()
 
-    def _mark_changed(self) -> None:
+    def mark_changed(self) -> None:
+        """Record when the index content last changed (shown by `stats`)."""
         self.conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('last_change', ?)",
             (time.strftime("%Y-%m-%dT%H:%M:%S%z"),),

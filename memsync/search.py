@@ -113,7 +113,7 @@ class LexicalSearcher:
         rank = f"bm25(cards_fts, {w_title}, {w_tags}, {w_body})"
         sql = (
             f"SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.tags, "
-            f"c.aliases, {rank} AS rank FROM cards_fts JOIN cards c ON c.id = cards_fts.rowid "
+            f"c.aliases, {rank} AS rank FROM cards_fts JOIN cards c ON c.seq = cards_fts.rowid "
             f"WHERE cards_fts MATCH ?{where} "
             f"ORDER BY (c.invalid_at IS NOT NULL), rank LIMIT ?"
         )

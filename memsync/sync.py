@@ -13,6 +13,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -63,6 +64,7 @@ class Look:
     sig: Signature | None = None
     digest: str | None = None
     cards: list[Card] = field(default_factory=list)
+    fts: list[tuple[str, str, str]] = field(default_factory=list)  # tokenized while reading
     hashed: bool = False
     read_at: int = 0  # time.time_ns() just before the content was read
 
@@ -165,8 +167,8 @@ class Indexer:
         sig = signature(st)
         if sig.size > self.max_bytes:
             return Look(rel, "too_large", sig)
-        if stored and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS:
-            return Look(rel, "unchanged", sig)
+        if stored and stored[1] and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS:
+            return Look(rel, "unchanged", sig)  # an empty stored hash means "read it again"
         read_at = time.time_ns()
         try:
             with open(full, "rb") as handle:
@@ -182,7 +184,8 @@ class Indexer:
         if stored and stored[1] == found:
             return Look(rel, "touched", sig, found, hashed=True)
         cards = self.adapters[source].read(data, rel)
-        return Look(rel, "content", sig, found, cards, hashed=True, read_at=read_at)
+        return Look(rel, "content", sig, found, cards, [fts_text(c) for c in cards],
+                    hashed=True, read_at=read_at)
 
     def _walk(self, source: str, under: str | None) -> dict[str, os.stat_result]:
         root = self.sources[source].root
@@ -222,14 +225,23 @@ class Indexer:
                 work.append(rel)
         gone = [rel for rel in stored if rel not in on_disk]
         total = len(work) + len(gone)
+        chunks = [work[i : i + BATCH] for i in range(0, len(work), BATCH)]
+
+        def look_at(chunk):
+            return [self._look(source, rel, stored.get(rel)) for rel in chunk]
+
+        # Reading, parsing and tokenizing (Python) overlap with SQLite inserting the previous
+        # chunk (C code that releases the GIL): on two cores this hides most of the parse cost.
         done = 0
-        for start in range(0, len(work), BATCH):
-            chunk = work[start : start + BATCH]
-            looks = [self._look(source, rel, stored.get(rel)) for rel in chunk]
-            self._apply(source, looks, stored, report, vanished=gone)
-            done += len(chunk)
-            if progress:
-                progress(done, total)
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            pending = reader.submit(look_at, chunks[0]) if chunks else None
+            for k, chunk in enumerate(chunks):
+                looks = pending.result()
+                pending = reader.submit(look_at, chunks[k + 1]) if k + 1 < len(chunks) else None
+                self._apply(source, looks, stored, report, vanished=gone)
+                done += len(chunk)
+                if progress:
+                    progress(done, total)
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
@@ -253,6 +265,7 @@ class Indexer:
             if rel in stored:
                 gone_by_hash.setdefault(stored[rel][1], rel)
         batch = nullcontext() if index.conn.in_transaction else index.transaction()
+        changed_before = report.changed
         with batch:
             # Contents first, so a file that moved is paired before its old path is dropped.
             for look in sorted(looks, key=lambda look: look.state != "content"):
@@ -287,13 +300,15 @@ class Indexer:
                     else:
                         report.added += 1
                     index.replace_file(
-                        source, look.path, look.cards, look.sig, look.digest,
-                        look.read_at, fts_text,
+                        source, look.path, look.cards, look.fts, look.sig, look.digest,
+                        look.read_at,
                     )
                     stored[look.path] = (look.sig, look.digest, look.read_at)
                     for card in look.cards:
                         if card.problem:
                             report.problems.append({"path": card.path, "message": card.problem})
+            if report.changed != changed_before:
+                index.mark_changed()
 
 
 def _problem(look: Look, max_bytes: int) -> str | None:

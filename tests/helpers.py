@@ -32,9 +32,10 @@ def snapshot(index: Index, with_ids: bool = True) -> dict:
     rows = {}
     for row in index.conn.execute(
         "SELECT c.*, f.title AS f_title, f.tags AS f_tags, f.body AS f_body "
-        "FROM cards c JOIN cards_fts f ON f.rowid = c.id ORDER BY c.source, c.path"
+        "FROM cards c JOIN cards_fts f ON f.rowid = c.seq ORDER BY c.source, c.path"
     ):
         data = dict(row)
+        data.pop("seq")  # storage order, not a property of the card
         if not with_ids:
             data.pop("id")
         rows[(data["source"], data["path"])] = data

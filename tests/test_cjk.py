@@ -50,3 +50,8 @@ def test_every_bigram_of_a_han_text_is_a_token(text):
     toks = set(cjk.tokens(text))
     for i in range(len(text) - 1):
         assert cjk.normalize(text[i : i + 2]) in toks
+
+
+@given(st.text())
+def test_index_text_is_the_joined_token_stream(text):
+    assert cjk.to_index_text(text) == " ".join(cjk.tokens(text))
