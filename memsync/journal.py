@@ -32,6 +32,21 @@ def folder(home: Path) -> Path:
     return Path(home) / "journal"
 
 
+@contextlib.contextmanager
+def exclusive(home: Path, name: str):
+    """Hold a home-wide lock named `name` (blocking): serialises operations that must not
+    interleave, such as two supersedes of the same card. Not `*.lock`, so replay ignores it."""
+    where = folder(home)
+    where.mkdir(parents=True, exist_ok=True)
+    fd = os.open(where / f"{name}.mutex", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if fcntl:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
 class Entry:
     """One operation's journal, locked by this process until finish()."""
 
@@ -109,23 +124,28 @@ def replay(home: Path, handle: Callable[[dict], bool]) -> int:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError:
             continue
-        if not _owner_gone(fd, path):
-            os.close(fd)
-            continue
+        handled = False
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:  # someone else replayed it first
-            _release(fd, lock_path)
-            continue
-        except ValueError:
-            data = None  # torn before its first fsync: the plan never started
-        if data is not None and not handle(data):
-            os.close(fd)
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        _release(fd, lock_path)
-        done += 1
+            if not _owner_gone(fd, path):
+                continue
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:  # someone else replayed it first
+                handled = True
+                continue
+            except ValueError:
+                continue  # unreadable (plans are written atomically): leave it for a person
+            if not handle(data):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            handled = True
+            done += 1
+        finally:
+            if handled:
+                _release(fd, lock_path)
+            else:
+                os.close(fd)
     for lock_path in where.glob("*.lock"):  # locks whose writer died before writing a plan
         if lock_path.with_suffix(".json").exists() or _young(lock_path):
             continue

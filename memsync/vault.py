@@ -17,7 +17,7 @@ from pathlib import Path
 from . import api, atomic, dates, journal, notes, rules, secrets, trash, vaultio
 from . import frontmatter_edit as fe
 from .config import Config
-from .errors import BadArgument, NotFound, Rejected, WriteFailed
+from .errors import BadArgument, MemsyncError, NotFound, Rejected, WriteFailed
 from .model import KIND_FOLDERS, Card
 from .sync import MAX_FILE_BYTES
 from .vaultio import VAULT
@@ -311,47 +311,56 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     problem = rules.body_problem(body)
     if problem:
         return _rejected(problem)
-    warnings: list[str] = []
     with api.open_index(cfg) as index:
         row = index.card(old_id)
         vaultio.writable(row)
-        old_rel = row["path"]
-        data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
-        if data is None:
-            vaultio.sync(cfg, index, [old_rel], [])
-            raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
-        _text, old = vaultio.editable_text(data, old_rel)
-        if old.invalid_at or old.superseded_by:
-            newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
-            raise Rejected(
-                f"card {old_id} was already superseded"
-                + (f" by {old.superseded_by}" + (f" (id {newer})" if newer else "") if old.superseded_by else "")
-                + "; supersede the newest version instead, so the history stays one chain"
-            )
-        kind = kind or old.kind
-        rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
-        when = dates.now_iso()
-        new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
-        problem = _new_card_problem(body, new_data)
-        if problem:
-            return _rejected(problem)
-        entry = journal.Entry(cfg.home.path, {
-            "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
-            "new_hash": _digest(new_data), "invalid_at": when,
-        })
-        try:
-            new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
-            _mark(vault, old_rel, new_rel, when)
-        except BaseException:
-            _abandon(vault, entry)
-            raise
-        entry.finish()
-        result = {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
-                  "old_path": old_rel, "invalid_at": when}
+        # One supersede at a time per data home: two at once could both find the old card
+        # valid and both mark it, leaving one new card that the old one does not point to.
+        with journal.exclusive(cfg.home.path, "supersede"):
+            result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
+        if result["status"] == "rejected":
+            return result
         result.update(_secret_fields(secrets.scan(title, body)))
         if recovered:
             result["recovered"] = recovered
-        return vaultio.finish(cfg, index, result, [old_rel, new_rel], warnings)
+        return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
+
+
+def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags) -> dict:
+    old_id, old_rel = row["id"], row["path"]
+    data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
+    if data is None:
+        vaultio.sync(cfg, index, [old_rel], [])
+        raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
+    _text, old = vaultio.editable_text(data, old_rel)
+    if old.invalid_at or old.superseded_by:
+        newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
+        by = f" by {old.superseded_by}" if old.superseded_by else ""
+        by += f" (id {newer})" if newer else ""
+        raise Rejected(
+            f"card {old_id} was already superseded{by}; supersede the newest version instead, "
+            "so the history stays one chain"
+        )
+    kind = kind or old.kind
+    rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
+    when = dates.now_iso()
+    new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
+    problem = _new_card_problem(body, new_data)
+    if problem:
+        return _rejected(problem)
+    entry = journal.Entry(cfg.home.path, {
+        "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
+        "new_hash": _digest(new_data), "invalid_at": when,
+    })
+    try:
+        new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
+        _mark(vault, old_rel, new_rel, when)
+    except BaseException:
+        _abandon(vault, entry)
+        raise
+    entry.finish()
+    return {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
+            "old_path": old_rel, "invalid_at": when}
 
 
 def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
@@ -422,8 +431,15 @@ def recover(cfg: Config) -> list[dict]:
     def handle(plan: dict) -> bool:
         if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
             return False
-        done.append({"op": "supersede", "old": plan["old"], "new": plan.get("new"),
-                     "action": _replay(cfg, vault, plan)})
+        report = {"op": "supersede", "old": plan.get("old"), "new": plan.get("new")}
+        try:
+            report["action"] = _replay(cfg, vault, plan)
+        except (MemsyncError, OSError, KeyError) as exc:
+            # Never let an old failure block today's write: keep the plan and say so.
+            report["action"] = f"left for later ({getattr(exc, 'message', exc)})"
+            done.append(report)
+            return False
+        done.append(report)
         return True
 
     journal.replay(cfg.home.path, handle)
@@ -438,11 +454,14 @@ def _replay(cfg: Config, vault: Path, plan: dict) -> str:
     old = vaultio.read_card(vault, old_rel)
     if old is not None and old.superseded_by == new_rel:
         action = "already complete"
-    elif old is not None and not old.invalid_at and not old.problem:
-        _mark(vault, old_rel, new_rel, plan["invalid_at"])
-        action = "finished"
     else:
-        action = _roll_back(vault, plan)
+        try:
+            if old is None or old.invalid_at or old.problem:
+                raise Rejected(f"{old_rel} is gone or was changed meanwhile")
+            _mark(vault, old_rel, new_rel, plan["invalid_at"])
+            action = "finished"
+        except (Rejected, NotFound):
+            action = _roll_back(vault, plan)
     warnings: list[str] = []
     with vaultio.index_or_none(cfg, warnings) as index:
         if index is not None:

@@ -110,7 +110,7 @@ def read_bytes(path: Path) -> bytes | None:
 
 
 def read_card(vault: Path, rel: str) -> Card | None:
-    data = read_bytes(vault.joinpath(*rel.split("/")))
+    data = read_bytes(inside(vault, rel))
     return None if data is None else notes.parse(data, rel)
 
 

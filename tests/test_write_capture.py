@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from memsync import api, config, notes
 
 from .conftest import write_card
@@ -144,3 +146,11 @@ def test_capture_indexes_only_the_card_it_wrote(cli, vault):
     cli("capture", "--title", "mine", "--body", BODY)
     with api.open_index(config.load()) as index:
         assert [row["path"] for row in index.cards()] == ["03-Knowledge/mine.md"]
+
+
+@pytest.mark.parametrize("command", ["capture", "update", "supersede", "delete"])
+def test_each_write_command_has_help_ending_with_an_example(cli, command):
+    code, text = cli(command, "--help")
+    assert code == 0 and "--json" in text
+    example = text.rsplit("Example:", 1)
+    assert len(example) == 2 and f"memsync {command}" in example[1]

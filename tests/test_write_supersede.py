@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,8 +38,9 @@ def old(cli, vault):
 
 
 def journals(home: Path) -> list[str]:
+    """Plans and their locks (the long-lived supersede mutex is not one)."""
     folder = journal.folder(home)
-    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+    return sorted(p.name for p in folder.glob("*.*") if p.suffix in (".json", ".lock")) if folder.exists() else []
 
 
 def die_during_supersede(point: str, card_id: int) -> int:
@@ -169,3 +171,41 @@ def test_recovery_leaves_a_supersede_that_is_still_running_alone(run_cli, vault,
     finally:
         running.finish()
     assert journals(home) == []
+
+
+def test_a_plan_that_cannot_be_replayed_never_blocks_other_writes(run_cli, vault, home):
+    folder = journal.folder(home)
+    folder.mkdir(parents=True)
+    plan = folder / "supersede-tampered.json"
+    plan.write_text(json.dumps({"op": "supersede", "vault": os.path.realpath(vault), "old": "../outside.md",
+                                "new": "../outside-2.md", "new_hash": "0", "invalid_at": "2026-01-01"}))
+    code, data, _ = run_cli("capture", "--title", "still works", "--body", "a write goes ahead regardless", "--json")
+    assert code == 0 and data["status"] == "created"
+    assert data["recovered"][0]["action"].startswith("left for later") and plan.exists()
+
+
+def test_two_supersedes_of_one_card_at_once_leave_one_chain(vault, old):
+    procs = [
+        subprocess.Popen([str(Path(sys.executable).with_name("memsync")), "supersede", str(old["id"]),
+                          "--title", f"ECS deploy address v{n}", "--body", f"{NEW_BODY} Variant {n}.", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        for n in (1, 2)
+    ]
+    outcomes = [(proc.wait(timeout=60), proc.stdout.read()) for proc in procs]
+    assert sorted(code for code, _ in outcomes) == [0, 1]
+    winner = json.loads(next(out for code, out in outcomes if code == 0))
+    marked = notes.parse((vault / old["path"]).read_bytes(), old["path"])
+    assert marked.superseded_by == winner["path"]
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")) == sorted([old["path"], winner["path"]])
+
+
+def test_a_plain_note_without_frontmatter_can_be_superseded(cli, vault):
+    note = vault / "ecs.md"
+    note.write_text("# ECS deploy address\n\n" + OLD_BODY + "\n")
+    cli("index")
+    card_id = cli("search", "ECS", "--json")[1]["hits"][0]["id"]
+    code, data = cli("supersede", card_id, "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    assert code == 0 and data["path"] == "ECS-deploy-address.md"
+    assert note.read_text() == (f"---\ninvalid_at: {data['invalid_at']}\nsuperseded_by: ECS-deploy-address.md\n---\n"
+                                "# ECS deploy address\n\n" + OLD_BODY + "\n")
+    assert cli("show", card_id, "--json")[1]["title"] == "ECS deploy address"

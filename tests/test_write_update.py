@@ -196,3 +196,15 @@ def test_an_unknown_id_is_not_found(cli, vault):
     cli("index")
     code, data = cli("update", 12345, "--tags", "x", "--json")
     assert code == 1 and data["error"]["code"] == "not_found"
+
+
+def test_a_plain_note_gets_a_frontmatter_and_keeps_its_text(cli, vault):
+    note = vault / "plain.md"
+    note.write_text("# Plain note\n\n" + BODY + "\n")
+    cli("index")
+    card_id = cli("search", "rsync", "--json")[1]["hits"][0]["id"]
+    code, data = cli("update", card_id, "--tags", "nginx", "--json")
+    assert code == 0 and data["changed"] == ["tags"]
+    text = note.read_text()
+    assert re.fullmatch(r"---\ntags: \[nginx\]\nupdated: \S+\n---\n# Plain note\n\n" + re.escape(BODY) + r"\n", text)
+    assert cli("show", card_id, "--json")[1]["title"] == "Plain note"
