@@ -162,3 +162,15 @@ def test_a_signal_stops_the_server_cleanly(server, signum):
     server.proc.send_signal(signum)
     assert server.proc.wait(DEADLINE) == 0
     assert "Traceback" not in server.stderr()
+
+
+def test_a_broken_config_stops_it_before_serving_with_a_message_on_stderr(home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text("{ not json", encoding="utf-8")
+    proc = subprocess.run(
+        [MEMSYNC_BIN, "mcp"], input=json.dumps(INITIALIZE) + "\n", capture_output=True, text=True,
+        timeout=DEADLINE, env=os.environ.copy(),
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "config.json" in proc.stderr and "Traceback" not in proc.stderr

@@ -3,11 +3,15 @@ on the read path."""
 
 from __future__ import annotations
 
-from . import Context, command, main
+import click
+
+from ..errors import MemsyncError
+from . import Context, fail, main
 
 
-@command(main, "mcp")
-def mcp(obj: Context, as_json: bool):
+@main.command("mcp")
+@click.pass_obj
+def mcp(obj: Context):
     """Serve the memory tools to an agent over MCP (stdio; logs go to stderr).
 
     Keeps the index live while it runs: an in-process watcher unless another watcher already
@@ -19,4 +23,8 @@ def mcp(obj: Context, as_json: bool):
     """
     from .. import mcp_server
 
-    mcp_server.serve(obj.cfg)
+    try:
+        cfg = obj.cfg
+    except MemsyncError as err:
+        fail(err, as_json=False)  # before serving, stderr and an exit code are all we have
+    mcp_server.serve(cfg)
