@@ -335,3 +335,31 @@ def test_only_mcp_server_imports_the_sdk():
             if any(n.split(".")[0] in ("mcp", "mcp_types") for n in names):
                 importers.add(path.relative_to(package).as_posix())
     assert importers == {"mcp_server.py"}
+
+
+def test_concurrent_calls_on_one_session_all_succeed(server_log, vault):
+    """The SDK runs each call on a worker thread; each opens its own index connection."""
+    write_card(vault, "03-Knowledge/seed.md", "seed card", "the albatross glides for hours over open sea")
+
+    async def body(session):
+        seed = (await eventually(lambda: _hits(session, "albatross")))[0]["id"]
+        outcomes: list[bool] = []
+
+        async def one(n: int):
+            if n % 3 == 0:
+                result = await session.call_tool("memory_capture", {
+                    "title": f"parallel fact {n}", "body": f"parallel fact number {n} about the petrel colony",
+                })
+            elif n % 3 == 1:
+                result = await session.call_tool("memory_search", {"query": "albatross petrel"})
+            else:
+                result = await session.call_tool("memory_get", {"id": seed})
+            outcomes.append(not result.is_error)
+
+        async with anyio.create_task_group() as group:
+            for n in range(24):
+                group.start_soon(one, n)
+        assert outcomes == [True] * 24
+        assert len(await _hits(session, "petrel", limit=20)) == 8
+
+    scenario(body)(server_log)
