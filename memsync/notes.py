@@ -17,7 +17,7 @@ from . import dates
 from .model import FOLDER_KINDS, Card
 
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
-_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*$\r?\n?", re.S | re.M)
+_FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 
 

@@ -75,3 +75,9 @@ def test_non_utf8_bytes_are_replaced_and_reported():
 def test_frontmatter_that_is_not_a_mapping():
     card = parse("---\n- a\n- b\n---\nbody text")
     assert card.problem and card.body.strip() == "body text"
+
+
+def test_crlf_frontmatter_is_read():
+    card = notes.parse(b"---\r\ntitle: windows card\r\ntags: [a]\r\n---\r\nbody\r\n", "w.md")
+    assert card.title == "windows card" and card.tags == ("a",) and card.problem is None
+    assert card.body.strip() == "body"

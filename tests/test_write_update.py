@@ -137,8 +137,6 @@ def test_update_then_update_back_is_byte_identical_except_updated(cli, vault):
         assert without_updated(path.read_text()) == without_updated(original), field
 
 
-@pytest.mark.xfail(strict=True, reason="notes._FENCE does not accept a CRLF closing fence, so the "
-                   "core reads such a card as having no frontmatter; update then refuses it")
 def test_crlf_files_keep_their_line_endings(cli, vault):
     path = vault / "03-Knowledge/windows.md"
     path.parent.mkdir(parents=True)
