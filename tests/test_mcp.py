@@ -80,7 +80,7 @@ async def eventually(check, deadline: float = 20.0):
     return value
 
 
-def test_tools_are_listed_with_schemas_descriptions_and_annotations(server_log):
+def test_handshake_lists_eight_tools_with_schemas_descriptions_annotations(server_log):
     async def body(session):
         listed = {t.name: t for t in (await session.list_tools()).tools}
         assert set(listed) == TOOLS
@@ -106,25 +106,13 @@ def test_tools_are_listed_with_schemas_descriptions_and_annotations(server_log):
         for idea in ("keywords or identifiers", "as_of", "soft", "memory_supersede", "chat log"):
             assert idea in descriptions
 
+        init = await session.initialize()  # the handshake's answer, kept by the session
+        assert init.server_info.name == "memsync"
+        assert 2 <= init.instructions.count(". ") + 1 <= 4  # two to three sentences
+        for name in ("memory_search", "memory_update", "memory_supersede", "memory_delete"):
+            assert name in init.instructions
+
     scenario(body)(server_log)
-
-
-def test_instructions_tell_the_agent_when_to_search_and_how_to_write(server_log):
-    async def main():
-        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy())
-        with server_log.open("a") as errlog, anyio.fail_after(DEADLINE):
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                return await session.initialize()
-
-    init = anyio.run(main)
-    assert init.server_info.name == "memsync"
-    text = init.instructions
-    assert 2 <= text.count(". ") + 1 <= 4
-    for tool_name in ("memory_search", "memory_update", "memory_supersede", "memory_delete"):
-        assert tool_name in text
 
 
 def test_reads_match_the_cli(server_log, vault, cli):
