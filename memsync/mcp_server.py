@@ -212,7 +212,7 @@ class LiveIndex:
         self.cfg = cfg
         self.ready = threading.Event()  # the start-up pass is done (or is another process's job)
         self._stopping = threading.Event()
-        self._guard = threading.Lock()
+        self._guard = threading.RLock()  # re-entered when a signal lands while start() holds it
         self._thread: threading.Thread | None = None
         self._watcher = None
 
