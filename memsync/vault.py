@@ -9,16 +9,16 @@ with a note saying what to do, and nothing written; malformed arguments raise Me
 
 from __future__ import annotations
 
-import hashlib
-import os
 import posixpath
 from pathlib import Path
 
-from . import api, atomic, dates, journal, notes, rules, secrets, trash, vaultio
+from . import api, atomic, dates, rules, secrets, trash, vaultio
 from . import frontmatter_edit as fe
+from .cardtext import new_card_problem, render, verify_edit
 from .config import Config
-from .errors import BadArgument, MemsyncError, NotFound, Rejected, WriteFailed
+from .errors import BadArgument, NotFound, Rejected, WriteFailed
 from .model import KIND_FOLDERS, Card
+from .supersede import recover, supersede
 from .sync import MAX_FILE_BYTES
 from .vaultio import VAULT
 
@@ -29,44 +29,6 @@ ON_CONFLICT = ("suffix", "reject")
 def exit_code_for(result: dict) -> int:
     """The CLI exit status of a write result (the MCP server turns non-zero into a tool error)."""
     return {"rejected": 1, "conflict": 3}.get(result.get("status"), 0)
-
-
-def render(title: str, kind: str | None, tags: list[str], when: str, body: str,
-           supersedes: str | None = None) -> str:
-    """A new card's text. Values are quoted only where YAML would misread them."""
-    lines = ["---", f"title: {fe.scalar(title)}"]
-    if kind:
-        lines.append(f"kind: {fe.scalar(kind)}")
-    lines += [f"tags: {fe.flow_list(tags)}", f"created: {when}", f"updated: {when}"]
-    if supersedes:
-        lines.append(f"supersedes: {fe.scalar(supersedes)}")
-    return "\n".join(lines) + "\n---\n" + body + "\n"
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _rejected(note: str, **fields) -> dict:
-    return {"status": "rejected", "indexed": None, **fields, "note": note + "; nothing was written"}
-
-
-def _secret_fields(findings) -> dict:
-    if not findings:
-        return {}
-    return {
-        "secrets_found": [f.to_dict() for f in findings],
-        "warnings": [f.warning() for f in findings],
-    }
-
-
-def _new_card_problem(body: str, data: bytes) -> str | None:
-    if len(data) > MAX_FILE_BYTES:
-        return (
-            f"the card would be {len(data) / 1e6:.1f} MB, over the {MAX_FILE_BYTES / 1e6:.0f} MB "
-            "the index reads; split it into several cards"
-        )
-    return rules.body_problem(body)
 
 
 # --- capture ----------------------------------------------------------------------------------
@@ -83,15 +45,15 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
     recovered = recover(cfg)
     when = dates.now_iso()
     data = render(title, kind, tags, when, body).encode("utf-8")
-    problem = _new_card_problem(body, data)
+    problem = new_card_problem(body, data, MAX_FILE_BYTES)
     if problem:
-        return _rejected(problem)
+        return vaultio.rejected(problem)
     findings = secrets.scan(title, body)
     if findings and reject_secrets:
-        return _rejected(
+        return vaultio.rejected(
             "it looks like it holds credentials (see warnings); store a pointer to where the "
             "secret lives instead, or capture without reject_secrets if this is intended",
-            **_secret_fields(findings),
+            **vaultio.secret_fields(findings),
         )
     warnings: list[str] = []
     with vaultio.index_or_none(cfg, warnings) as index:
@@ -126,7 +88,7 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
                 f"as {posixpath.basename(rel)}. If it corrects one of them, use `memsync update`; "
                 "if the fact changed, `memsync supersede`; then delete the extra card"
             )
-        result.update(_secret_fields(findings))
+        result.update(vaultio.secret_fields(findings))
         if recovered:
             result["recovered"] = recovered
         return vaultio.finish(cfg, index, result, [rel], warnings)
@@ -183,7 +145,6 @@ _KIND_ADVICE = (
     "`memsync supersede {id} --kind {kind} ...` to write the card under its new kind, then "
     "`memsync delete {id}` if the old one should go"
 )
-EDITABLE = ("title", "tags", "priority", "ttl")
 
 
 def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
@@ -211,7 +172,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
             if new_body is not None:
                 problem = rules.body_problem(new_body)
                 if problem:
-                    return _rejected(problem, id=card_id, path=rel)
+                    return vaultio.rejected(problem, id=card_id, path=rel)
                 if new_body == rules.clean_body(current.body):
                     new_body = None
             changed = list(wanted) + (["body"] if new_body is not None else [])
@@ -228,7 +189,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
             expect.update(updated=dates.normalize(when))
             if new_body is not None:
                 expect["body"] = new_body
-            _verify(new_text, current, expect)
+            verify_edit(new_text, current, expect)
             if vaultio.read_bytes(full) != data:
                 continue
             try:
@@ -239,7 +200,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
         else:
             raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
         result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
-        result.update(_secret_fields(secrets.scan(
+        result.update(vaultio.secret_fields(secrets.scan(
             title if "title" in changed else "", new_body or "")))
         note = _name_note(rel, wanted)
         if note:
@@ -269,22 +230,6 @@ def _wanted(current: Card, title, tags, priority, ttl) -> dict[str, tuple]:
     return wanted
 
 
-def _verify(new_text: str, before: Card, expect: dict) -> None:
-    """Read the edited text back: the asked-for fields changed, every other field did not."""
-    after = notes.parse(new_text.encode("utf-8"), before.path)
-    fields = ("title", "body", "kind", "tags", "aliases", "created", "updated", "invalid_at",
-              "superseded_by", "supersedes", "priority", "ttl")
-    wrong = [f for f in fields
-             if getattr(after, f) != expect.get(f, getattr(before, f))
-             and not (f == "body" and rules.clean_body(after.body) == expect.get(f, rules.clean_body(before.body)))]
-    if after.problem or wrong:
-        raise Rejected(
-            f"could not change {before.path} by editing single lines (fields {', '.join(wrong) or 'parsed'} "
-            "would come out wrong: the frontmatter uses a layout memsync does not edit); "
-            "nothing was written, edit the file by hand"
-        )
-
-
 def _name_note(rel: str, wanted: dict) -> str | None:
     if "title" not in wanted:
         return None
@@ -296,177 +241,6 @@ def _name_note(rel: str, wanted: dict) -> str | None:
         f"the file keeps its name {posixpath.basename(rel)}, which no longer matches the title: "
         "ids, supersede links and read counts are anchored to the path, so update never renames"
     )
-
-
-# --- supersede --------------------------------------------------------------------------------
-
-def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None = None,
-              tags=None) -> dict:
-    """Write the new card and mark the old one invalid, both or neither (journaled)."""
-    title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
-    if kind is not None:
-        rules.check_kind(kind)
-    vault = vaultio.root(cfg)
-    recovered = recover(cfg)
-    problem = rules.body_problem(body)
-    if problem:
-        return _rejected(problem)
-    with api.open_index(cfg) as index:
-        row = index.card(old_id)
-        vaultio.writable(row)
-        # One supersede at a time per data home: two at once could both find the old card
-        # valid and both mark it, leaving one new card that the old one does not point to.
-        with journal.exclusive(cfg.home.path, "supersede"):
-            result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
-        if result["status"] == "rejected":
-            return result
-        result.update(_secret_fields(secrets.scan(title, body)))
-        if recovered:
-            result["recovered"] = recovered
-        return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
-
-
-def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags) -> dict:
-    old_id, old_rel = row["id"], row["path"]
-    data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
-    if data is None:
-        vaultio.sync(cfg, index, [old_rel], [])
-        raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
-    _text, old = vaultio.editable_text(data, old_rel)
-    if old.invalid_at or old.superseded_by:
-        newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
-        by = f" by {old.superseded_by}" if old.superseded_by else ""
-        by += f" (id {newer})" if newer else ""
-        raise Rejected(
-            f"card {old_id} was already superseded{by}; supersede the newest version instead, "
-            "so the history stays one chain"
-        )
-    kind = kind or old.kind
-    rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
-    when = dates.now_iso()
-    new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
-    problem = _new_card_problem(body, new_data)
-    if problem:
-        return _rejected(problem)
-    entry = journal.Entry(cfg.home.path, {
-        "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
-        "new_hash": _digest(new_data), "invalid_at": when,
-    })
-    try:
-        new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
-        _mark(vault, old_rel, new_rel, when)
-    except BaseException:
-        _abandon(vault, entry)
-        raise
-    entry.finish()
-    return {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
-            "old_path": old_rel, "invalid_at": when}
-
-
-def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
-    """place_new, but the journal names each candidate before the link that may create it,
-    so a recovery always knows which file a dead supersede may have left."""
-    first = posixpath.join(rel_dir, rules.numbered(stem, 1))
-    entry.update(new=first)
-
-    def taken(rel: str):
-        n = int(posixpath.splitext(rel)[0].rsplit("-", 1)[-1]) + 1 if rel != first else 2
-        entry.update(new=posixpath.join(rel_dir, rules.numbered(stem, n)))
-        return None
-
-    rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken)
-    return rel
-
-
-def _mark(vault: Path, old_rel: str, new_rel: str, when: str) -> None:
-    """Add invalid_at / superseded_by to the old card; every other byte stays."""
-    full = vaultio.inside(vault, old_rel)
-    data = vaultio.read_bytes(full)
-    if data is None:
-        raise NotFound(f"{old_rel} disappeared while it was being superseded; nothing was kept")
-    text, before = vaultio.editable_text(data, old_rel)
-    new_text = fe.set_keys(text, {"invalid_at": when, "superseded_by": fe.scalar(new_rel)})
-    _verify(new_text, before, {"invalid_at": dates.normalize(when), "superseded_by": new_rel})
-    try:
-        atomic.replace(full, new_text.encode("utf-8"))
-    except OSError as exc:
-        raise vaultio.failed(old_rel, exc) from None
-
-
-def _abandon(vault: Path, entry: journal.Entry) -> None:
-    """Undo a supersede that failed in this process; if even that fails, leave the journal."""
-    try:
-        _roll_back(vault, entry.data)
-    except (OSError, Rejected, NotFound):
-        entry.release()
-        return
-    entry.finish()
-
-
-def _ours(vault: Path, plan: dict) -> bool:
-    if not plan.get("new"):
-        return False
-    data = vaultio.read_bytes(vaultio.inside(vault, plan["new"]))
-    return data is not None and _digest(data) == plan["new_hash"]
-
-
-def _roll_back(vault: Path, plan: dict) -> str:
-    if _ours(vault, plan):
-        os.unlink(vaultio.inside(vault, plan["new"]))
-        return "rolled back"
-    return "nothing to undo"
-
-
-# --- recovery ---------------------------------------------------------------------------------
-
-def recover(cfg: Config) -> list[dict]:
-    """Finish or roll back supersedes whose process died midway; returns what was done.
-
-    The new card exists and the old one is unmarked → mark it (finish). The old card is gone
-    or was marked by something else → remove the new card if it is still byte-for-byte ours
-    (roll back). Safe to call at any time, from any process."""
-    vault = vaultio.root(cfg)
-    done: list[dict] = []
-
-    def handle(plan: dict) -> bool:
-        if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
-            return False
-        report = {"op": "supersede", "old": plan.get("old"), "new": plan.get("new")}
-        try:
-            report["action"] = _replay(cfg, vault, plan)
-        except (MemsyncError, OSError, KeyError) as exc:
-            # Never let an old failure block today's write: keep the plan and say so.
-            report["action"] = f"left for later ({getattr(exc, 'message', exc)})"
-            done.append(report)
-            return False
-        done.append(report)
-        return True
-
-    journal.replay(cfg.home.path, handle)
-    return done
-
-
-def _replay(cfg: Config, vault: Path, plan: dict) -> str:
-    old_rel, new_rel = plan["old"], plan.get("new")
-    new_card = vaultio.read_card(vault, new_rel) if new_rel else None
-    if new_card is None or new_card.supersedes != old_rel:
-        return "nothing to undo"
-    old = vaultio.read_card(vault, old_rel)
-    if old is not None and old.superseded_by == new_rel:
-        action = "already complete"
-    else:
-        try:
-            if old is None or old.invalid_at or old.problem:
-                raise Rejected(f"{old_rel} is gone or was changed meanwhile")
-            _mark(vault, old_rel, new_rel, plan["invalid_at"])
-            action = "finished"
-        except (Rejected, NotFound):
-            action = _roll_back(vault, plan)
-    warnings: list[str] = []
-    with vaultio.index_or_none(cfg, warnings) as index:
-        if index is not None:
-            vaultio.sync(cfg, index, [old_rel, new_rel], warnings)
-    return action
 
 
 # --- the trash (soft delete, restore, purge); recovery runs first, as for every write -------

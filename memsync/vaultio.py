@@ -247,3 +247,18 @@ def prune_empty(vault: Path, rel_dir: str, stop: str) -> None:
         except OSError:
             return
         rel_dir = posixpath.dirname(rel_dir)
+
+
+# --- result fields shared by the write operations --------------------------------------------
+
+def rejected(note: str, **fields) -> dict:
+    return {"status": "rejected", "indexed": None, **fields, "note": note + "; nothing was written"}
+
+
+def secret_fields(findings) -> dict:
+    if not findings:
+        return {}
+    return {
+        "secrets_found": [f.to_dict() for f in findings],
+        "warnings": [f.warning() for f in findings],
+    }

@@ -18,11 +18,11 @@ NEW_BODY = "Since the move the ECS deploy address is 10.0.0.9, port 9090; health
 # Run the real CLI in a child process that dies at a chosen point (os._exit: no cleanup runs).
 DIE_AT = """
 import os, sys
-from memsync import atomic, vault
+from memsync import atomic, supersede
 point = sys.argv[1]
 die = lambda *a, **k: os._exit(9)
 if point == "between-writes":
-    vault._mark = die               # the new card is on disk, the old one not yet marked
+    supersede._mark = die              # the new card is on disk, the old one not yet marked
 elif point == "before-new-file":
     atomic.Staged.link = die        # the journal names the new file, which does not exist yet
 from memsync.cli import main

@@ -1,0 +1,196 @@
+"""Supersede: write the new card and mark the old one invalid, both or neither.
+
+Two files change, so the work is journaled (memsync.journal): the plan, naming the new file
+before it can exist, is on disk before the first write and removed after the last. If the
+process dies in between, `recover()` (run first by every write command, and by the watcher at
+start) finishes the job when it can and rolls it back when it cannot. One supersede runs at a
+time per data home, so two cannot both claim the same old card.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from pathlib import Path
+
+from . import api, atomic, dates, journal, rules, secrets, vaultio
+from . import frontmatter_edit as fe
+from .cardtext import new_card_problem, render, verify_edit
+from .config import Config
+from .errors import MemsyncError, NotFound, Rejected
+from .model import KIND_FOLDERS
+from .sync import MAX_FILE_BYTES
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None = None,
+              tags=None) -> dict:
+    """Write the new card and mark the old one invalid, both or neither (journaled)."""
+    title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+    if kind is not None:
+        rules.check_kind(kind)
+    vault = vaultio.root(cfg)
+    recovered = recover(cfg)
+    problem = rules.body_problem(body)
+    if problem:
+        return vaultio.rejected(problem)
+    with api.open_index(cfg) as index:
+        row = index.card(old_id)
+        vaultio.writable(row)
+        # One supersede at a time per data home: two at once could both find the old card
+        # valid and both mark it, leaving one new card that the old one does not point to.
+        with journal.exclusive(cfg.home.path, "supersede"):
+            result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
+        if result["status"] == "rejected":
+            return result
+        result.update(vaultio.secret_fields(secrets.scan(title, body)))
+        if recovered:
+            result["recovered"] = recovered
+        return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
+
+
+def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags) -> dict:
+    old_id, old_rel = row["id"], row["path"]
+    data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
+    if data is None:
+        vaultio.sync(cfg, index, [old_rel], [])
+        raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
+    _text, old = vaultio.editable_text(data, old_rel)
+    if old.invalid_at or old.superseded_by:
+        newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
+        by = f" by {old.superseded_by}" if old.superseded_by else ""
+        by += f" (id {newer})" if newer else ""
+        raise Rejected(
+            f"card {old_id} was already superseded{by}; supersede the newest version instead, "
+            "so the history stays one chain"
+        )
+    kind = kind or old.kind
+    rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
+    when = dates.now_iso()
+    new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
+    problem = new_card_problem(body, new_data, MAX_FILE_BYTES)
+    if problem:
+        return vaultio.rejected(problem)
+    entry = journal.Entry(cfg.home.path, {
+        "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
+        "new_hash": _digest(new_data), "invalid_at": when,
+    })
+    try:
+        new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
+        _mark(vault, old_rel, new_rel, when)
+    except BaseException:
+        _abandon(vault, entry)
+        raise
+    entry.finish()
+    return {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
+            "old_path": old_rel, "invalid_at": when}
+
+
+def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
+    """place_new, but the journal names each candidate before the link that may create it,
+    so a recovery always knows which file a dead supersede may have left."""
+    tried = [1]
+    entry.update(new=posixpath.join(rel_dir, rules.numbered(stem, 1)))
+
+    def taken(_rel: str):  # called once per taken name, in order: name the next candidate
+        tried[0] += 1
+        entry.update(new=posixpath.join(rel_dir, rules.numbered(stem, tried[0])))
+        return None
+
+    rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken)
+    return rel
+
+
+def _mark(vault: Path, old_rel: str, new_rel: str, when: str) -> None:
+    """Add invalid_at / superseded_by to the old card; every other byte stays."""
+    full = vaultio.inside(vault, old_rel)
+    data = vaultio.read_bytes(full)
+    if data is None:
+        raise NotFound(f"{old_rel} disappeared while it was being superseded; nothing was kept")
+    text, before = vaultio.editable_text(data, old_rel)
+    new_text = fe.set_keys(text, {"invalid_at": when, "superseded_by": fe.scalar(new_rel)})
+    verify_edit(new_text, before, {"invalid_at": dates.normalize(when), "superseded_by": new_rel})
+    try:
+        atomic.replace(full, new_text.encode("utf-8"))
+    except OSError as exc:
+        raise vaultio.failed(old_rel, exc) from None
+
+
+def _abandon(vault: Path, entry: journal.Entry) -> None:
+    """Undo a supersede that failed in this process; if even that fails, leave the journal."""
+    try:
+        _roll_back(vault, entry.data)
+    except (OSError, Rejected, NotFound):
+        entry.release()
+        return
+    entry.finish()
+
+
+def _ours(vault: Path, plan: dict) -> bool:
+    if not plan.get("new"):
+        return False
+    data = vaultio.read_bytes(vaultio.inside(vault, plan["new"]))
+    return data is not None and _digest(data) == plan["new_hash"]
+
+
+def _roll_back(vault: Path, plan: dict) -> str:
+    if _ours(vault, plan):
+        os.unlink(vaultio.inside(vault, plan["new"]))
+        return "rolled back"
+    return "nothing to undo"
+
+
+# --- recovery ---------------------------------------------------------------------------------
+
+def recover(cfg: Config) -> list[dict]:
+    """Finish or roll back supersedes whose process died midway; returns what was done.
+
+    The new card exists and the old one is unmarked → mark it (finish). The old card is gone
+    or was marked by something else → remove the new card if it is still byte-for-byte ours
+    (roll back). Safe to call at any time, from any process."""
+    vault = vaultio.root(cfg)
+    done: list[dict] = []
+
+    def handle(plan: dict) -> bool:
+        if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
+            return False
+        report = {"op": "supersede", "old": plan.get("old"), "new": plan.get("new")}
+        try:
+            report["action"] = _replay(cfg, vault, plan)
+        except (MemsyncError, OSError, KeyError) as exc:
+            # Never let an old failure block today's write: keep the plan and say so.
+            report["action"] = f"left for later ({getattr(exc, 'message', exc)})"
+            done.append(report)
+            return False
+        done.append(report)
+        return True
+
+    journal.replay(cfg.home.path, handle)
+    return done
+
+
+def _replay(cfg: Config, vault: Path, plan: dict) -> str:
+    old_rel, new_rel = plan["old"], plan.get("new")
+    new_card = vaultio.read_card(vault, new_rel) if new_rel else None
+    if new_card is None or new_card.supersedes != old_rel:
+        return "nothing to undo"
+    old = vaultio.read_card(vault, old_rel)
+    if old is not None and old.superseded_by == new_rel:
+        action = "already complete"
+    else:
+        try:
+            if old is None or old.invalid_at or old.problem:
+                raise Rejected(f"{old_rel} is gone or was changed meanwhile")
+            _mark(vault, old_rel, new_rel, plan["invalid_at"])
+            action = "finished"
+        except (Rejected, NotFound):
+            action = _roll_back(vault, plan)
+    warnings: list[str] = []
+    with vaultio.index_or_none(cfg, warnings) as index:
+        if index is not None:
+            vaultio.sync(cfg, index, [old_rel, new_rel], warnings)
+    return action
