@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from .base import Adapter, hidden
+from .agents import AgentFilesAdapter
+from .base import Adapter, FileAdapter, hidden
+from .cursor import CursorRulesAdapter
+from .jsonl import MemoryGraphAdapter
 from .markdown import MarkdownAdapter
 
-ADAPTERS: dict[str, type] = {"markdown": MarkdownAdapter}
+ADAPTERS: dict[str, type] = {
+    adapter.name: adapter
+    for adapter in (MarkdownAdapter, AgentFilesAdapter, MemoryGraphAdapter, CursorRulesAdapter)
+}
 
 
 def get(name: str) -> Adapter:
@@ -18,4 +24,4 @@ def get(name: str) -> Adapter:
         raise BadEnvironment(f"unknown adapter {name!r}; known adapters: {known}") from None
 
 
-__all__ = ["ADAPTERS", "Adapter", "MarkdownAdapter", "get", "hidden"]
+__all__ = ["ADAPTERS", "Adapter", "FileAdapter", "get", "hidden"]

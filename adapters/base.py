@@ -1,18 +1,26 @@
 """The adapter seam: how a source's files become cards.
 
-An adapter never writes. It says which relative paths it reads (`wants`) and turns one file's
-bytes into zero or more cards (`read`); `memsync.sync` does everything else.
+An adapter never writes. It says which folders to enter and which relative paths it reads, and
+turns one file's bytes into zero or more cards; `memsync.sync` does everything else. A file that
+holds several cards gives each the path `file#anchor`, with an anchor that stays the same while
+the entry does (so its id does too).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Protocol
 
 from memsync.model import Card
 
+SKIPPED_FOLDERS = {"node_modules", "__pycache__"}
+
 
 class Adapter(Protocol):
     name: str
+
+    def enters(self, rel_dir: str) -> bool: ...
 
     def wants(self, rel_path: str) -> bool: ...
 
@@ -22,3 +30,28 @@ class Adapter(Protocol):
 def hidden(rel_path: str) -> bool:
     """Dot-folders (.trash, .obsidian, .git, .stversions) and dot-files (editor/sync temps)."""
     return any(part.startswith(".") for part in rel_path.split("/"))
+
+
+class FileAdapter:
+    """Defaults shared by the adapters: skip dot-folders and dependency folders."""
+
+    name = "base"
+
+    def enters(self, rel_dir: str) -> bool:
+        return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS
+
+    def wants(self, rel_path: str) -> bool:
+        raise NotImplementedError
+
+    def read(self, data: bytes, rel_path: str) -> list[Card]:
+        raise NotImplementedError
+
+
+def anchor(text: str) -> str:
+    """A short, stable anchor for an entry inside a file: derived from its text."""
+    return hashlib.blake2b(text.strip().encode("utf-8"), digest_size=5).hexdigest()
+
+
+def first_line_title(text: str, limit: int = 80) -> str:
+    line = re.sub(r"\s+", " ", text.strip().splitlines()[0] if text.strip() else "").strip()
+    return line if len(line) <= limit else line[: limit - 1] + "…"

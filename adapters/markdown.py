@@ -5,10 +5,10 @@ from __future__ import annotations
 from memsync import notes
 from memsync.model import Card
 
-from .base import hidden
+from .base import FileAdapter, hidden
 
 
-class MarkdownAdapter:
+class MarkdownAdapter(FileAdapter):
     name = "markdown"
 
     def wants(self, rel_path: str) -> bool:

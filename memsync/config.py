@@ -120,3 +120,16 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         vault=_pick(vault, ENV_VAULT, file_data.get("vault"), home_setting.path / "vault"),
         extra_sources=_sources(file_data.get("sources"), home_setting.path / "config.json"),
     )
+
+
+def save_sources(cfg: Config, sources: list[Source]) -> None:
+    """Write the read-only sources into config.json, keeping every other key; atomically."""
+    data = _read_config_file(cfg.config_file)
+    data["sources"] = [{"name": s.name, "adapter": s.adapter, "path": s.root} for s in sources]
+    cfg.home.path.mkdir(parents=True, exist_ok=True)
+    temp = cfg.config_file.with_name(f".config.json.{os.getpid()}.tmp")
+    try:
+        temp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        os.replace(temp, cfg.config_file)
+    finally:
+        temp.unlink(missing_ok=True)

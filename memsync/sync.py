@@ -147,6 +147,15 @@ class Indexer:
         report.seconds = time.perf_counter() - started
         return report
 
+    def drop_source(self, name: str) -> SyncReport:
+        """Forget every card of a source that is no longer configured."""
+        report = SyncReport()
+        with self.index.transaction():
+            for file in self.index.file_states(name):
+                report.removed += self.index.remove_file(name, file) > 0
+            self.index.mark_changed()
+        return report
+
     # --- reading the disk -----------------------------------------------------------------
 
     def _full(self, source: str, rel: str) -> str:
@@ -204,7 +213,7 @@ class Indexer:
                 rel = rel_prefix + entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if not entry.name.startswith("."):
+                        if adapter.enters(rel):
                             stack.append((entry.path, rel + "/"))
                     elif adapter.wants(rel):
                         found[rel] = entry.stat(follow_symlinks=False)

@@ -83,4 +83,5 @@ from . import bench  # noqa: E402,F401,I001  (one registering import per line)
 from . import read  # noqa: E402,F401  (registers the read-side commands)
 from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads inside it)
 from . import watch  # noqa: E402,F401
+from . import sources  # noqa: E402,F401,I001  (list, add and remove read-only sources)
 from . import write  # noqa: E402,F401,I001  (capture, update, supersede, delete)

@@ -1,0 +1,73 @@
+"""Instruction files agents keep beside a project: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md`, and
+Claude Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
+
+Each file is one card, except the "Gemini Added Memories" section of a `GEMINI.md`, where every
+bullet Gemini CLI saved is a card of its own (`GEMINI.md#<anchor>`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+from memsync import notes
+from memsync.model import Card
+
+from .base import FileAdapter, anchor, first_line_title, hidden
+
+INSTRUCTION_FILES = {"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"}
+_GEMINI_SECTION = re.compile(r"^##\s+Gemini Added Memories\s*$", re.M)
+_NEXT_HEADING = re.compile(r"^#{1,2}\s", re.M)
+_BULLET = re.compile(r"^\s*[-*]\s+(.+)$", re.M)
+
+
+def _in_claude_memory(parts: tuple[str, ...]) -> bool:
+    # projects/<project>/memory/<file>.md, with or without a leading .claude/
+    return len(parts) >= 4 and parts[-2] == "memory" and parts[-4] == "projects"
+
+
+def _visible(rel: str) -> bool:
+    """Not inside a dot-folder, ~/.claude itself excepted."""
+    return not hidden(rel[len(".claude/"):] if rel.startswith(".claude/") else rel)
+
+
+class AgentFilesAdapter(FileAdapter):
+    name = "agents"
+
+    def enters(self, rel_dir: str) -> bool:
+        # ~/.claude is itself a dot-folder: enter it when a source root sits above it.
+        return rel_dir == ".claude" or (_visible(rel_dir) and super().enters(rel_dir.removeprefix(".claude/")))
+
+    def wants(self, rel_path: str) -> bool:
+        parts = PurePosixPath(rel_path).parts
+        if not _visible(rel_path):
+            return False
+        return parts[-1] in INSTRUCTION_FILES or (rel_path.endswith(".md") and _in_claude_memory(parts))
+
+    def read(self, data: bytes, rel_path: str) -> list[Card]:
+        card = notes.parse(data, rel_path)
+        card = replace(card, kind=card.kind or "system")
+        if PurePosixPath(rel_path).name != "GEMINI.md":
+            return [card]
+        return self._split_gemini(card, rel_path)
+
+    def _split_gemini(self, card: Card, rel_path: str) -> list[Card]:
+        section = _GEMINI_SECTION.search(card.body)
+        if not section:
+            return [card]
+        rest = card.body[section.end():]
+        end = _NEXT_HEADING.search(rest)
+        memories = rest[: end.start()] if end else rest
+        outside = card.body[: section.start()] + (rest[end.start():] if end else "")
+        cards = [replace(card, body=outside)] if outside.strip() else []
+        seen = set()
+        for match in _BULLET.finditer(memories):
+            text = match.group(1).strip()
+            key = anchor(text)
+            if key in seen:
+                continue
+            seen.add(key)
+            cards.append(Card(path=f"{rel_path}#{key}", title=first_line_title(text), body=text,
+                              kind="memory", problem=card.problem))
+        return cards

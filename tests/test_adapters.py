@@ -1,0 +1,108 @@
+"""Adapters for other agents' memory files, read in place through real sources."""
+
+import json
+
+import pytest
+from memsync.adapters import get
+
+from .helpers import found, sync
+
+
+def test_gemini_added_memories_become_one_card_each():
+    text = (
+        b"# Project notes\nUse pnpm.\n\n## Gemini Added Memories\n"
+        b"- The staging host is stg-01.\n- Deploys happen on Tuesdays.\n\n## Other\nmore text\n"
+    )
+    cards = get("agents").read(text, "GEMINI.md")
+    memories = [c for c in cards if "#" in c.path]
+    assert [c.body for c in memories] == ["The staging host is stg-01.", "Deploys happen on Tuesdays."]
+    rest = next(c for c in cards if c.path == "GEMINI.md")
+    assert "pnpm" in rest.body and "more text" in rest.body and "stg-01" not in rest.body
+
+
+def test_gemini_anchor_is_stable_when_bullets_are_reordered():
+    a = get("agents").read(b"## Gemini Added Memories\n- one fact\n- two fact\n", "GEMINI.md")
+    b = get("agents").read(b"## Gemini Added Memories\n- two fact\n- one fact\n", "GEMINI.md")
+    assert {c.path: c.body for c in a} == {c.path: c.body for c in b}
+
+
+def test_agents_adapter_picks_instruction_files_and_claude_memory():
+    adapter = get("agents")
+    assert adapter.wants("AGENTS.md") and adapter.wants("repo/CLAUDE.md")
+    assert adapter.wants(".claude/projects/web/memory/decisions.md")
+    assert adapter.wants(".claude/CLAUDE.md")
+    assert not adapter.wants("notes/other.md")
+    assert not adapter.wants(".git/CLAUDE.md")
+    assert adapter.enters(".claude") and not adapter.enters(".git")
+
+
+def test_memory_jsonl_entities_become_cards():
+    lines = [
+        {"type": "entity", "name": "Alice", "entityType": "person", "observations": ["likes tea"]},
+        {"type": "entity", "name": "ProjectX", "entityType": "project", "observations": ["due in May"]},
+        {"type": "relation", "from": "Alice", "to": "ProjectX", "relationType": "leads"},
+    ]
+    data = ("\n".join(json.dumps(x) for x in lines) + "\nnot json\n").encode()
+    cards = {c.title: c for c in get("mcp-memory").read(data, "memory.jsonl")}
+    assert cards["Alice"].kind == "person"
+    assert "likes tea" in cards["Alice"].body and "Alice leads ProjectX" in cards["Alice"].body
+    assert cards["ProjectX"].path.startswith("memory.jsonl#")
+    assert "[4]" in cards["Alice"].problem
+
+
+def test_cursor_rules_titled_by_description():
+    adapter = get("cursor")
+    assert adapter.wants(".cursor/rules/style.mdc") and not adapter.wants("style.mdc")
+    assert adapter.enters(".cursor") and adapter.enters(".cursor/rules") and not adapter.enters(".git")
+    card = adapter.read(b"---\ndescription: Python style rules\nglobs: '*.py'\n---\nUse ruff.", ".cursor/rules/style.mdc")[0]
+    assert card.title == "Python style rules" and card.body.strip() == "Use ruff."
+
+
+@pytest.fixture
+def agent_home(tmp_path):
+    root = tmp_path / "agenthome"
+    (root / ".claude/projects/web/memory").mkdir(parents=True)
+    (root / ".claude/projects/web/memory/deploy.md").write_text("# Deploy\nwebapp deploys via argocd")
+    (root / "repo/.cursor/rules").mkdir(parents=True)
+    (root / "repo/AGENTS.md").write_text("# Agents\nrun tests with tox")
+    (root / "repo/GEMINI.md").write_text("## Gemini Added Memories\n- the cache is redis-7\n")
+    (root / "repo/node_modules/pkg").mkdir(parents=True)
+    (root / "repo/node_modules/pkg/AGENTS.md").write_text("vendored noise")
+    return root
+
+
+def test_sources_add_index_search_and_remove(agent_home, cli, vault):
+    code, out = cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home, "--json")
+    assert code == 0 and out["status"] == "added"
+    sync()
+    assert found("argocd") == [".claude/projects/web/memory/deploy.md"]
+    assert found("redis", source="agents")[0].startswith("repo/GEMINI.md#")
+    assert found("vendored") == []
+    listing = cli("sources", "--json")[1]["sources"]
+    assert {s["name"]: s["cards"] for s in listing}["agents"] == 3
+    code, out = cli("sources", "--remove", "agents", "--json")
+    assert code == 0 and out["removed"] == 3
+    assert found("argocd") == []
+
+
+def test_read_only_source_files_are_never_written(agent_home, cli):
+    cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home)
+    before = {p: p.read_bytes() for p in agent_home.rglob("*") if p.is_file()}
+    cli("index")
+    cli("index", "--rebuild")
+    assert {p: p.read_bytes() for p in agent_home.rglob("*") if p.is_file()} == before
+
+
+def test_writing_to_a_read_only_source_is_refused(agent_home, cli):
+    cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home)
+    sync()
+    card_id = cli("search", "argocd", "--json")[1]["hits"][0]["id"]
+    code, out = cli("update", card_id, "--body", "a body long enough to pass the length rule", "--json")
+    assert code == 2 and out["error"]["code"] == "read_only_source"
+
+
+def test_bad_source_arguments(cli, tmp_path):
+    assert cli("sources", "--add", "vault", "--path", tmp_path, "--json")[0] == 2
+    assert cli("sources", "--add", "x", "--adapter", "nope", "--path", tmp_path, "--json")[0] == 2
+    assert cli("sources", "--add", "x", "--path", tmp_path / "missing", "--json")[0] == 2
+    assert cli("sources", "--remove", "ghost", "--json")[0] == 1
