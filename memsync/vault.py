@@ -17,6 +17,7 @@ from . import frontmatter_edit as fe
 from .cardtext import new_card_problem, render, verify_edit
 from .config import Config
 from .errors import BadArgument, NotFound, Rejected, WriteFailed
+from .index import DB_ERRORS
 from .model import KIND_FOLDERS, Card
 from .supersede import recover, supersede
 from .sync import MAX_FILE_BYTES
@@ -98,8 +99,12 @@ def _same_titled(index, vault: Path, title: str) -> list[tuple[str, Card]]:
     """Valid vault cards with this title, as they are on disk now (the index may lag)."""
     if index is None:
         return []
+    try:
+        rows = index.cards_titled(VAULT, title)
+    except DB_ERRORS:  # the write goes ahead: the disk check while naming the file still runs
+        return []
     out = []
-    for row in index.cards_titled(VAULT, title):
+    for row in rows:
         card = vaultio.read_card(vault, row["path"])
         if card and not card.invalid_at and rules.same_title(card.title, title):
             out.append((row["path"], card))
