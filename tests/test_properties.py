@@ -5,6 +5,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,9 +59,7 @@ def without_ids(snap):
     return {k: {f: v for f, v in row.items() if f != "id"} for k, row in snap.items()}
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(op, max_size=25), reconcile_every=st.integers(min_value=0, max_value=6))
-def test_incremental_sync_equals_rebuild(ops, reconcile_every):
+def converges(ops, reconcile_every):
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
         root.mkdir()
@@ -81,3 +80,16 @@ def test_incremental_sync_equals_rebuild(ops, reconcile_every):
         live.close()
         fresh.close()
         shutil.rmtree(root)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(op, max_size=25), reconcile_every=st.integers(min_value=0, max_value=6))
+def test_incremental_sync_equals_rebuild(ops, reconcile_every):
+    converges(ops, reconcile_every)
+
+
+@pytest.mark.stress
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(op, max_size=80), reconcile_every=st.integers(min_value=0, max_value=10))
+def test_incremental_sync_equals_rebuild_long(ops, reconcile_every):
+    converges(ops, reconcile_every)
