@@ -204,6 +204,33 @@ class Index:
         )
         return True
 
+    def bound_id(self, source: str, path: str) -> int | None:
+        row = self.conn.execute(
+            "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
+        ).fetchone()
+        return row[0] if row else None
+
+    def rebind_ids(self, source: str, src: str, dst: str) -> int:
+        """Move the ids bound to src (and to its `src#anchor` cards) over to dst.
+
+        Used when a card goes into the trash, and when it comes back: its id and read stats
+        travel with it, and a new card written at the old path gets a new id.
+        """
+        def bound(path):
+            return self.conn.execute(
+                "SELECT id, path FROM card_ids WHERE source = ? AND "
+                "(path = ? OR substr(path, 1, ?) = ?)", (source, path, len(path) + 1, path + "#"),
+            ).fetchall()
+
+        for card_id, _path in bound(dst):
+            self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
+        moving = bound(src)
+        for card_id, path in moving:
+            self.conn.execute(
+                "UPDATE card_ids SET path = ? WHERE id = ?", (dst + path[len(src):], card_id)
+            )
+        return len(moving)
+
     def set_problem(self, source: str, path: str, message: str | None) -> None:
         if message:
             self.conn.execute(

@@ -24,6 +24,7 @@ from .index import Index
 from .model import Card, Signature, Source, SyncReport
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
+TRASH = ".trash"  # the vault's trash folder (Obsidian's "move to .trash" uses it too)
 # A file modified this close to the moment we read it may change again within the same
 # timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
 RACY_NS = 50_000_000
@@ -146,6 +147,14 @@ class Indexer:
                 self._reconcile_source(name, None, report, progress)
         report.seconds = time.perf_counter() - started
         return report
+
+    def park(self, source: str, rel: str, trash_rel: str) -> None:
+        """A card was moved into the trash (by a write command, under whatever name it got
+        there): its id and stats go with it, so a restore brings them back."""
+        with self.index.transaction():
+            self.index.remove_file(source, rel)
+            self.index.rebind_ids(source, rel, trash_rel)
+            self.index.mark_changed()
 
     def drop_source(self, name: str) -> SyncReport:
         """Forget every card of a source that is no longer configured."""
@@ -284,6 +293,8 @@ class Indexer:
                     if previous and index.file_state(source, look.path):
                         index.remove_file(source, look.path)
                         report.removed += 1
+                        if look.state == "absent" and self._in_trash(source, look.path, previous[1]):
+                            index.rebind_ids(source, look.path, f"{TRASH}/{look.path}")
                     stored.pop(look.path, None)
                     index.set_problem(source, printable(look.path), _problem(look, self.max_bytes))
                     if look.state == "bad_name":
@@ -308,6 +319,7 @@ class Indexer:
                         report.updated += 1
                     else:
                         report.added += 1
+                        self._back_from_trash(source, look.path)
                     index.replace_file(
                         source, look.path, look.cards, look.fts, look.sig, look.digest,
                         look.read_at,
@@ -318,6 +330,22 @@ class Indexer:
                             report.problems.append({"path": card.path, "message": card.problem})
             if report.changed != changed_before:
                 index.mark_changed()
+
+
+    # A card moved into `.trash/<path>` (Obsidian's own delete, or a move while we were not
+    # watching) keeps its id there; when it comes back, the id comes back with it.
+
+    def _in_trash(self, source: str, rel: str, stored_hash: str) -> bool:
+        try:
+            with open(self._full(source, f"{TRASH}/{rel}"), "rb") as handle:
+                return digest(handle.read(self.max_bytes + 1)) == stored_hash
+        except OSError:
+            return False
+
+    def _back_from_trash(self, source: str, rel: str) -> None:
+        parked = f"{TRASH}/{rel}"
+        if self.index.bound_id(source, parked) and not os.path.lexists(self._full(source, parked)):
+            self.index.rebind_ids(source, parked, rel)
 
 
 def _problem(look: Look, max_bytes: int) -> str | None:

@@ -1,9 +1,9 @@
 """Soft delete, restore and purge (DESIGN §5). Use them through memsync.vault.
 
 A deleted card moves to `<vault>/.trash/<its path>`, keeping the folder structure, so restoring
-needs no other record (and Obsidian's own delete lands in the same place). The index drops it
-but keeps its read stats and the id bound to its path: a restore to the same path brings both
-back. Only a purge, which acts on nothing outside the trash, removes a file for good and clears
+needs no other record (and Obsidian's own delete lands in the same place). The index drops it,
+but its id and read stats go with it into the trash: a restore brings both back, and a new
+card written at the old path meanwhile gets an id of its own. Only a purge, which acts on nothing outside the trash, removes a file for good and clears
 its stats. The trash is never emptied automatically.
 """
 
@@ -35,6 +35,11 @@ def delete(cfg: Config, card_id: int) -> dict:
             "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
             "note": f"moved to {trash_rel}; undo with `memsync delete --restore {trash_rel}`",
         }
+        try:  # the id and read stats travel into the trash with the card
+            api.indexer(cfg, index).park(VAULT, rel, trash_rel)
+        except DB_ERRORS as exc:
+            warnings.append(f"moved to the trash, but the index could not be updated ({exc}); "
+                            "run `memsync index`")
         vaultio.finish(cfg, index, result, [rel], warnings)
     reminder = api.trash_reminder(vault)
     if reminder:
@@ -100,7 +105,7 @@ def purge(cfg: Config, trash_path: str) -> dict:
     os.unlink(full)  # a symlink is removed itself, never its target
     vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
     warnings: list[str] = []
-    cleared = _clear_stats(cfg, vault, [rel[len(TRASH) + 1:]], warnings)
+    cleared = _clear_stats(cfg, [rel], warnings)
     result = {"status": "purged", "path": rel, "purged": 1, "stats_cleared": cleared, "indexed": None}
     if warnings:
         result["warnings"] = warnings
@@ -118,13 +123,13 @@ def purge_all(cfg: Config) -> dict:
             for name in files + links:
                 path = os.path.join(folder, name)
                 os.unlink(path)
-                originals.append(os.path.relpath(path, trash).replace(os.sep, "/"))
+                originals.append(TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/"))
             for name in dirs:
                 if name not in links:
                     with contextlib.suppress(OSError):  # not empty: something was added meanwhile
                         os.rmdir(os.path.join(folder, name))
     warnings: list[str] = []
-    cleared = _clear_stats(cfg, vault, originals, warnings)
+    cleared = _clear_stats(cfg, originals, warnings)
     result = {"status": "purged", "path": TRASH, "purged": len(originals), "stats_cleared": cleared,
               "indexed": None}
     if warnings:
@@ -132,20 +137,19 @@ def purge_all(cfg: Config) -> dict:
     return result
 
 
-def _clear_stats(cfg: Config, vault, originals: list[str], warnings: list[str]) -> int:
-    """Drop the read stats of purged cards. A path that holds a live card again keeps them:
-    the id (and so the stats) now belong to that card."""
-    gone = [o for o in originals if not os.path.lexists(vault.joinpath(*o.split("/")))]
-    if not gone:
+def _clear_stats(cfg: Config, trash_rels: list[str], warnings: list[str]) -> int:
+    """Drop the read stats of purged cards and retire their ids: while a card sits in the
+    trash its id is bound to its trash path, so nothing live shares it."""
+    if not trash_rels:
         return 0
     with vaultio.index_or_none(cfg, warnings) as index:
         if index is None:
             return 0
         try:
             with index.transaction():
-                for original in gone:
-                    index.clear_stats_for_path(VAULT, original)
+                for rel in trash_rels:
+                    index.clear_stats_for_path(VAULT, rel)
         except DB_ERRORS as exc:
             warnings.append(f"the files are gone, but their read stats could not be cleared ({exc})")
             return 0
-    return len(gone)
+    return len(trash_rels)

@@ -62,6 +62,27 @@ def test_a_second_deletion_of_the_same_path_is_kept_as_dash_2(cli, vault, card):
     assert (vault / ".trash" / card["path"]).read_bytes() == first
 
 
+def test_a_new_card_at_a_deleted_path_gets_an_id_of_its_own(cli, vault, card):
+    cli("show", card["id"])
+    cli("delete", card["id"])
+    _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
+    assert again["path"] == card["path"] and again["id"] != card["id"]
+    assert stats_of(again["id"]) == (0, None)  # the deleted card's reads are not inherited
+    cli("delete", again["id"])  # stored as -2, with its own id
+    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging-db-2.md", "--json")
+    assert code == 0 and data["id"] == again["id"]
+    code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
+    assert code == 0 and data["id"] == card["id"] and stats_of(card["id"])[0] == 1
+
+
+def test_a_purged_id_is_never_given_to_another_card(cli, vault, card):
+    cli("delete", card["id"])
+    cli("delete", "--purge", ".trash/" + card["path"])
+    _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
+    assert again["id"] != card["id"]
+    assert cli("show", card["id"], "--json")[0] == 1
+
+
 def test_restore_refuses_to_overwrite_without_force(cli, vault, card):
     cli("delete", card["id"])
     _, occupant = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
@@ -140,6 +161,23 @@ def test_a_card_deleted_in_obsidian_can_be_restored(cli, vault, card):
     (vault / card["path"]).rename(vault / ".trash/staging-db.md")  # Obsidian flattens into .trash/
     code, data = cli("delete", "--restore", "staging-db.md", "--json")
     assert code == 0 and data["path"] == "staging-db.md"
+
+
+def test_a_move_into_the_trash_and_back_keeps_the_id(cli, vault, card):
+    """Obsidian's "move to .trash" keeps the folder path; the indexer sees it on its next look."""
+    cli("show", card["id"])
+    (vault / ".trash/03-Knowledge").mkdir(parents=True)
+    (vault / card["path"]).rename(vault / ".trash" / card["path"])
+    cli("index")
+    assert cli("search", "db-stage-2", "--json")[0] == 1
+    _, other = cli("capture", "--title", "staging db", "--body", "another card at the same place", "--json")
+    assert other["path"] == card["path"] and other["id"] != card["id"]
+    (vault / other["path"]).unlink()
+    cli("index")
+    (vault / ".trash" / card["path"]).rename(vault / card["path"])
+    cli("index")
+    hits = cli("search", "db-stage-2", "--json")[1]["hits"]
+    assert [h["id"] for h in hits] == [card["id"]] and stats_of(card["id"])[0] == 1
 
 
 # --- path safety: nothing outside the vault is ever touched -----------------------------------
