@@ -74,10 +74,18 @@ def paths(data: dict) -> str:
 
 
 def write_result(data: dict) -> str:
-    lines = [f"{data['status']}: {data.get('path', '')}" + (f" (id {data['id']})" if data.get("id") else "")]
-    for key in ("changed", "existing_path", "collision_paths", "secrets_found", "note", "reminder"):
-        if data.get(key):
-            lines.append(f"  {key}: {data[key]}")
+    head = data["status"]
+    if data.get("path"):
+        head += f": {data['path']}"
+    if data.get("id"):
+        head += f" (id {data['id']})"
+    lines = [head]
+    for key in ("changed", "existing_path", "collision_paths", "trash_path",
+                "note", "reminder"):
+        value = data.get(key)
+        if value:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            lines.append(f"  {key.replace('_', ' ')}: {shown}")
     for warning in data.get("warnings") or []:
         lines.append(f"  warning: {warning}")
     if data.get("indexed") is False:
