@@ -7,6 +7,7 @@ asked for, always rank below valid ones.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -109,23 +110,17 @@ class LexicalSearcher:
         if not plan.tiers:
             result.note = "the query has no searchable words"
             return result
-        w_title, w_tags, w_body = (float(w) for w in self.weights)
-        rank = f"bm25(cards_fts, {w_title}, {w_tags}, {w_body})"
-        sql = (
-            f"SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.tags, "
-            f"c.aliases, {rank} AS rank FROM cards_fts JOIN cards c ON c.seq = cards_fts.rowid "
-            f"WHERE cards_fts MATCH ?{where} "
-            f"ORDER BY (c.invalid_at IS NOT NULL), rank LIMIT ?"
-        )
+        # Invalid cards rank below valid ones, except in an --as-of view, where every card shown
+        # was the current fact on that day.
+        valid_first = q.include_invalid and not q.as_of
         seen: set[int] = set()
         for tier, expr in plan.tiers:
-            rows = self.index.conn.execute(sql, [expr, *args, limit + len(seen)]).fetchall()
-            rows = [r for r in rows if r["id"] not in seen][: limit - len(result.hits)]
+            rows = self._ranked(expr, where, args, limit - len(result.hits), seen, valid_first)
             if not rows:
                 continue
             result.matched = result.matched or tier
-            result.hits += [self._hit(r, tier, plan) for r in rows]
-            seen.update(r["id"] for r in rows)
+            result.hits += [self._hit(r, rank, tier, plan) for r, rank in rows]
+            seen.update(r["id"] for r, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
         if result.matched and result.matched.startswith("any"):
@@ -138,13 +133,42 @@ class LexicalSearcher:
             result.note = "no card matched; try fewer or different keywords"
         return result
 
-    def _hit(self, row, tier: str, plan: query.Plan) -> Hit:
+    def _ranked(self, expr, where, args, want, exclude, valid_first) -> list[tuple]:
+        """The best `want` cards for one MATCH expression, as (row, bm25) pairs.
+
+        BM25 is computed inside FTS5 first, over the FTS table alone; only the top of that list
+        is joined to `cards` for filters and display (a join over every match reads every
+        matching card's row, which costs more than the ranking itself). The window widens when
+        filters leave it short.
+        """
+        w_title, w_tags, w_body = (float(w) for w in self.weights)
+        ranked_sql = (
+            f"SELECT rowid, bm25(cards_fts, {w_title}, {w_tags}, {w_body}) AS rank "
+            "FROM cards_fts WHERE cards_fts MATCH ? ORDER BY rank LIMIT ?"
+        )
+        cards_sql = (
+            "SELECT c.seq, c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, "
+            "c.tags, c.aliases FROM cards c "
+            f"WHERE c.seq IN (SELECT value FROM json_each(?)){where}"
+        )
+        window = max(40, 4 * (want + len(exclude)))
+        while True:
+            ranks = dict(self.index.conn.execute(ranked_sql, (expr, window)).fetchall())
+            rows = self.index.conn.execute(cards_sql, [json.dumps(list(ranks)), *args]).fetchall()
+            rows = [r for r in rows if r["id"] not in exclude]
+            rows.sort(key=lambda r: ((r["invalid_at"] is not None) and valid_first, ranks[r["seq"]]))
+            complete = sum(1 for r in rows if r["invalid_at"] is None or not valid_first) >= want
+            if complete or len(ranks) < window:
+                return [(r, ranks[r["seq"]]) for r in rows[:want]]
+            window *= 8
+
+    def _hit(self, row, rank: float, tier: str, plan: query.Plan) -> Hit:
         coverage = None
         if tier.startswith("any"):
             doc = cjk.tokens(" ".join([row["title"], row["aliases"], row["tags"], row["body"]]))
             coverage = query.coverage(plan.terms, set(doc), prefix=tier.endswith("prefix"))
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
-            source=row["source"], score=-row["rank"], matched=tier, coverage=coverage,
+            source=row["source"], score=-rank, matched=tier, coverage=coverage,
             snippet=snippet(row["body"], plan.terms), valid=row["invalid_at"] is None,
         )
