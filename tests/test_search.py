@@ -154,3 +154,14 @@ def test_snippet_is_around_the_match(vault):
 def test_search_without_index_says_how_to_build_it(cli):
     code, out = cli("search", "x", "--json")
     assert code == 2 and "memsync index" in out["error"]["message"]
+
+
+def test_as_of_ranks_by_relevance_alone(vault):
+    """On the day asked about, a card that is invalid today was the current fact: no penalty."""
+    write_card(vault, "later-invalid.md", "端口 端口", "端口 端口 端口 8080", created="2026-01-01",
+               invalid_at="2026-05-01")
+    write_card(vault, "still-valid.md", "other", "a passing mention of 端口 among other words here",
+               created="2026-01-01")
+    sync()
+    assert found("端口", as_of="2026-04-01") == ["later-invalid.md", "still-valid.md"]
+    assert found("端口", include_invalid=True) == ["still-valid.md", "later-invalid.md"]
