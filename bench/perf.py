@@ -1,0 +1,445 @@
+"""Performance: memsync beside the floors measured in the same run, on generated vaults.
+
+    python -m bench.perf [--sizes 1000,10000] [--big] [--quick]
+
+For each size (1k and 10k cards; 100k with --big):
+- rebuild throughput and peak RSS (fresh process per run), beside the floor: stdlib sqlite3
+  bulk-inserting the same pre-tokenized text into FTS5 in one transaction;
+- reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
+- search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
+- `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`.
+Every figure is the median of repeated runs. Then the watcher and MCP benches
+(bench/watch_latency.py, bench/mcp_startup.py) run if present, and their JSON is folded in.
+Results: bench/results/perf.json, and the tables in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import generate, machine
+
+MEMSYNC = str(Path(sys.executable).with_name("memsync"))
+BENCH = Path(__file__).resolve().parent
+COMPONENTS = ("watch_latency", "mcp_startup")  # other benches folded into this run, if present
+TARGETS = {  # at 10k cards
+    "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
+    "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 150.0,
+}
+REBUILD_CHILD = """
+import json, sys, time
+from memsync.index import Index
+from memsync.model import Source
+from memsync.sync import Indexer
+index = Index(sys.argv[1])
+work = Indexer(index, [Source("vault", "markdown", sys.argv[2], True)])
+start = time.perf_counter()
+report = work.rebuild()
+print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added}))
+"""
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _fresh_db(path: Path) -> None:
+    for p in path.parent.glob(path.name + "*"):
+        p.unlink()
+
+
+# --- rebuild ---------------------------------------------------------------------------------
+
+
+def rebuild_once(db: Path, vault: Path) -> dict:
+    """One rebuild in a fresh process: its own timing, and its peak RSS from wait4()."""
+    _fresh_db(db)
+    proc = subprocess.Popen([sys.executable, "-c", REBUILD_CHILD, str(db), str(vault)],
+                            stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"rebuild child failed ({proc.returncode})")
+    data = json.loads(out)
+    data["peak_rss_mib"] = usage.ru_maxrss / 1024  # Linux reports KiB
+    return data
+
+
+def pretokenized(vault: Path) -> list[tuple[str, str, str]]:
+    """The FTS text memsync stores for each card, computed outside any timing."""
+    from memsync import cjk
+    from memsync.notes import parse
+
+    rows = []
+    for path in sorted(vault.rglob("*.md")):
+        card = parse(path.read_bytes(), path.relative_to(vault).as_posix())
+        rows.append((cjk.to_index_text(" ".join([card.title, *card.aliases])),
+                     cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)))
+    return rows
+
+
+def floor_insert(db: Path, rows: list[tuple[str, str, str]]) -> float:
+    """The floor: the same text into a bare FTS5 table, one transaction, same durability."""
+    _fresh_db(db)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(title, tags, body, tokenize = 'unicode61 remove_diacritics 0')")
+    start = time.perf_counter()
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO f (title, tags, body) VALUES (?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    seconds = time.perf_counter() - start
+    conn.close()
+    return seconds
+
+
+def prep_costs(vault: Path) -> dict:
+    """Where a rebuild's time can go before SQLite: reading, parsing, tokenizing (one pass each)."""
+    from memsync import cjk
+    from memsync.notes import parse
+
+    paths = sorted(vault.rglob("*.md"))
+    start = time.perf_counter()
+    blobs = [(p.relative_to(vault).as_posix(), p.read_bytes()) for p in paths]
+    read = time.perf_counter() - start
+    start = time.perf_counter()
+    cards = [parse(data, rel) for rel, data in blobs]
+    parsed = time.perf_counter() - start
+    start = time.perf_counter()
+    for card in cards:
+        cjk.to_index_text(card.title), cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)
+    tokenized = time.perf_counter() - start
+    return {"read_s": read, "parse_s": parsed, "tokenize_s": tokenized}
+
+
+# --- reconcile -------------------------------------------------------------------------------
+
+
+def walk_floor(vault: Path) -> float:
+    """The least any reconcile must do: list every folder and lstat every file."""
+    start = time.perf_counter()
+    stack = [str(vault)]
+    while stack:
+        for entry in os.scandir(stack.pop()):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            else:
+                entry.stat(follow_symlinks=False)
+    return time.perf_counter() - start
+
+
+# --- search ----------------------------------------------------------------------------------
+
+
+def search_queries(cards: list[tuple[str, str]], rng: random.Random, n: int) -> dict[str, list[str]]:
+    # Query words drawn evenly from the 2,000 most frequent: some match most cards, some few.
+    zh, en = generate.ZH_VOCAB[:2000], generate.EN_VOCAB[:2000]
+    valid = [c for i, c in enumerate(cards) if not generate.superseded(i)]
+    return {
+        "marker": [m for _rel, m in rng.sample(valid, min(n, len(valid)))],
+        "zh-word": [rng.choice(zh) for _ in range(n)],
+        "en-word": [rng.choice(en) for _ in range(n)],
+        "two-words": [f"{rng.choice(zh)} {rng.choice(en)}" for _ in range(n)],
+        "question": ["".join(rng.choices(zh, k=3)) + " " + " ".join(rng.choices(en, k=2)) for _ in range(n)],
+    }
+
+
+def search_latency(db: Path, floor_db: Path, queries: dict[str, list[str]], rounds: int,
+                   expected: dict[str, str]) -> dict:
+    from memsync import cjk, query
+    from memsync.index import Index
+    from memsync.search import LexicalSearcher, Query
+
+    index = Index(db)
+    searcher = LexicalSearcher(index)
+    floor = sqlite3.connect(floor_db)
+    flat = [(kind, q) for kind, qs in queries.items() for q in qs]
+    per_round, floor_round, by_kind = [], [], {k: [] for k in queries}
+    wrong = 0
+    for r in range(rounds):
+        times, ftimes = [], []
+        for kind, text in flat:
+            start = time.perf_counter()
+            result = searcher.search(Query(text, 10))
+            elapsed = time.perf_counter() - start
+            times.append(elapsed)
+            by_kind[kind].append(elapsed)
+            if r == 0 and kind == "marker" and [h.path for h in result.hits] != [expected[text]]:
+                wrong += 1
+            expr = " OR ".join(query.quote(t) for t in dict.fromkeys(cjk.tokens(text)))
+            start = time.perf_counter()
+            floor.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f) LIMIT 10", (expr,)).fetchall()
+            ftimes.append(time.perf_counter() - start)
+        per_round.append((percentile(times, 0.5), percentile(times, 0.99)))
+        floor_round.append((percentile(ftimes, 0.5), percentile(ftimes, 0.99)))
+    index.close()
+    floor.close()
+    return {
+        "queries": len(flat), "rounds": rounds,
+        "p50_ms": 1000 * median([p for p, _ in per_round]),
+        "p99_ms": 1000 * median([p for _, p in per_round]),
+        "floor_p50_ms": 1000 * median([p for p, _ in floor_round]),
+        "floor_p99_ms": 1000 * median([p for _, p in floor_round]),
+        "by_kind_p50_ms": {k: 1000 * percentile(v, 0.5) for k, v in by_kind.items()},
+        "marker_wrong": wrong,
+    }
+
+
+def wall(cmd: list[str], env: dict | None = None, ok=(0,)) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in ok:
+        raise SystemExit(f"{cmd[:3]} exited {proc.returncode}")
+    return elapsed
+
+
+def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int) -> dict:
+    env = {**os.environ, "MEMSYNC_HOME": str(home), "MEMSYNC_DB": str(db), "MEMSYNC_VAULT": str(vault)}
+    timings: dict[str, list[float]] = {}
+    rg = shutil.which("rg")
+    for n in range(runs):
+        marker = markers[n % len(markers)]
+        # Variants take turns within a round, so background noise hits them alike.
+        timings.setdefault("memsync_search", []).append(wall([MEMSYNC, "search", marker, "--json"], env))
+        timings.setdefault("python_startup", []).append(wall([sys.executable, "-c", "pass"]))
+        timings.setdefault("grep_r", []).append(wall(["grep", "-rl", "--include=*.md", marker, str(vault)]))
+        if rg:
+            timings.setdefault("rg", []).append(wall([rg, "-l", marker, str(vault)]))
+    out = {name: 1000 * median(values) for name, values in timings.items()}
+    out["runs"] = runs
+    if not rg:
+        out["rg"] = None
+        out["rg_note"] = "ripgrep not installed (apt-get install ripgrep)"
+    return out
+
+
+# --- one size --------------------------------------------------------------------------------
+
+
+def measure_size(n: int, work: Path, quick: bool) -> dict:
+    vault = work / f"vault-{n}"
+    started = time.perf_counter()
+    cards = generate.generate_vault(vault, n, seed=0)
+    result: dict = {"cards": n, "generate_s": time.perf_counter() - started,
+                    "vault_mib": sum(p.stat().st_size for p in vault.rglob("*.md")) / 2**20}
+    repeats = 1 if n >= 100_000 else (3 if quick or n >= 10_000 else 5)
+    db = work / f"m-{n}.db"
+    floor_db = work / f"floor-{n}.db"
+    rows = pretokenized(vault)
+    builds, floors = [], []
+    for _ in range(repeats):  # alternate, so drift on a noisy machine hits both alike
+        builds.append(rebuild_once(db, vault))
+        floors.append(floor_insert(floor_db, rows))
+    seconds = median([b["seconds"] for b in builds])
+    floor_s = median(floors)
+    result["rebuild"] = {
+        "runs": repeats, "seconds": seconds, "cards_per_s": n / seconds,
+        "peak_rss_mib": median([b["peak_rss_mib"] for b in builds]),
+        "floor_seconds": floor_s, "floor_cards_per_s": n / floor_s, "vs_floor": seconds / floor_s,
+        "prep": prep_costs(vault),
+    }
+    print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s), floor {floor_s:.2f}s", file=sys.stderr)
+
+    from memsync.index import Index
+    from memsync.model import Source
+    from memsync.sync import Indexer
+
+    index = Index(db)
+    work_ix = Indexer(index, [Source("vault", "markdown", str(vault), True)])
+    work_ix.reconcile()  # warm the page cache and settle racily-clean files
+    recon = []
+    walk = []
+    for _ in range(max(repeats, 5)):
+        recon.append(work_ix.reconcile().seconds)
+        walk.append(walk_floor(vault))
+    index.close()
+    result["reconcile"] = {"runs": len(recon), "seconds": median(recon), "floor_walk_seconds": median(walk),
+                           "vs_floor": median(recon) / median(walk)}
+    print(f"  {n}: reconcile {median(recon):.3f}s", file=sys.stderr)
+
+    rng = random.Random(n)
+    queries = search_queries(cards, rng, 40 if quick else 100)
+    result["search"] = search_latency(db, floor_db, queries, 3, dict((m, rel) for rel, m in cards))
+    print(f"  {n}: search p50 {result['search']['p50_ms']:.2f} ms p99 {result['search']['p99_ms']:.2f} ms",
+          file=sys.stderr)
+    result["cli"] = cli_wall(work / f"home-{n}", db, vault, queries["marker"], 9 if quick else 21)
+    print(f"  {n}: memsync search {result['cli']['memsync_search']:.0f} ms", file=sys.stderr)
+    shutil.rmtree(vault)
+    return result
+
+
+# --- components and peers --------------------------------------------------------------------
+
+
+def run_components(skip: bool) -> dict:
+    """Run the sibling benches that exist as their own processes; fold in their JSON."""
+    out = {}
+    for name in COMPONENTS:
+        if not (BENCH / f"{name}.py").exists():
+            out[name] = {"skipped": f"bench/{name}.py not present"}
+            continue
+        if skip:
+            out[name] = {"skipped": "--no-components"}
+            continue
+        print(f"running bench.{name}", file=sys.stderr)
+        proc = subprocess.run([sys.executable, "-m", f"bench.{name}"], cwd=BENCH.parent,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        result_file = machine.RESULTS / f"{name}.json"
+        if proc.returncode != 0:
+            out[name] = {"failed": proc.returncode, "stderr": proc.stderr[-2000:]}
+        elif result_file.exists():
+            out[name] = json.loads(result_file.read_text(encoding="utf-8"))
+        else:
+            out[name] = {"failed": "no result file", "stderr": proc.stderr[-2000:]}
+    return out
+
+
+def peers() -> dict:
+    venv = BENCH / "peers" / ".venv-basic-memory"
+    if (venv / "bin" / "basic-memory").exists():
+        return {"basic-memory": {"skipped": "installed, but no measurement driver yet: see bench/peers/README.md"}}
+    return {"basic-memory": {"skipped": "not set up: run bench/peers/setup_basic_memory.sh "
+                                         "(needs Python >= 3.12; this machine has "
+                                         f"{sys.version.split()[0]})"}}
+
+
+def verdicts(data: dict) -> dict:
+    size = data["sizes"].get("10000")
+    if not size:
+        return {}
+    t = TARGETS
+    return {
+        "rebuild_vs_floor": size["rebuild"]["vs_floor"] <= t["rebuild_vs_floor_max"],
+        "rebuild_cards_per_s": size["rebuild"]["cards_per_s"] >= t["rebuild_cards_per_s_min"],
+        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
+        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
+        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
+        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+    }
+
+
+# --- tables for RESULTS.md -------------------------------------------------------------------
+
+
+def _row(label, *cells):
+    return "| " + " | ".join([label, *[str(c) for c in cells]]) + " |"
+
+
+def render_tables(data: dict) -> list[str]:
+    sizes = data["sizes"]
+    heads = [f"{int(n):,} cards" for n in sizes]
+    out = ["Medians of repeated runs; each memsync figure beside its floor from the same run.", "",
+           "| figure | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+
+    def line(label, fmt):
+        out.append(_row(label, *[fmt(s) for s in sizes.values()]))
+
+    line("rebuild, cards/s", lambda s: f"{s['rebuild']['cards_per_s']:,.0f}")
+    line("floor: FTS5 bulk insert, cards/s", lambda s: f"{s['rebuild']['floor_cards_per_s']:,.0f}")
+    line("rebuild ÷ floor (time)", lambda s: f"{s['rebuild']['vs_floor']:.1f}×")
+    line("rebuild peak RSS", lambda s: f"{s['rebuild']['peak_rss_mib']:.0f} MiB")
+    line("rebuild prep: read / parse / tokenize", lambda s: " / ".join(
+        f"{s['rebuild']['prep'][k]:.2f}s" for k in ("read_s", "parse_s", "tokenize_s")))
+    line("reconcile, nothing changed", lambda s: f"{s['reconcile']['seconds'] * 1000:.0f} ms")
+    line("floor: walk + lstat", lambda s: f"{s['reconcile']['floor_walk_seconds'] * 1000:.0f} ms")
+    line("search p50 / p99 (in-process)", lambda s: f"{s['search']['p50_ms']:.2f} / {s['search']['p99_ms']:.2f} ms")
+    line("floor: bare FTS5 OR query p50 / p99",
+         lambda s: f"{s['search']['floor_p50_ms']:.2f} / {s['search']['floor_p99_ms']:.2f} ms")
+    line("marker searches with a wrong answer", lambda s: s["search"]["marker_wrong"])
+    line("`memsync search` whole process", lambda s: f"{s['cli']['memsync_search']:.0f} ms")
+    line("floor: `python -c pass`", lambda s: f"{s['cli']['python_startup']:.0f} ms")
+    line("`grep -rl`", lambda s: f"{s['cli']['grep_r']:.0f} ms")
+    line("`rg -l`", lambda s: "not installed" if s["cli"].get("rg") is None else f"{s['cli']['rg']:.0f} ms")
+    out += ["", "In-process search p50 by query kind (ms):", ""]
+    kinds = list(next(iter(sizes.values()))["search"]["by_kind_p50_ms"])
+    out += ["| kind | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    for kind in kinds:
+        out.append(_row(kind, *[f"{s['search']['by_kind_p50_ms'][kind]:.2f}" for s in sizes.values()]))
+    if data.get("verdicts"):
+        t = TARGETS
+        names = {
+            "rebuild_vs_floor": f"rebuild within {t['rebuild_vs_floor_max']:g}× of the floor",
+            "rebuild_cards_per_s": f"rebuild ≥ {t['rebuild_cards_per_s_min']:,} cards/s",
+            "reconcile": f"reconcile ≤ {t['reconcile_s_max']} s",
+            "search_p50": f"search p50 ≤ {t['search_p50_ms_max']:g} ms",
+            "search_p99": f"search p99 ≤ {t['search_p99_ms_max']:g} ms",
+            "cli_search": f"`memsync search` ≤ {t['cli_search_ms_max']:g} ms",
+        }
+        out += ["", "Targets at 10,000 cards:", ""]
+        out += [f"- {names[k]}: {'met' if ok else '**not met**'}" for k, ok in data["verdicts"].items()]
+    out += ["", "### Watcher and MCP", ""]
+    for name, comp in data.get("components", {}).items():
+        out += _component(name, comp)
+    for name, peer in data.get("peers", {}).items():
+        out.append(f"- peer {name}: {peer.get('skipped') or 'measured'}")
+    return out
+
+
+def _component(name: str, comp: dict) -> list[str]:
+    if "skipped" in comp or "failed" in comp:
+        return [f"- {name}: {comp.get('skipped') or 'failed: ' + str(comp.get('failed'))}"]
+    results = comp.get("results")
+    lines = [f"`{name}`: {comp.get('what', '')}", ""]
+    if isinstance(results, dict) and all(isinstance(v, dict) for v in results.values()):
+        keys = [k for k in ("median_s", "p50_s", "p99_s", "p90_s", "min_s", "max_s", "runs")
+                if any(k in v for v in results.values())]
+        lines += ["| measure | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+        for label, row in results.items():
+            lines.append(_row(label, *[_num(row.get(k)) for k in keys]))
+    else:
+        lines.append("```\n" + json.dumps(results if results is not None else comp, indent=1)[:3000] + "\n```")
+    return [*lines, ""]
+
+
+def _num(value) -> str:
+    if isinstance(value, float):
+        return f"{value * 1000:.1f} ms" if value < 100 else f"{value:.1f}"
+    return "–" if value is None else str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.perf", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000", help="comma-separated card counts")
+    parser.add_argument("--big", action="store_true", help="add a 100,000-card vault (slow)")
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and queries (smoke run)")
+    parser.add_argument("--no-components", action="store_true", help="skip the watcher and MCP benches")
+    parser.add_argument("--out", default="perf", help="result name under bench/results/")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.big else [])
+    data = {**machine.info(), "quick": args.quick, "targets": TARGETS, "sizes": {}}
+    with tempfile.TemporaryDirectory(prefix="memsync-perf-") as tmp:
+        for n in sizes:
+            data["sizes"][str(n)] = measure_size(n, Path(tmp), args.quick)
+    data["components"] = run_components(args.no_components)
+    data["peers"] = peers()
+    data["verdicts"] = verdicts(data)
+    path = machine.save(args.out, data)
+    from . import report
+
+    report.write()
+    print("\n".join(render_tables(data)))
+    print(f"results: {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
