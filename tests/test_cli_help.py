@@ -1,0 +1,27 @@
+"""Docs that cannot drift: every command has help text ending with an example."""
+
+import pytest
+
+from memsync.cli import main
+
+COMMANDS = sorted(main.commands)
+
+
+def test_the_documented_commands_exist():
+    expected = {"paths", "index", "watch", "search", "show", "capture", "update", "supersede",
+                "delete", "stats", "sources", "bench", "mcp"}
+    assert expected <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_help_with_an_example(cli, name):
+    code, text = cli(name, "--help")
+    assert code == 0
+    assert "Example" in text, f"`memsync {name} --help` has no example"
+    example = text.split("Example", 1)[1]
+    assert "memsync" in example and f" {name}" in example
+
+
+def test_top_level_help_lists_commands(cli):
+    code, text = cli("--help")
+    assert code == 0 and "search" in text and "capture" in text
