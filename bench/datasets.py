@@ -89,6 +89,8 @@ def cmrc(level: str, root: Path | None = None) -> Corpus:
             ids = [pid if level == "passage" else f"{pid}-{n}" for n in range(len(spans))]
             corpus.docs += [(i, "", context[a:b]) for i, (a, b) in zip(ids, spans)]
             for qa in para["qas"]:
+                if not qa["question"].strip():  # the trial split has a blank question
+                    continue
                 relevant = {}
                 for answer in qa["answers"]:
                     start = answer["answer_start"]

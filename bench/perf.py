@@ -29,9 +29,11 @@ import time
 from pathlib import Path
 
 from . import generate, machine
+from .peers import basic_memory
 
 MEMSYNC = str(Path(sys.executable).with_name("memsync"))
 BENCH = Path(__file__).resolve().parent
+PEER_SIZE = 1000  # basic-memory indexes a few cards a second: measured at this size only
 COMPONENTS = ("watch_latency", "mcp_startup")  # other benches folded into this run, if present
 TARGETS = {  # at 10k cards
     "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
@@ -235,7 +237,7 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int) -
 # --- one size --------------------------------------------------------------------------------
 
 
-def measure_size(n: int, work: Path, quick: bool) -> dict:
+def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True) -> dict:
     vault = work / f"vault-{n}"
     started = time.perf_counter()
     cards = generate.generate_vault(vault, n, seed=0)
@@ -283,6 +285,9 @@ def measure_size(n: int, work: Path, quick: bool) -> dict:
           file=sys.stderr)
     result["cli"] = cli_wall(work / f"home-{n}", db, vault, queries["marker"], 9 if quick else 21)
     print(f"  {n}: memsync search {result['cli']['memsync_search']:.0f} ms", file=sys.stderr)
+    if n == PEER_SIZE and with_peers and basic_memory.available():
+        print(f"  {n}: basic-memory (slow: minutes)", file=sys.stderr)
+        result["basic_memory"] = basic_memory.measure(vault, work, queries["marker"], n)
     shutil.rmtree(vault)
     return result
 
@@ -313,13 +318,16 @@ def run_components(skip: bool) -> dict:
     return out
 
 
-def peers() -> dict:
-    venv = BENCH / "peers" / ".venv-basic-memory"
-    if (venv / "bin" / "basic-memory").exists():
-        return {"basic-memory": {"skipped": "installed, but no measurement driver yet: see bench/peers/README.md"}}
-    return {"basic-memory": {"skipped": "not set up: run bench/peers/setup_basic_memory.sh "
-                                         "(needs Python >= 3.12; this machine has "
-                                         f"{sys.version.split()[0]})"}}
+def peers(data: dict, with_peers: bool) -> dict:
+    size = data["sizes"].get(str(PEER_SIZE), {})
+    if "basic_memory" in size:
+        return {"basic-memory": size["basic_memory"]}
+    if not with_peers:
+        return {"basic-memory": {"skipped": "--no-peers"}}
+    if not basic_memory.available():
+        return {"basic-memory": {"skipped": "not set up: run bench/peers/setup_basic_memory.sh "
+                                            "(it needs Python >= 3.12)"}}
+    return {"basic-memory": {"skipped": f"measured only at {PEER_SIZE} cards, which this run did not include"}}
 
 
 def verdicts(data: dict) -> dict:
@@ -389,8 +397,18 @@ def render_tables(data: dict) -> list[str]:
     out += ["", "### Watcher and MCP", ""]
     for name, comp in data.get("components", {}).items():
         out += _component(name, comp)
+    out += ["### Peer", ""]
     for name, peer in data.get("peers", {}).items():
-        out.append(f"- peer {name}: {peer.get('skipped') or 'measured'}")
+        if "index_seconds" not in peer:
+            out.append(f"- {name}: {peer.get('skipped') or peer.get('failed')}")
+            continue
+        ours = data["sizes"][str(peer["cards"])]
+        out += [f"{name} {peer['version']} on the same {peer['cards']:,}-card vault ({peer['note']}):", "",
+                f"| figure | memsync | {name} |", "|---|---|---|",
+                _row("first full index, whole process", f"{ours['rebuild']['seconds']:.1f} s (rebuild)",
+                     f"{peer['index_seconds']:.1f} s ({peer['index_cards_per_s']:.1f} cards/s)"),
+                _row("search for a marker, whole process", f"{ours['cli']['memsync_search']:.0f} ms",
+                     f"{peer['search_ms']:.0f} ms ({peer['markers_found']}/{peer['search_runs']} found)")]
     return out
 
 
@@ -422,15 +440,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--big", action="store_true", help="add a 100,000-card vault (slow)")
     parser.add_argument("--quick", action="store_true", help="fewer repeats and queries (smoke run)")
     parser.add_argument("--no-components", action="store_true", help="skip the watcher and MCP benches")
+    parser.add_argument("--no-peers", action="store_true", help="skip basic-memory even if set up")
     parser.add_argument("--out", default="perf", help="result name under bench/results/")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s] + ([100_000] if args.big else [])
     data = {**machine.info(), "quick": args.quick, "targets": TARGETS, "sizes": {}}
     with tempfile.TemporaryDirectory(prefix="memsync-perf-") as tmp:
         for n in sizes:
-            data["sizes"][str(n)] = measure_size(n, Path(tmp), args.quick)
+            data["sizes"][str(n)] = measure_size(n, Path(tmp), args.quick, not args.no_peers)
     data["components"] = run_components(args.no_components)
-    data["peers"] = peers()
+    data["peers"] = peers(data, not args.no_peers)
     data["verdicts"] = verdicts(data)
     path = machine.save(args.out, data)
     from . import report

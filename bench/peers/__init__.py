@@ -1,0 +1,1 @@
+"""Drivers for peer systems measured beside memsync in bench/perf.py."""
