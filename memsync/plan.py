@@ -9,6 +9,7 @@ or at the latest after a cap, so a file that is written continuously still gets 
 
 from __future__ import annotations
 
+import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ QUIET = 0.05  # vim's rename -> recreate gap was observed at 1-11 ms; temp+renam
 CAP = 0.5  # a file written without pause is still looked at twice a second
 SETTLE = 0.01  # after a close: room for a delete or rename that follows at once
 HOLD = 0.5  # how long a rename whose target vanished waits for the rename that moved it on
+# watchdog adds a watch on a new folder only when it gets to the folder's creation event; what
+# happens in it before that is never reported. A second look at the folder a little later
+# catches it.
+RECHECK = 1.0
 
 
 class EventLike(Protocol):
@@ -151,9 +156,10 @@ class Pending:
         self._by_last: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._settled: set[tuple[str, str, str]] = set()
         self._moves: list[tuple[str, str, str, bool, float, float]] = []  # ..., not before
+        self._later: list[tuple[float, str, str]] = []  # heap of (when, source, folder)
 
     def __len__(self) -> int:
-        return len(self._seen) + len(self._moves)
+        return len(self._seen) + len(self._moves) + len(self._later)
 
     def add(self, source: str, action: Action, now: float) -> None:
         if action.op in ("move", "move_tree"):
@@ -165,6 +171,10 @@ class Pending:
 
     def add_path(self, source: str, path: str, now: float) -> None:
         self._touch(("sync", source, path), now, False)
+
+    def add_later(self, source: str, folder: str, when: float) -> None:
+        """Reconcile `folder` again at `when`, whatever happens before."""
+        heapq.heappush(self._later, (when, source, folder))
 
     def hold(self, moves: Iterable[tuple[str, str, str, bool, float]], until: float) -> None:
         """Put renames back at the head of the line, not to be taken before `until`."""
@@ -192,6 +202,8 @@ class Pending:
     def next_due(self) -> float | None:
         """When the earliest entry becomes due (a time on the caller's clock), None if empty."""
         times = []
+        if self._later:
+            times.append(self._later[0][0])
         if self._moves:
             times.append(self._moves[0][5])
         if self._by_last:
@@ -207,19 +219,24 @@ class Pending:
         if everything:
             due = list(self._seen)
         else:
-            for order in (self._by_last, self._seen, list(self._settled)):
-                for key in order:
-                    if self._due_at(key) > now:
-                        if order is not self._settled:
-                            break  # the rest of this order is due later
-                        continue
-                    due.append(key)
+            for key in self._by_last:
+                if self._due_at(key) > now:
+                    break  # the rest of this order is touched later, so due later
+                due.append(key)
+            for key in self._seen:
+                if self._due_at(key) > now:
+                    break  # the rest was first seen later: its cap comes later
+                due.append(key)
+            due += [key for key in self._settled if self._due_at(key) <= now]
         batch = Batch()
         ready = 0
         while ready < len(self._moves) and (everything or self._moves[ready][5] <= now):
             ready += 1
         moves, self._moves = self._moves[:ready], self._moves[ready:]
         batch.moves = [move[:5] for move in moves]
+        while self._later and (everything or self._later[0][0] <= now):
+            _when, source, folder = heapq.heappop(self._later)
+            due.append(("tree", source, folder))
         if not (due or batch.moves):
             return batch
         for key in dict.fromkeys(due):
@@ -246,6 +263,38 @@ class Pending:
         if self._seen.pop(key, None) is not None:
             del self._by_last[key]
             self._settled.discard(key)
+
+
+def expand_moves(
+    moves: Iterable[tuple], indexed: Callable[[], set[str]],
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """File renames in order, each folder rename replaced by the renames of the indexed files
+    below it at that point of the sequence; plus the folders to reconcile afterwards.
+
+    `indexed()` gives the indexed paths of the source; it is called only if a folder moved.
+    """
+    pairs: list[tuple[str, str]] = []
+    trees: list[str] = []
+    known: set[str] | None = None
+    for _source, src, dst, is_tree, *_ in moves:
+        if not is_tree:
+            pairs.append((src, dst))
+            if known is not None and src in known:
+                known.discard(src)
+                known.add(dst)
+            continue
+        if known is None:
+            known = indexed()
+            for a, b in pairs:  # replay the renames that came before
+                if a in known:
+                    known.discard(a)
+                    known.add(b)
+        for path in sorted(p for p in known if p.startswith(src + "/")):
+            known.discard(path)
+            known.add(dst + path[len(src):])
+            pairs.append((path, dst + path[len(src):]))
+        trees += [src, dst]
+    return pairs, trees
 
 
 def covered(path: str, trees: Iterable[str]) -> bool:

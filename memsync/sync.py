@@ -103,13 +103,14 @@ class Indexer:
         return report
 
     def move_many(
-        self, source: str, pairs: Sequence[tuple[str, str]], also: Iterable[str] = (),
+        self, source: str, pairs: Sequence[tuple[str, str]], paths: Iterable[str],
     ) -> SyncReport:
         """Renames seen in the order they happened (a swap, a chain a->b->c, a folder's files).
 
-        Each indexed file is re-keyed in turn, all in one transaction, before any end is checked
+        Each indexed file is re-keyed in turn, all in one transaction, before anything is checked
         against the disk: checking `b` right after a->b would drop the card when b->c followed.
-        Then every end, and `also`, is synced in one batch.
+        Then `paths` (normally every end of every pair, and whatever else changed) are synced in
+        one batch.
         """
         adapter = self.adapters[source]
         moved = 0
@@ -121,7 +122,7 @@ class Indexer:
             with self.index.transaction():
                 for src, dst in wanted:
                     moved += self.index.move_file(source, src, dst)
-        report = self.sync_paths(source, [*(p for pair in pairs for p in pair), *also])
+        report = self.sync_paths(source, paths)
         report.moved += moved
         return report
 

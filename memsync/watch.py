@@ -37,6 +37,7 @@ from .config import Config
 from .errors import BadEnvironment, MemsyncError
 from .index import Index
 from .model import SyncReport
+from .sync import storable
 
 log = logging.getLogger("memsync.watch")
 
@@ -51,6 +52,7 @@ EVENT_FILTER = [
 MOVE_PAIRING = 0.1
 HEALTH_CHECK = 10.0  # idle wake-up to notice a dead observer; costs nothing measurable
 STOP_GRACE = 5.0  # how long stop() waits for files still being written
+PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 
 
 class WatcherLocked(BadEnvironment):
@@ -209,6 +211,9 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self._observer = None
         self._alarm = _OverflowAlarm(self)
+        self._arrived: dict[tuple[str, str], tuple[str, float]] = {}  # (source, hash) -> path, when
+        self._held: dict[tuple[str, str], float] = {}  # deletions waiting for a second look
+        self._wants = _wants_by_source(cfg)
         self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -269,6 +274,9 @@ class Watcher:
             was_empty = not self.pending
             for action in actions:
                 self.pending.add(source, action, now)
+                if action.op in ("tree", "move_tree"):
+                    folder = action.dest if action.op == "move_tree" else action.path
+                    self.pending.add_later(source, folder, now + plan.RECHECK)
             # A worker with work already pending wakes by its own deadline, which no new quiet
             # window can precede; only wake it for things due sooner.
             if was_empty or any(a.settled or a.op in ("move", "move_tree") for a in actions):
@@ -291,14 +299,13 @@ class Watcher:
             InotifyMoveEventGrouper.delay = MOVE_PAIRING
         # A new folder's walk can register a callback twice; watchdog says so on stderr. Harmless.
         warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
-        indexer_wants = _wants_by_source(self.cfg)
         observer = Observer()
         for source in self.cfg.sources:
             root = os.path.abspath(source.root)
             if not os.path.isdir(root):
                 log.warning("source %s: %s is not a folder; not watching it", source.name, root)
                 continue
-            handler = _Handler(self, source.name, root, indexer_wants[source.name])
+            handler = _Handler(self, source.name, root, self._wants[source.name])
             observer.schedule(handler, root, recursive=True, event_filter=EVENT_FILTER)
         try:
             observer.start()
@@ -342,7 +349,11 @@ class Watcher:
             return
         self._opened.set()
         try:
-            self._reconcile_all(indexer, "start-up")
+            try:
+                self._reconcile_all(indexer, "start-up")
+            except Exception:  # e.g. a locked or full disk: keep watching, try again soon
+                log.exception("the start-up reconcile failed; retrying")
+                self.request_rescan(None, "start-up reconcile failed")
             with self._cond:
                 self._ready = True
                 self._cond.notify_all()
@@ -410,23 +421,17 @@ class Watcher:
     def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
         started = time.perf_counter()
         report = SyncReport()
-        moves = self._hold_vanished(indexer, batch)
+        moves = self._hold_vanished(batch)
         sources = list(dict.fromkeys(
             [m[0] for m in moves] + list(batch.paths) + list(batch.trees)
         ))
         for source in sources:
             if source in rescan:
                 continue  # the whole source is about to be reconciled
-            pairs, trees = _expand(indexer, [m for m in moves if m[0] == source])
-            paths = batch.paths.get(source, [])
-            if pairs:
-                part = indexer.move_many(source, pairs, also=paths)
-            elif paths:
-                part = indexer.sync_paths(source, paths)
-            else:
-                part = SyncReport()
-            for tree in plan.outermost([*trees, *batch.trees.get(source, [])]):
-                part.merge(indexer.reconcile(source, under=tree or None))
+            part = self._apply(
+                indexer, source, [m for m in moves if m[0] == source],
+                batch.paths.get(source, []), batch.trees.get(source, []),
+            )
             self._requeue(source, part.retry)
             report.merge(part)
         for source, why in rescan.items():
@@ -437,22 +442,118 @@ class Watcher:
         report.seconds = time.perf_counter() - started
         self._account(report, batch.size() + len(rescan))
 
-    def _hold_vanished(self, indexer, batch: plan.Batch) -> list:
-        """Renames to apply now. A rename whose target is already gone again was followed by
-        another rename or a delete, still on its way: hold it (and every later rename, to keep
-        their order) briefly, so a chain a->b->c is applied whole and the card keeps its id."""
+    def _apply(self, indexer, source: str, moves: list, paths: list[str], trees: list[str]):
+        """One source's share of a batch, as one indexer batch: renames re-keyed in order, then
+        every path touched, every file found in a folder that appeared, and every indexed file
+        of a folder that changed or vanished.
+
+        watchdog cannot always pair the two halves of a rename (the target folder was too new to
+        be watched yet, or the source folder was): the card then seems to vanish in one place
+        and appear in another, in either order. New files are remembered by content hash for a
+        short while, and a card whose file vanished is dropped only on a second look, one quiet
+        window later; whichever comes second is turned into a rename, so the card keeps its id
+        and read stats.
+        """
+        index = indexer.index
+        report = SyncReport()
+        pairs, moved_trees = plan.expand_moves(moves, lambda: set(index.file_states(source)))
+        if pairs:
+            report.merge(indexer.move_many(source, pairs, paths=()))
+            self._follow_arrivals(source, pairs)
+        candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
+        wants = self._wants[source]
+        for tree in plan.outermost([*moved_trees, *trees]):
+            candidates.update(dict.fromkeys(index.file_states(source, tree or None)))
+            candidates.update(dict.fromkeys(_walk(self.cfg.source(source).root, tree, wants)))
+        states = {p: index.file_state(source, p) for p in candidates if storable(p)}
+        vanished = {
+            p: state for p, state in states.items()
+            if state is not None and not os.path.lexists(self._full(source, p))
+        }
+        renames = self._pair_with_arrivals(source, vanished)
+        to_sync = self._hold_deletions(source, list(candidates), vanished, {a for a, _ in renames})
+        to_sync += [b for _a, b in renames if b not in to_sync]
+        if renames or to_sync:
+            report.merge(indexer.move_many(source, renames, paths=to_sync))
+        for path in to_sync:
+            if path in states and states[path] is None:
+                state = index.file_state(source, path)
+                if state is not None:
+                    self._remember_arrival(source, path, state)
+        return report
+
+    def _follow_arrivals(self, source: str, pairs: list[tuple[str, str]]) -> None:
+        """A remembered new file that was renamed on is remembered at its new path."""
+        where = {path: key for key, (path, _when) in self._arrived.items() if key[0] == source}
+        for src, dst in pairs:
+            key = where.pop(src, None)
+            if key is not None:
+                self._arrived[key] = (dst, self._arrived[key][1])
+                where[dst] = key
+
+    def _remember_arrival(self, source: str, path: str, state: tuple) -> None:
+        self._arrived[(source, state[1])] = (path, time.monotonic())
+
+    def _hold_deletions(self, source, candidates, vanished, renamed) -> list[str]:
+        """The candidates to sync now: a card whose file vanished is kept one quiet window more
+        (unless we are stopping), in case its content shows up elsewhere meanwhile."""
         now = time.monotonic()
-        for i, (source, _src, dst, _tree, seen) in enumerate(batch.moves):
-            if now - seen < plan.HOLD and not os.path.lexists(self._full(source, dst)):
-                held = batch.moves[i:]
+        to_sync = []
+        for path in candidates:
+            key = (source, path)
+            if path in renamed:
+                self._held.pop(key, None)
+                to_sync.append(path)
+                continue
+            if path in vanished and not self._stopping and key not in self._held:
+                self._held[key] = now
                 with self._cond:
-                    self.pending.hold(held, now + self.debounce)
-                for source_, src_, dst_, tree_, _seen in held:
-                    if not tree_ and source_ in batch.paths:
-                        ends = {src_, dst_}
-                        batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
-                return batch.moves[:i]
-        return batch.moves
+                    self.pending.add_path(source, path, now)
+                continue
+            self._held.pop(key, None)
+            to_sync.append(path)
+        for key, when in list(self._held.items()):
+            if now - when > PAIR_WINDOW:  # it came back, or was taken care of by a reconcile
+                del self._held[key]
+        return to_sync
+
+    def _pair_with_arrivals(self, source: str, candidates: dict) -> list[tuple[str, str]]:
+        """(gone, arrived) for each indexed path that no longer exists on disk and whose content
+        arrived elsewhere moments ago."""
+        now = time.monotonic()
+        for key, (_path, when) in list(self._arrived.items()):
+            if now - when > PAIR_WINDOW:
+                del self._arrived[key]
+        pairs = []
+        for path, state in candidates.items():
+            if state is None or os.path.lexists(self._full(source, path)):
+                continue
+            arrived = self._arrived.pop((source, state[1]), None)
+            if arrived and arrived[0] != path and os.path.lexists(self._full(source, arrived[0])):
+                pairs.append((path, arrived[0]))
+        return pairs
+
+    def _hold_vanished(self, batch: plan.Batch) -> list:
+        """Renames to apply now. A rename whose target is already gone again, with no later
+        rename in hand that moved it on, was followed by a rename or a delete still on its way:
+        hold it (and every later rename, to keep their order) briefly, so a chain a->b->c is
+        applied whole and the card keeps its id."""
+        now = time.monotonic()
+        moves = batch.moves
+        for i, (source, _src, dst, _tree, seen) in enumerate(moves):
+            if now - seen >= plan.HOLD or os.path.lexists(self._full(source, dst)):
+                continue
+            if any(m[0] == source and plan.covered(dst, [m[1]]) for m in moves[i + 1:]):
+                continue  # the chain goes on within this batch
+            held = moves[i:]
+            with self._cond:
+                self.pending.hold(held, now + self.debounce)
+            for source_, src_, dst_, tree_, _seen in held:
+                if not tree_ and source_ in batch.paths:
+                    ends = {src_, dst_}
+                    batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
+            return moves[:i]
+        return moves
 
     def _full(self, source: str, rel: str) -> str:
         return os.path.join(self.cfg.source(source).root, *rel.split("/"))
@@ -500,36 +601,19 @@ class Watcher:
             log.warning("... and %d more problems (see `memsync stats`)", len(problems) - limit)
 
 
+def _walk(root: str, folder: str, wants) -> list[str]:
+    """Card paths on disk below `folder` (relative to `root`), skipping dot-folders."""
+    start = os.path.join(root, *folder.split("/")) if folder else root
+    found = []
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        found += [prefix + name for name in filenames if wants(prefix + name)]
+    return found
+
+
 def _wants_by_source(cfg: Config) -> dict:
     import memsync.adapters as adapters
 
     return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}
-
-
-def _expand(indexer, moves: list) -> tuple[list[tuple[str, str]], list[str]]:
-    """File renames in order, with each folder rename replaced by the renames of the indexed
-    files below it at that point of the sequence; plus the folders to reconcile afterwards."""
-    pairs: list[tuple[str, str]] = []
-    trees: list[str] = []
-    known: set[str] | None = None
-    for source, src, dst, is_tree, _seen in moves:
-        if not is_tree:
-            pairs.append((src, dst))
-            if known is not None and src in known:
-                known.discard(src)
-                known.add(dst)
-            continue
-        if known is None:
-            known = set(indexer.index.file_states(source))
-            for a, b in pairs:  # replay what came before, in order
-                if a in known:
-                    known.discard(a)
-                    known.add(b)
-        below = sorted(p for p in known if p.startswith(src + "/"))
-        for path in below:
-            new = dst + path[len(src):]
-            pairs.append((path, new))
-            known.discard(path)
-            known.add(new)
-        trees += [src, dst]
-    return pairs, trees

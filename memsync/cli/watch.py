@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import signal
 import sys
-import threading
 
 import click
 
@@ -27,24 +27,22 @@ def watch(obj: Context, as_json: bool, verbose: int):
     from ..watch import Watcher  # watchdog is imported only here, never on the read path
 
     _log_to_stderr(verbose)
-    stop = threading.Event()
-
-    def on_signal(signum, _frame):
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints every thread's stack
     cfg = obj.cfg
     watcher = Watcher(cfg)
+    # Block SIGTERM/SIGINT before any thread exists (threads inherit the mask) and take them
+    # with sigwait: no Python signal handler runs at an arbitrary point, so none can deadlock.
+    stops = {signal.SIGTERM, signal.SIGINT}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     try:
         watcher.start()
         click.echo(f"memsync: watching {cfg.vault.path} (index {cfg.db.path}); Ctrl-C to stop",
                    err=True)
-        stop.wait()
+        signal.sigwait(stops)
         click.echo("memsync: stopping; applying pending changes", err=True)
     finally:
         watcher.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     totals = watcher.totals
     emit(
         {"status": "stopped", "batches": watcher.batches, **totals.to_dict()},
