@@ -36,11 +36,30 @@ def card_text(title: str, body: str, meta: dict | None = None) -> str:
     return "\n".join([*lines, "---", body, ""])
 
 
-def write_vault(root: Path, docs: Iterable[tuple[str, str, str]]) -> None:
-    """One `<doc id>.md` per document, so a hit's path stem is its doc id."""
+_NO_TOKENS = "_~+="  # characters memsync's tokenizer drops: file names made of them add no words
+
+
+def untitled_name(n: int) -> str:
+    """A unique file stem with no searchable token. A card without a title is titled by its
+    file stem; a stem like `TRIAL_800` would add words the floor's text does not have."""
+    digits = []
+    while True:
+        n, r = divmod(n, len(_NO_TOKENS))
+        digits.append(_NO_TOKENS[r])
+        if not n:
+            return "=" + "".join(reversed(digits))
+
+
+def write_vault(root: Path, docs: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+    """One Markdown file per document; returns file stem -> doc id. Titled documents are named
+    by their id; untitled ones get a stem that tokenizes to nothing."""
     root.mkdir(parents=True, exist_ok=True)
-    for doc_id, title, body in docs:
-        (root / f"{doc_id}.md").write_text(card_text(title, body), encoding="utf-8")
+    stems = {}
+    for n, (doc_id, title, body) in enumerate(docs):
+        name = doc_id if title else untitled_name(n)
+        (root / f"{name}.md").write_text(card_text(title, body), encoding="utf-8")
+        stems[name] = doc_id
+    return stems
 
 
 def build_memsync(vault: Path, db: Path, tokenize: str | None = None) -> Index:
@@ -78,8 +97,8 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-def memsync_ranked(searcher: LexicalSearcher, text: str, k: int) -> list[str]:
-    return [stem(h.path) for h in searcher.search(Query(text, k)).hits]
+def memsync_ranked(searcher: LexicalSearcher, text: str, k: int, ids: dict[str, str]) -> list[str]:
+    return [ids[stem(h.path)] for h in searcher.search(Query(text, k)).hits]
 
 
 class Reference:

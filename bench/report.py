@@ -90,6 +90,7 @@ def retrieval_md(data: dict) -> list[str]:
         rows = []
         for name, t in sorted(tuning["table"].items(), key=lambda kv: -kv[1]["mean"]):
             mark = " **(best)**" if name == tuning["best"] else ""
+            mark += " **(best without stemming)**" if name == tuning.get("best_settable") != tuning["best"] else ""
             mark += " (shipped)" if name == tuning["shipped"] else ""
             rows.append([name + mark, *(_f(t["parts"][s]) for s in sets), _f(t["mean"])])
         out += _table(["variant", *sets, "mean"], rows)
@@ -106,7 +107,9 @@ def retrieval_summary(data: dict) -> str:
     lines.append(f"golden         first hit {_pct(s['first_hit'])}, keyword noise {_pct(s['keyword_noise_at_5'])}, "
                  f"pairs held {_pct(s['pairs_held'])}")
     if data.get("tuning"):
-        lines.append(f"best variant: {data['tuning']['best']} (shipped: {data['tuning']['shipped']})")
+        t = data["tuning"]
+        lines.append(f"best variant: {t['best']}; best without stemming: {t.get('best_settable')}; "
+                     f"shipped: {t['shipped']}")
     return "\n".join(lines)
 
 

@@ -19,7 +19,8 @@ from .index import Index
 from .model import Hit
 
 MAX_LIMIT = 20
-# BM25 column weights (title+aliases, tags, body), chosen on the retrieval bench (bench/).
+# BM25 column weights (title+aliases, tags, body). With the strict tier policy (fill=False in
+# LexicalSearcher) they scored best on all retrieval sets together: bench/RESULTS.md, "Tuning grid".
 WEIGHTS = (5.0, 3.0, 1.0)
 SNIPPET_CHARS = 160
 
