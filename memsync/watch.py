@@ -327,8 +327,11 @@ class Watcher:
 
     def _check_observer(self) -> None:
         """A dead observer means unseen changes: start a new one, then rescan everything."""
-        if self._observer is None or self._observer.is_alive() or self._stopping:
+        observer = self._observer
+        if observer is None or self._stopping:
             return
+        if observer.is_alive() and all(e.is_alive() for e in observer.emitters):
+            return  # (an emitter stops by itself when its folder is deleted or unmounted)
         log.warning("the file-system observer stopped; restarting it and rescanning")
         self._stop_observer()
         try:

@@ -15,6 +15,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -546,3 +547,40 @@ def test_in_process_stop_drains_and_rebuild_agrees(vault):
     rows = {r["path"]: r["body"] for r in fresh.cards()}
     fresh.close()
     assert rows == {p: b.split("\n", 1)[1] for p, b in view(cfg()).items()}
+
+
+def test_in_process_watchers_leave_no_thread_behind(vault):
+    from memsync.watch import Watcher
+
+    for _ in range(3):
+        w = Watcher(cfg())
+        w.start()
+        assert w.wait_idle(DEADLINE)
+        w.stop()
+    assert not [t for t in threading.enumerate() if t.name == "memsync-watch"]
+
+
+@pytest.mark.stress
+def test_inotify_overflow_is_followed_by_a_full_reconcile(vault, watcher):
+    """Stop the watcher, create far more events than the kernel queue holds, resume it: the
+    overflow warning turns into a full reconcile and nothing is missed."""
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    proc = watcher()
+    live = {f"flood/{d}/seed.md": mark() for d in range(limit // 1000 + 1)}
+    for rel, m in live.items():  # folders watched before the flood, so every write is an event
+        put(vault, rel, m)
+    converge(live)
+    proc.proc.send_signal(signal.SIGSTOP)
+    try:
+        for i in range(limit // 2):  # created + modified + closed: ~1.5 events per file and more
+            rel = f"flood/{i // 1000}/{i}.md"
+            live[rel] = mark()
+            put(vault, rel, live[rel])
+    finally:
+        proc.proc.send_signal(signal.SIGCONT)
+    converge(live, timeout=300)
+    assert "reconciling vault: inotify queue overflowed" in proc.stderr()
+    after = mark()
+    put(vault, "after.md", after)
+    converge({**live, "after.md": after}, timeout=120)
+    assert proc.stop() == 0

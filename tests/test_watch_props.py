@@ -333,8 +333,9 @@ TestWatchedVault.settings = settings(
 
 
 @pytest.mark.stress
+@pytest.mark.timeout(3600)
 class TestWatchedVaultLong(WatchedVault.TestCase):
     settings = settings(
-        max_examples=150, stateful_step_count=60, deadline=None,
+        max_examples=100, stateful_step_count=60, deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
