@@ -18,7 +18,9 @@ CREATE VIRTUAL TABLE cards_fts USING fts5(
     title,   -- title and aliases: weighted highest
     tags,    -- tags: weighted above the body
     body,    -- the Markdown body
-    tokenize = 'unicode61 remove_diacritics 0'
+    -- porter: English words are stemmed on both sides (requests = request); CJK bigrams and
+    -- identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
+    tokenize = 'porter unicode61 remove_diacritics 0'
 )"""
 
 

@@ -30,6 +30,11 @@ def _phrase(tokens, prefix: bool) -> str:
     return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
 
 
+def term_expr(token: str, prefix: bool) -> str:
+    """One query token as a MATCH expression (used alone to measure coverage)."""
+    return _token(token, prefix)
+
+
 def _token(token: str, prefix: bool) -> str:
     return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
 
@@ -51,16 +56,3 @@ def plan(query: str) -> Plan:
             seen.add(expr)
             tiers.append((name, expr))
     return Plan(phrases, terms, tuple(tiers))
-
-
-def coverage(terms: tuple[str, ...], doc_tokens: set[str], prefix: bool) -> float:
-    """Share of the query's tokens found in a card (shown to the caller, never used to rank)."""
-    if not terms:
-        return 0.0
-    found = 0
-    for term in terms:
-        if term in doc_tokens or (
-            prefix and len(term) >= MIN_PREFIX and any(t.startswith(term) for t in doc_tokens)
-        ):
-            found += 1
-    return found / len(terms)

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from . import cjk, dates, query
+from . import dates, query
 from .errors import BadArgument
 from .index import Index
 from .model import Hit
@@ -120,7 +120,8 @@ class LexicalSearcher:
             if not rows:
                 continue
             result.matched = result.matched or tier
-            result.hits += [self._hit(r, rank, tier, plan) for r, rank in rows]
+            coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
+            result.hits += [self._hit(r, rank, tier, plan, coverage.get(r["seq"])) for r, rank in rows]
             seen.update(r["id"] for r, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
@@ -163,11 +164,21 @@ class LexicalSearcher:
                 return [(r, ranks[r["seq"]]) for r in rows[:want]]
             window *= 8
 
-    def _hit(self, row, rank: float, tier: str, plan: query.Plan) -> Hit:
-        coverage = None
-        if tier.startswith("any"):
-            doc = cjk.tokens(" ".join([row["title"], row["aliases"], row["tags"], row["body"]]))
-            coverage = query.coverage(plan.terms, set(doc), prefix=tier.endswith("prefix"))
+    def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:
+        """Share of the query's tokens each hit contains, asked of FTS5 itself so that it agrees
+        with matching (stemming, prefixes). Shown to the caller, never used to rank."""
+        seqs = json.dumps([r["seq"] for r, _ in rows])
+        found = dict.fromkeys((r["seq"] for r, _ in rows), 0)
+        for term in plan.terms:
+            for (seq,) in self.index.conn.execute(
+                "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
+                "AND rowid IN (SELECT value FROM json_each(?))",
+                (query.term_expr(term, tier.endswith("prefix")), seqs),
+            ):
+                found[seq] += 1
+        return {seq: n / len(plan.terms) for seq, n in found.items()}
+
+    def _hit(self, row, rank: float, tier: str, plan: query.Plan, coverage: float | None) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=-rank, matched=tier, coverage=coverage,

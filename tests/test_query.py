@@ -33,9 +33,3 @@ def test_single_word_query_has_no_duplicate_any_tier():
 
 def test_query_without_words_has_no_tiers():
     assert query.plan("*** ()").tiers == ()
-
-
-def test_coverage_counts_share_of_terms():
-    assert query.coverage(("a", "b", "c"), {"a", "x"}, prefix=False) == 1 / 3
-    assert query.coverage(("sqlite",), {"sqlite3"}, prefix=True) == 1.0
-    assert query.coverage(("sqlite",), {"sqlite3"}, prefix=False) == 0.0
