@@ -403,18 +403,41 @@ def render_tables(data: dict) -> list[str]:
             out.append(f"- {name}: {peer.get('skipped') or peer.get('failed')}")
             continue
         ours = data["sizes"][str(peer["cards"])]
-        out += [f"{name} {peer['version']} on the same {peer['cards']:,}-card vault ({peer['note']}):", "",
+        version = peer["version"].split()[-1] if peer["version"] else "?"
+        out += [f"{name} {version} on the same {peer['cards']:,}-card vault; {peer['note']}.", "",
                 f"| figure | memsync | {name} |", "|---|---|---|",
-                _row("first full index, whole process", f"{ours['rebuild']['seconds']:.1f} s (rebuild)",
+                _row("first full index", f"{ours['rebuild']['seconds']:.1f} s (rebuild, in-process)",
                      f"{peer['index_seconds']:.1f} s ({peer['index_cards_per_s']:.1f} cards/s)"),
                 _row("search for a marker, whole process", f"{ours['cli']['memsync_search']:.0f} ms",
                      f"{peer['search_ms']:.0f} ms ({peer['markers_found']}/{peer['search_runs']} found)")]
     return out
 
 
+def _watch(comp: dict) -> list[str]:
+    save, burst, idle, mem = comp["single_save"], comp["burst"], comp["idle"], comp["memory_end"]
+    lines = [f"`watch_latency`: a live `memsync watch` over a {comp['vault_cards']:,}-card vault.", "",
+             "| figure | value |", "|---|---|"]
+    for how, row in save.items():
+        if isinstance(row, dict):
+            lines.append(_row(f"single save → searchable ({how}), p50 / p99",
+                              f"{row['p50_ms']:.0f} / {row['p99_ms']:.0f} ms"))
+    lines += [
+        _row(f"burst of {burst['files']:,} files: searchable after the last write",
+             f"{burst['searchable_after_last_write_s']:.2f} s"),
+        _row(f"idle CPU over {idle['seconds']:.0f} s", f"{idle['cpu_pct']:.2f} %"),
+        _row("watcher RSS / peak", f"{mem['rss_mb']:.0f} / {mem['peak_mb']:.0f} MB"),
+    ]
+    checks = comp.get("checks") or {}
+    if checks:
+        lines += ["", "Targets: " + ", ".join(f"{k} {'met' if ok else '**not met**'}" for k, ok in checks.items())]
+    return [*lines, ""]
+
+
 def _component(name: str, comp: dict) -> list[str]:
     if "skipped" in comp or "failed" in comp:
         return [f"- {name}: {comp.get('skipped') or 'failed: ' + str(comp.get('failed'))}"]
+    if name == "watch_latency" and "single_save" in comp:
+        return _watch(comp)
     results = comp.get("results")
     lines = [f"`{name}`: {comp.get('what', '')}", ""]
     if isinstance(results, dict) and all(isinstance(v, dict) for v in results.values()):

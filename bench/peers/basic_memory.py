@@ -53,6 +53,6 @@ def measure(vault: Path, work: Path, markers: list[str], cards: int, runs: int =
         "index_seconds": seconds, "index_cards_per_s": cards / seconds,
         "search_ms": 1000 * statistics.median(searches), "search_runs": len(searches),
         "markers_found": found,
-        "note": "whole-process wall times; keyword search only (its semantic search needs SQLite "
-                "extension loading, which this Python lacks)",
+        "note": "its figures are whole-process wall times, keyword search only (its semantic "
+                "search needs SQLite extension loading, which this Python build lacks)",
     }
