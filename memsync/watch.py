@@ -213,6 +213,7 @@ class Watcher:
         self._alarm = _OverflowAlarm(self)
         self._arrived: dict[tuple[str, str], tuple[str, float]] = {}  # (source, hash) -> path, when
         self._held: dict[tuple[str, str], float] = {}  # deletions waiting for a second look
+        self._hashes: dict[tuple[str, str], tuple[str, float]] = {}  # renamed: (hash, when)
         self._wants = _wants_by_source(cfg)
         self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
 
@@ -461,6 +462,7 @@ class Watcher:
         report = SyncReport()
         pairs, moved_trees = plan.expand_moves(moves, lambda: set(index.file_states(source)))
         if pairs:
+            self._carry_hashes(index, source, pairs)
             report.merge(indexer.move_many(source, pairs, paths=()))
             self._follow_arrivals(source, pairs)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
@@ -470,7 +472,8 @@ class Watcher:
             candidates.update(dict.fromkeys(_walk(self.cfg.source(source).root, tree, wants)))
         states = {p: index.file_state(source, p) for p in candidates if storable(p)}
         vanished = {
-            p: state for p, state in states.items()
+            p: state[1] or self._hashes.get((source, p), ("", 0))[0]
+            for p, state in states.items()
             if state is not None and not os.path.lexists(self._full(source, p))
         }
         renames = self._pair_with_arrivals(source, vanished)
@@ -484,6 +487,22 @@ class Watcher:
                 if state is not None:
                     self._remember_arrival(source, path, state)
         return report
+
+    def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]]) -> None:
+        """Remember each renamed file's content hash at its new path: the index forgets it on a
+        rename (the card is re-read), and a file that is gone again cannot be re-read."""
+        now = time.monotonic()
+        known: dict[str, str] = {}
+        for src, dst in pairs:
+            content = known.pop(src, None)
+            if content is None:
+                content = self._hashes.get((source, src), ("", 0))[0]
+                state = index.file_state(source, src) if storable(src) else None
+                content = (state[1] if state else "") or content
+            if content:
+                known[dst] = content
+        for path, content in known.items():
+            self._hashes[(source, path)] = (content, now)
 
     def _follow_arrivals(self, source: str, pairs: list[tuple[str, str]]) -> None:
         """A remembered new file that was renamed on is remembered at its new path."""
@@ -521,17 +540,20 @@ class Watcher:
         return to_sync
 
     def _pair_with_arrivals(self, source: str, candidates: dict) -> list[tuple[str, str]]:
-        """(gone, arrived) for each indexed path that no longer exists on disk and whose content
-        arrived elsewhere moments ago."""
+        """(gone, arrived) for each vanished path (-> its content hash) whose content arrived
+        elsewhere moments ago."""
         now = time.monotonic()
         for key, (_path, when) in list(self._arrived.items()):
             if now - when > PAIR_WINDOW:
                 del self._arrived[key]
+        for key, (_hash, when) in list(self._hashes.items()):
+            if now - when > 2 * PAIR_WINDOW:
+                del self._hashes[key]
         pairs = []
-        for path, state in candidates.items():
-            if state is None or os.path.lexists(self._full(source, path)):
+        for path, content in candidates.items():
+            if not content:
                 continue
-            arrived = self._arrived.pop((source, state[1]), None)
+            arrived = self._arrived.pop((source, content), None)
             if arrived and arrived[0] != path and os.path.lexists(self._full(source, arrived[0])):
                 pairs.append((path, arrived[0]))
         return pairs
