@@ -205,6 +205,7 @@ class Watcher:
         self._rescan: dict[str, str] = {}  # source -> why
         self._stopping = False
         self._busy = False
+        self._wake_at: float | None = None  # when the sleeping worker will wake by itself
         self._ready = False  # the start-up reconcile is done
         self._opened = threading.Event()
         self._error: BaseException | None = None
@@ -272,15 +273,15 @@ class Watcher:
     def enqueue(self, source: str, actions: list[plan.Action]) -> None:
         now = time.monotonic()
         with self._cond:
-            was_empty = not self.pending
             for action in actions:
                 self.pending.add(source, action, now)
                 if action.op in ("tree", "move_tree"):
                     folder = action.dest if action.op == "move_tree" else action.path
                     self.pending.add_later(source, folder, now + plan.RECHECK)
-            # A worker with work already pending wakes by its own deadline, which no new quiet
-            # window can precede; only wake it for things due sooner.
-            if was_empty or any(a.settled or a.op in ("move", "move_tree") for a in actions):
+            # Wake the worker only if this is due before the deadline it sleeps towards: during
+            # a burst of thousands of events it then wakes once per quiet window, not per event.
+            due = self.pending.next_due()
+            if self._wake_at is None or (due is not None and due < self._wake_at):
                 self._cond.notify_all()
 
     def request_rescan(self, source: str | None, why: str = "requested") -> None:
@@ -415,7 +416,10 @@ class Watcher:
             if self._rescan or (due is not None and due <= now):
                 return self.pending.take(now), self._take_rescan()
             timeout = HEALTH_CHECK if due is None else due - now
-            if not self._cond.wait(timeout) and due is None:
+            self._wake_at = now + timeout
+            woken = self._cond.wait(timeout)
+            self._wake_at = None
+            if not woken and due is None:
                 self._check_observer()
 
     def _take_rescan(self) -> dict[str, str]:
