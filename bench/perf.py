@@ -352,7 +352,7 @@ def _row(label, *cells):
     return "| " + " | ".join([label, *[str(c) for c in cells]]) + " |"
 
 
-def render_tables(data: dict) -> list[str]:
+def render_tables(data: dict, extras: bool = True) -> list[str]:
     sizes = data["sizes"]
     heads = [f"{int(n):,} cards" for n in sizes]
     out = ["Medians of repeated runs; each memsync figure beside its floor from the same run.", "",
@@ -394,6 +394,8 @@ def render_tables(data: dict) -> list[str]:
         }
         out += ["", "Targets at 10,000 cards:", ""]
         out += [f"- {names[k]}: {'met' if ok else '**not met**'}" for k, ok in data["verdicts"].items()]
+    if not extras:
+        return out
     out += ["", "### Watcher and MCP", ""]
     for name, comp in data.get("components", {}).items():
         out += _component(name, comp)

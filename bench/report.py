@@ -132,6 +132,12 @@ def write() -> Path:
         parts += retrieval_md(retrieval) + [""]
     if perf:
         parts += perf_md(perf) + [""]
+    big = _load("perf-100k")
+    if big:
+        from .perf import render_tables
+
+        parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
+                  _stamp(big), "", *render_tables(big, extras=False), ""]
     OUT.write_text("\n".join(parts), encoding="utf-8")
     return OUT
 
