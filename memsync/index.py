@@ -118,12 +118,17 @@ class Index:
         if row:
             return row[0]
         candidate = derived_id(source, path)
-        while self.conn.execute("SELECT 1 FROM card_ids WHERE id = ?", (candidate,)).fetchone():
-            candidate = candidate % (ID_SPACE - 1) + 1
-        self.conn.execute(
-            "INSERT INTO card_ids (id, source, path) VALUES (?, ?, ?)", (candidate, source, path)
-        )
-        return candidate
+        while True:  # a taken id (a collision, or a card that moved away) probes the next one
+            try:
+                self.conn.execute(
+                    "INSERT INTO card_ids (id, source, path) VALUES (?, ?, ?)",
+                    (candidate, source, path),
+                )
+                return candidate
+            except sqlite3.IntegrityError:
+                if self.bound_id(source, path):  # cannot happen inside one write transaction
+                    raise
+                candidate = candidate % (ID_SPACE - 1) + 1
 
     def _retire_path(self, source: str, path: str) -> None:
         self.conn.execute(
@@ -134,10 +139,11 @@ class Index:
 
     def replace_file(
         self, source: str, file: str, cards: list[Card], fts_rows: list[tuple[str, str, str]],
-        sig: Signature, digest: str, indexed_ns: int,
+        sig: Signature, digest: str, indexed_ns: int, new: bool = False,
     ) -> None:
         """Store the cards of one file (with their pre-tokenized FTS text), replacing the old."""
-        self._delete_cards(source, file)
+        if not new:
+            self._delete_cards(source, file)
         for card, fts in zip(cards, fts_rows, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self.conn.execute(

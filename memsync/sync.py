@@ -8,66 +8,31 @@ outside the write transaction; each batch is then applied in one short transacti
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from multiprocessing import get_all_start_methods, get_context
 
 import memsync.adapters as adapters
 
-from . import cjk
+from . import reading
 from .index import Index
-from .model import Card, Signature, Source, SyncReport
+from .model import Source, SyncReport
+from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
 TRASH = ".trash"  # the vault's trash folder (Obsidian's "move to .trash" uses it too)
-# A file modified this close to the moment we read it may change again within the same
-# timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
-RACY_NS = 50_000_000
 BATCH = 500
+# Reading, parsing and tokenizing cost as much as writing the index; past this many files to
+# read, worker processes do it while this process writes (threads would fight over the GIL).
+PARALLEL_FROM = 2000
+WORKERS = 2
 
-
-def fts_text(card: Card) -> tuple[str, str, str]:
-    title = " ".join([card.title, *card.aliases])
-    return cjk.to_index_text(title), cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)
-
-
-def signature(st: os.stat_result) -> Signature:
-    return Signature(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def storable(rel_path: str) -> bool:
-    """Names that are not valid UTF-8 reach us with surrogate escapes; SQLite refuses them."""
-    try:
-        rel_path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def printable(rel_path: str) -> str:
-    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-
-
-# What a look at one path found. Only `Content` carries parsed cards.
-@dataclass
-class Look:
-    path: str
-    state: str  # absent | too_large | bad_name | unchanged | touched | content | unstable
-    sig: Signature | None = None
-    digest: str | None = None
-    cards: list[Card] = field(default_factory=list)
-    fts: list[tuple[str, str, str]] = field(default_factory=list)  # tokenized while reading
-    hashed: bool = False
-    read_at: int = 0  # time.time_ns() just before the content was read
+__all__ = ["MAX_FILE_BYTES", "Indexer", "storable"]
 
 
 class Indexer:
@@ -171,40 +136,9 @@ class Indexer:
     def _full(self, source: str, rel: str) -> str:
         return os.path.join(self.sources[source].root, *rel.split("/"))
 
-    def _look(self, source: str, rel: str, stored: tuple | None, st=None) -> Look:
-        if not storable(rel):
-            return Look(rel, "bad_name")
-        if not self.adapters[source].wants(rel):
-            return Look(rel, "absent")
-        full = self._full(source, rel)
-        try:
-            st = st or os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError):
-            return Look(rel, "absent")
-        if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
-            return Look(rel, "absent")
-        sig = signature(st)
-        if sig.size > self.max_bytes:
-            return Look(rel, "too_large", sig)
-        if stored and stored[1] and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS:
-            return Look(rel, "unchanged", sig)  # an empty stored hash means "read it again"
-        read_at = time.time_ns()
-        try:
-            with open(full, "rb") as handle:
-                data = handle.read(self.max_bytes + 1)
-            after = signature(os.lstat(full))
-        except (FileNotFoundError, NotADirectoryError):
-            return Look(rel, "absent")
-        except OSError:
-            return Look(rel, "unstable", sig)
-        if after != sig or len(data) != sig.size:
-            return Look(rel, "unstable", sig, hashed=True)  # still being written
-        found = digest(data)
-        if stored and stored[1] == found:
-            return Look(rel, "touched", sig, found, hashed=True)
-        cards = self.adapters[source].read(data, rel)
-        return Look(rel, "content", sig, found, cards, [fts_text(c) for c in cards],
-                    hashed=True, read_at=read_at)
+    def _look(self, source: str, rel: str, stored: tuple | None) -> Look:
+        return reading.look(self.sources[source].root, self.adapters[source], self.max_bytes,
+                            rel, stored)
 
     def _walk(self, source: str, under: str | None) -> dict[str, os.stat_result]:
         root = self.sources[source].root
@@ -237,35 +171,52 @@ class Indexer:
         report.scanned += len(on_disk)
         work = []
         for rel, st in on_disk.items():
-            state = stored.get(rel)
-            if state and state[0] == signature(st) and state[2] - st.st_mtime_ns >= RACY_NS:
+            if unchanged(stored.get(rel), signature(st)):
                 report.unchanged += 1
             else:
                 work.append(rel)
         gone = [rel for rel in stored if rel not in on_disk]
         total = len(work) + len(gone)
-        chunks = [work[i : i + BATCH] for i in range(0, len(work), BATCH)]
-
-        def look_at(chunk):
-            return [self._look(source, rel, stored.get(rel)) for rel in chunk]
-
-        # Reading, parsing and tokenizing (Python) overlap with SQLite inserting the previous
-        # chunk (C code that releases the GIL): on two cores this hides most of the parse cost.
+        chunks = [[(rel, stored.get(rel)) for rel in work[i : i + BATCH]]
+                  for i in range(0, len(work), BATCH)]
         done = 0
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            pending = reader.submit(look_at, chunks[0]) if chunks else None
-            for k, chunk in enumerate(chunks):
-                looks = pending.result()
-                pending = reader.submit(look_at, chunks[k + 1]) if k + 1 < len(chunks) else None
-                self._apply(source, looks, stored, report, vanished=gone)
-                done += len(chunk)
-                if progress:
-                    progress(done, total)
+        for looks in self._looks(source, chunks):
+            self._apply(source, looks, stored, report, vanished=gone)
+            done += len(looks)
+            if progress:
+                progress(done, total)
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
         if progress:
             progress(total, total)
+
+    def _looks(self, source: str, chunks: list[list[tuple]]):
+        """Yield the looks of each chunk, in order; big jobs are read by worker processes."""
+        root, name = self.sources[source].root, self.sources[source].adapter
+        # Forking is safe only while this process runs no other thread (the CLI's `index`, not a
+        # watcher or an MCP server); "spawn" would re-run the caller's main script in each worker.
+        if (sum(map(len, chunks)) < PARALLEL_FROM or threading.active_count() > 1
+                or "fork" not in get_all_start_methods()):
+            for chunk in chunks:
+                yield [self._look(source, rel, state) for rel, state in chunk]
+            return
+        with ProcessPoolExecutor(WORKERS, mp_context=get_context("fork")) as pool:
+            ahead: deque = deque()
+            todo = iter(chunks)
+            for chunk in todo:  # a few chunks in flight: memory stays bounded
+                ahead.append((chunk, pool.submit(reading.look_batch, root, name, self.max_bytes, chunk)))
+                if len(ahead) < 2 * WORKERS:
+                    continue
+                yield self._collect(source, *ahead.popleft())
+            while ahead:
+                yield self._collect(source, *ahead.popleft())
+
+    def _collect(self, source: str, chunk: list[tuple], future) -> list[Look]:
+        try:
+            return future.result()
+        except BrokenProcessPool:  # a worker died (out of memory, killed): read it here instead
+            return [self._look(source, rel, state) for rel, state in chunk]
 
     # --- writing the index ----------------------------------------------------------------
 
@@ -323,7 +274,7 @@ class Indexer:
                         self._back_from_trash(source, look.path)
                     index.replace_file(
                         source, look.path, look.cards, look.fts, look.sig, look.digest,
-                        look.read_at,
+                        look.read_at, new=not (previous or origin),
                     )
                     stored[look.path] = (look.sig, look.digest, look.read_at)
                     for card in look.cards:

@@ -228,3 +228,22 @@ def test_indexing_never_changes_a_vault_byte(vault):
     after = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
     assert after == before
     assert {p: os.stat(p).st_mtime_ns for p in after} == stats
+
+
+def test_large_batches_read_in_worker_processes_give_the_same_index(vault, run_cli, monkeypatch):
+    from memsync import sync as sync_module
+
+    for i in range(sync_module.PARALLEL_FROM + 100):
+        write_card(vault, f"bulk/{i % 7}/card-{i}.md", f"卡片 {i}", f"bulk body {i} 服务器 marker{i}x")
+    (vault / "bulk" / "bad.md").write_text("---\ntitle: [oops\n---\nbroken but indexed")
+    code, report, err = run_cli("index", "--json")  # a single-threaded CLI process: forks workers
+    assert code == 0, err
+    assert report["added"] == sync_module.PARALLEL_FROM + 101
+    _, index = indexer()
+    parallel = snapshot(index)
+    index.close()
+    monkeypatch.setattr(sync_module, "PARALLEL_FROM", 10**9)
+    work, fresh = indexer(vault.parent / "sequential.db")
+    work.rebuild()
+    assert snapshot(fresh) == parallel
+    fresh.close()

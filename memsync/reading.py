@@ -1,0 +1,109 @@
+"""Looking at one file: stat it, and only when its signature says so, read, hash, parse and
+tokenize it. No index access, so batches of looks can run in worker processes.
+
+A look decides from the file's state at the moment it is taken, never from what an event said
+happened to it; the indexer (memsync.sync) then applies looks to the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+
+import memsync.adapters as adapters
+
+from . import cjk
+from .model import Card, Signature
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# A file modified this close to the moment we read it may change again within the same
+# timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
+RACY_NS = 50_000_000
+
+
+@dataclass
+class Look:
+    path: str
+    state: str  # absent | too_large | bad_name | unchanged | touched | content | unstable
+    sig: Signature | None = None
+    digest: str | None = None
+    cards: list[Card] = field(default_factory=list)
+    fts: list[tuple[str, str, str]] = field(default_factory=list)  # tokenized while reading
+    hashed: bool = False
+    read_at: int = 0  # time.time_ns() just before the content was read
+
+
+def fts_text(card: Card) -> tuple[str, str, str]:
+    title = " ".join([card.title, *card.aliases])
+    return cjk.to_index_text(title), cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)
+
+
+def signature(st: os.stat_result) -> Signature:
+    return Signature(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def storable(rel_path: str) -> bool:
+    """Names that are not valid UTF-8 reach us with surrogate escapes; SQLite refuses them."""
+    try:
+        rel_path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def printable(rel_path: str) -> str:
+    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def unchanged(stored: tuple | None, sig: Signature) -> bool:
+    """The stored signature still holds and is not racily clean (an empty hash: read again)."""
+    return bool(stored and stored[1] and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS)
+
+
+def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> Look:
+    if not storable(rel):
+        return Look(rel, "bad_name")
+    if not adapter.wants(rel):
+        return Look(rel, "absent")
+    full = os.path.join(root, *rel.split("/"))
+    try:
+        st = os.lstat(full)
+    except (FileNotFoundError, NotADirectoryError):
+        return Look(rel, "absent")
+    if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
+        return Look(rel, "absent")
+    sig = signature(st)
+    if sig.size > max_bytes:
+        return Look(rel, "too_large", sig)
+    if unchanged(stored, sig):
+        return Look(rel, "unchanged", sig)
+    read_at = time.time_ns()
+    try:
+        with open(full, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+        after = signature(os.lstat(full))
+    except (FileNotFoundError, NotADirectoryError):
+        return Look(rel, "absent")
+    except OSError:
+        return Look(rel, "unstable", sig)
+    if after != sig or len(data) != sig.size:
+        return Look(rel, "unstable", sig, hashed=True)  # still being written
+    found = digest(data)
+    if stored and stored[1] == found:
+        return Look(rel, "touched", sig, found, hashed=True)
+    cards = adapter.read(data, rel)
+    return Look(rel, "content", sig, found, cards, [fts_text(c) for c in cards],
+                hashed=True, read_at=read_at)
+
+
+def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[Look]:
+    """Looks at (rel, stored) pairs: the unit of work handed to a worker process."""
+    adapter = adapters.get(adapter_name)
+    return [look(root, adapter, max_bytes, rel, stored) for rel, stored in items]
