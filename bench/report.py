@@ -139,7 +139,29 @@ def write() -> Path:
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
     OUT.write_text("\n".join(parts), encoding="utf-8")
+    write_readme(parts[4:])
     return OUT
+
+
+README = OUT.parent.parent / "README.md"
+START, END = "<!-- bench-results:start -->", "<!-- bench-results:end -->"
+
+
+def write_readme(lines: list[str]) -> None:
+    """Put the same tables into the README, between its markers, one heading level down."""
+    text = README.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        return
+    kept, skipping = [], False
+    for line in lines:  # the tuning grid stays in RESULTS.md only
+        if line.startswith("#"):
+            skipping = line.startswith("### Tuning grid")
+        if not skipping:
+            kept.append("#" + line if line.startswith("#") else line)
+    body = "\n".join(kept).strip()
+    head, rest = text.split(START, 1)
+    tail = rest.split(END, 1)[1]
+    README.write_text(f"{head}{START}\n{body}\n{END}{tail}", encoding="utf-8")
 
 
 if __name__ == "__main__":
