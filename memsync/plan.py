@@ -123,6 +123,7 @@ class Batch:
     # dst, is a folder, when seen
     paths: dict[str, list[str]] = field(default_factory=dict)
     trees: dict[str, list[str]] = field(default_factory=dict)
+    rechecks: int = 0  # how many of the trees are second looks (see RECHECK)
 
     def __bool__(self) -> bool:
         return bool(self.moves or self.paths or self.trees)
@@ -237,6 +238,7 @@ class Pending:
         while self._later and (everything or self._later[0][0] <= now):
             _when, source, folder = heapq.heappop(self._later)
             due.append(("tree", source, folder))
+            batch.rechecks += 1
         if not (due or batch.moves):
             return batch
         for key in dict.fromkeys(due):

@@ -211,6 +211,7 @@ class Watcher:
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._observer = None
+        self._observer_lock = threading.Lock()
         self._alarm = _OverflowAlarm(self)
         self._arrived: dict[tuple[str, str], tuple[str, float]] = {}  # (source, hash) -> path, when
         self._held: dict[tuple[str, str], float] = {}  # deletions waiting for a second look
@@ -321,11 +322,29 @@ class Watcher:
         return observer
 
     def _stop_observer(self) -> None:
-        observer, self._observer = self._observer, None
-        if observer is not None:
-            observer.stop()
-            with contextlib.suppress(RuntimeError):
-                observer.join(timeout=5)
+        with self._observer_lock:
+            observer, self._observer = self._observer, None
+        _halt(observer)
+
+    def _refresh_observer(self) -> None:
+        """Watch every folder afresh after folders appeared or moved.
+
+        watchdog can miss putting a watch on a folder created inside a new folder that is
+        renamed at once (it looks for the child under the old name), and then reports nothing
+        from it ever after. A new observer walks the tree as it is now; it starts before the
+        old one stops, so no event falls between them (some arrive twice, which is harmless).
+        The second look at the folders that follows covers what happened unwatched.
+        """
+        try:
+            fresh = self._start_observer()
+        except MemsyncError as exc:
+            log.error("%s", exc.message)
+            return
+        with self._observer_lock:
+            old, self._observer = self._observer, fresh
+            if self._stopping:
+                old, self._observer = fresh, old
+        _halt(old)
 
     def _check_observer(self) -> None:
         """A dead observer means unseen changes: start a new one, then rescan everything."""
@@ -335,11 +354,7 @@ class Watcher:
         if observer.is_alive() and all(e.is_alive() for e in observer.emitters):
             return  # (an emitter stops by itself when its folder is deleted or unmounted)
         log.warning("the file-system observer stopped; restarting it and rescanning")
-        self._stop_observer()
-        try:
-            self._observer = self._start_observer()
-        except MemsyncError as exc:
-            log.error("%s", exc.message)
+        self._refresh_observer()
         self.request_rescan(None, "observer restarted")
 
     # --- the worker thread --------------------------------------------------------------------
@@ -420,7 +435,11 @@ class Watcher:
             woken = self._cond.wait(timeout)
             self._wake_at = None
             if not woken and due is None:
-                self._check_observer()
+                self._cond.release()  # watchdog's thread may be waiting for it to hand us events
+                try:
+                    self._check_observer()
+                finally:
+                    self._cond.acquire()
 
     def _take_rescan(self) -> dict[str, str]:
         rescan, self._rescan = self._rescan, {}
@@ -429,6 +448,8 @@ class Watcher:
     def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
         started = time.perf_counter()
         report = SyncReport()
+        if batch.rechecks and not self._stopping:
+            self._refresh_observer()
         moves = self._hold_vanished(batch)
         sources = list(dict.fromkeys(
             [m[0] for m in moves] + list(batch.paths) + list(batch.trees)
@@ -628,6 +649,13 @@ class Watcher:
             log.warning("%s: %s", problem["path"], problem["message"])
         if len(problems) > limit:
             log.warning("... and %d more problems (see `memsync stats`)", len(problems) - limit)
+
+
+def _halt(observer) -> None:
+    if observer is not None:
+        observer.stop()
+        with contextlib.suppress(RuntimeError):
+            observer.join(timeout=5)
 
 
 def _walk(root: str, folder: str, wants) -> list[str]:

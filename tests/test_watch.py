@@ -584,3 +584,29 @@ def test_inotify_overflow_is_followed_by_a_full_reconcile(vault, watcher):
     put(vault, "after.md", after)
     converge({**live, "after.md": after}, timeout=120)
     assert proc.stop() == 0
+
+
+def test_a_new_folder_tree_renamed_at_once_is_still_watched(vault):
+    """watchdog may never watch `box/inner` when `box` is renamed right after both were made;
+    the watcher's second look at new folders re-watches them, so later edits are seen."""
+    from memsync.watch import Watcher
+
+    w = Watcher(cfg())
+    w.start()
+    live = {}
+    try:
+        for round_ in range(5):  # the race does not lose the watch every time
+            first, second = mark(), mark()
+            put(vault, f"box{round_}/inner/n.md", first)
+            os.rename(vault / f"box{round_}", vault / f"crate{round_}")
+            old, new = f"crate{round_}/inner/n.md", f"crate{round_}/inner/m.md"
+            converge({**live, old: first})
+            assert w.wait_idle(DEADLINE)  # includes the second look at the new folders
+            before = card_id(old)
+            os.rename(vault / old, vault / new)
+            put(vault, new, second)
+            live[new] = second
+            converge(live, gone={first})
+            assert card_id(new) == before
+    finally:
+        w.stop()
