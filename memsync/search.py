@@ -21,7 +21,7 @@ from .model import Hit
 MAX_LIMIT = 20
 # BM25 column weights (title+aliases, tags, body). With the strict tier policy (fill=False in
 # LexicalSearcher) they scored best on all retrieval sets together: bench/RESULTS.md, "Tuning grid".
-WEIGHTS = (5.0, 3.0, 1.0)
+WEIGHTS = (3.0, 2.0, 1.0)
 SNIPPET_CHARS = 160
 
 
