@@ -139,11 +139,12 @@ class Index:
 
     def replace_file(
         self, source: str, file: str, cards: list[Card], fts_rows: list[tuple[str, str, str]],
-        sig: Signature, digest: str, indexed_ns: int, new: bool = False,
+        sig: Signature, digest: str, indexed_ns: int,
     ) -> None:
         """Store the cards of one file (with their pre-tokenized FTS text), replacing the old."""
-        if not new:
-            self._delete_cards(source, file)
+        # Always clear first, even when our snapshot said the file was new: another process
+        # (a watcher, an MCP server) may have indexed it since.
+        self._delete_cards(source, file)
         for card, fts in zip(cards, fts_rows, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self.conn.execute(

@@ -274,7 +274,7 @@ class Indexer:
                         self._back_from_trash(source, look.path)
                     index.replace_file(
                         source, look.path, look.cards, look.fts, look.sig, look.digest,
-                        look.read_at, new=not (previous or origin),
+                        look.read_at,
                     )
                     stored[look.path] = (look.sig, look.digest, look.read_at)
                     for card in look.cards:

@@ -212,7 +212,7 @@ def test_the_full_memory_lifecycle(server_log, vault):
     async def body(session):
         made = await tool(session, "memory_capture", title=title, body=body_text, kind="knowledge",
                           tags=["nginx", "ops"])
-        assert made["status"] == "created" and made["indexed"] is True
+        assert made["status"] == "created" and made["indexed"] is True, str(made.get("warnings"))
         card_id, path = made["id"], made["path"]
         assert path.startswith("03-Knowledge/") and (vault / path).is_file()
 

@@ -247,3 +247,18 @@ def test_large_batches_read_in_worker_processes_give_the_same_index(vault, run_c
     work.rebuild()
     assert snapshot(fresh) == parallel
     fresh.close()
+
+
+def test_two_indexers_racing_on_one_new_file_do_not_fail(vault):
+    """A watcher and a write command may both see a file as new before either has stored it."""
+    from memsync.model import SyncReport
+
+    write_card(vault, "race.md", "race", "two indexers, one file")
+    first, index_a = indexer()
+    second, index_b = indexer()
+    stale = second._look("vault", "race.md", None)  # taken before the first indexer stores it
+    first.sync_paths("vault", ["race.md"])
+    second._apply("vault", [stale], {}, SyncReport())
+    assert found("indexers") == ["race.md"]
+    index_a.close()
+    index_b.close()
