@@ -29,8 +29,9 @@ TRASH = ".trash"  # the vault's trash folder (Obsidian's "move to .trash" uses i
 BATCH = 500
 # Reading, parsing and tokenizing cost as much as writing the index; past this many files to
 # read, worker processes do it while this process writes (threads would fight over the GIL).
-PARALLEL_FROM = 2000
+PARALLEL_FROM = 500
 WORKERS = 2
+WORKER_CHUNK = 100
 
 __all__ = ["MAX_FILE_BYTES", "Indexer", "storable"]
 
@@ -177,8 +178,10 @@ class Indexer:
                 work.append(rel)
         gone = [rel for rel in stored if rel not in on_disk]
         total = len(work) + len(gone)
-        chunks = [[(rel, stored.get(rel)) for rel in work[i : i + BATCH]]
-                  for i in range(0, len(work), BATCH)]
+        # Small chunks when workers read them, so writing starts early and the pipeline stays full.
+        size = BATCH if len(work) < PARALLEL_FROM else WORKER_CHUNK
+        chunks = [[(rel, stored.get(rel)) for rel in work[i : i + size]]
+                  for i in range(0, len(work), size)]
         done = 0
         for looks in self._looks(source, chunks):
             self._apply(source, looks, stored, report, vanished=gone)
