@@ -194,7 +194,7 @@ class Watcher:
     """Keeps the index of `cfg`'s sources live. start() returns once watching; stop() applies
     every pending change before it returns."""
 
-    def __init__(self, cfg: Config, debounce: float = plan.QUIET, rescan_every: float = 900.0):
+    def __init__(self, cfg: Config, debounce: float = plan.QUIET, rescan_every: float = 600.0):
         self.cfg = cfg
         self.debounce = debounce
         self.rescan_every = rescan_every  # safety net for what no event reported
@@ -346,13 +346,42 @@ class Watcher:
                 old, self._observer = fresh, old
         _halt(old)
 
+    def _watch_missing(self, batch: plan.Batch) -> bool:
+        """Whether a folder below the ones being looked at again has no inotify watch.
+
+        This reads watchdog 7's private bookkeeping (path -> watch); if that ever changes, we
+        assume the worst and re-watch.
+        """
+        observer = self._observer
+        if observer is None:
+            return False
+        try:
+            watched = set()
+            for emitter in list(observer.emitters):
+                watched.update(os.fsdecode(p) for p in emitter._inotify._active_callbacks_by_path)
+        except AttributeError:
+            return True
+        for source, trees in batch.trees.items():
+            root = self.cfg.source(source).root
+            for tree in trees:
+                start = os.path.join(root, *tree.split("/")) if tree else root
+                for dirpath, dirs, _files in os.walk(start):
+                    dirs[:] = [d for d in dirs if not d.startswith(".")]  # not ours to index
+                    if dirpath not in watched:
+                        return True
+        return False
+
     def _check_observer(self) -> None:
         """A dead observer means unseen changes: start a new one, then rescan everything."""
         observer = self._observer
         if observer is None or self._stopping:
             return
-        if observer.is_alive() and all(e.is_alive() for e in observer.emitters):
-            return  # (an emitter stops by itself when its folder is deleted or unmounted)
+        # An emitter stops by itself when its folder is deleted or unmounted; the inotify reader
+        # thread (private in watchdog 7) dies on any exception in its callbacks.
+        reader = getattr(observer, "_inotify_fd", None)
+        threads = [observer, *observer.emitters, *([reader] if reader is not None else [])]
+        if all(thread.is_alive() for thread in threads):
+            return
         log.warning("the file-system observer stopped; restarting it and rescanning")
         self._refresh_observer()
         self.request_rescan(None, "observer restarted")
@@ -415,7 +444,10 @@ class Watcher:
                         else:
                             self._cond.wait(self.debounce)
         # Nothing was lost between the last event and stop(): a final look at the whole tree.
-        self._reconcile_all(indexer, "final")
+        try:
+            self._reconcile_all(indexer, "final")
+        except Exception:
+            log.exception("the final reconcile failed; `memsync index` will catch up")
 
     def _next(self, last_full: float):
         """Wait (holding the condition) until something is due; (None, None) means stop."""
@@ -448,7 +480,8 @@ class Watcher:
     def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
         started = time.perf_counter()
         report = SyncReport()
-        if batch.rechecks and not self._stopping:
+        if batch.rechecks and not self._stopping and self._watch_missing(batch):
+            log.info("re-watching the vault: watchdog missed a new folder")
             self._refresh_observer()
         moves = self._hold_vanished(batch)
         sources = list(dict.fromkeys(

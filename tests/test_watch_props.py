@@ -7,6 +7,7 @@ since the last settle still has its id.
 from __future__ import annotations
 
 import collections
+import faulthandler
 import logging
 import os
 import secrets
@@ -289,6 +290,7 @@ class WatchedVault(RuleBasedStateMachine):
             if got == want:
                 break
             if time.monotonic() > deadline:
+                faulthandler.dump_traceback(all_threads=True)  # where is the watcher stuck?
                 pytest.fail(
                     "the watcher did not converge to a rebuild:\n" + diff(got, want)
                     + "\n--- trace ---\n" + self.explain()
