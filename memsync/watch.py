@@ -333,7 +333,8 @@ class Watcher:
         renamed at once (it looks for the child under the old name), and then reports nothing
         from it ever after. A new observer walks the tree as it is now; it starts before the
         old one stops, so no event falls between them (some arrive twice, which is harmless).
-        The second look at the folders that follows covers what happened unwatched.
+        The caller reconciles afterwards what happened unwatched or was still in the old
+        observer's hands.
         """
         try:
             fresh = self._start_observer()
@@ -483,6 +484,9 @@ class Watcher:
         if batch.rechecks and not self._stopping and self._watch_missing(batch):
             log.info("re-watching the vault: watchdog missed a new folder")
             self._refresh_observer()
+            # What the old observer still held (a rename waiting for its other half, events
+            # not yet dispatched) went with it: look at everything once.
+            rescan = {**{s.name: "re-watched" for s in self.cfg.sources}, **rescan}
         moves = self._hold_vanished(batch)
         sources = list(dict.fromkeys(
             [m[0] for m in moves] + list(batch.paths) + list(batch.trees)
