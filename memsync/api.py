@@ -145,19 +145,24 @@ def stats(cfg: Config) -> dict:
 
 
 def watcher_status(cfg: Config) -> dict:
-    """Whether a watcher holds this home's lock (pid alive), without importing the watcher."""
+    """Whether a watcher holds this home's lock. The holder keeps an flock on the lock file,
+    which the kernel drops when it dies, so a lock we can take is stale whatever its pid says."""
+    import fcntl
+
+    holder = {}
     try:
-        holder = json.loads(cfg.lock_file.read_text())
-        pid = int(holder["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+        with open(cfg.lock_file, "rb") as handle:
+            holder = json.loads(handle.read() or b"{}")
+            if not isinstance(holder, dict):
+                holder = {}
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return {"live": True, "pid": holder.get("pid"), "vault": holder.get("vault"),
+                        "since": holder.get("since")}
+    except (OSError, ValueError):
         return {"live": False}
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return {"live": False, "stale_pid": pid}
-    except PermissionError:
-        pass
-    return {"live": True, "pid": pid, "vault": holder.get("vault"), "since": holder.get("since")}
+    return {"live": False, "stale_pid": holder.get("pid")}
 
 
 def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:

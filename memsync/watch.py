@@ -32,7 +32,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from . import api, dates, plan
+from . import api, dates, plan, vault
 from .config import Config
 from .errors import BadEnvironment, MemsyncError
 from .index import Index
@@ -227,6 +227,10 @@ class Watcher:
         self.cfg.ensure_vault()
         self._lock.acquire()
         try:
+            # A supersede whose process died between its two files is finished or rolled back by
+            # the write side before we index either file.
+            for step in vault.recover(self.cfg):
+                log.warning("supersede of %s recovered: %s", step.get("old"), step.get("action"))
             # Observer first: whatever changes during the start-up reconcile is queued, not lost.
             logging.getLogger("watchdog").addHandler(self._alarm)
             self._observer = self._start_observer()

@@ -23,3 +23,16 @@ def test_stats_human_output(vault, cli):
     sync()
     code, text = cli("stats")
     assert code == 0 and "cards: 1" in text and "watcher: not running" in text
+
+
+def test_a_lock_file_nobody_holds_is_not_a_live_watcher(vault, cli, home):
+    """The pid in a lock file can be alive (reused, or ours) while no watcher holds the lock."""
+    import json
+    import os
+
+    write_card(vault, "a.md", "a", "card")
+    sync()
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "watch.lock").write_text(json.dumps({"pid": os.getpid(), "vault": str(vault)}))
+    watcher = cli("stats", "--json")[1]["watcher"]
+    assert watcher["live"] is False and watcher["stale_pid"] == os.getpid()

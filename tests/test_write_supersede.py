@@ -209,3 +209,20 @@ def test_a_plain_note_without_frontmatter_can_be_superseded(cli, vault):
     assert note.read_text() == (f"---\ninvalid_at: {data['invalid_at']}\nsuperseded_by: ECS-deploy-address.md\n---\n"
                                 "# ECS deploy address\n\n" + OLD_BODY + "\n")
     assert cli("show", card_id, "--json")[1]["title"] == "ECS deploy address"
+
+
+def test_a_crash_between_the_two_writes_is_finished_when_the_watcher_starts(cli, vault, old, home):
+    from memsync.watch import Watcher
+
+    old_path = vault / old["path"]
+    assert die_during_supersede("between-writes", old["id"]) == 9
+    watcher = Watcher(config.load())
+    watcher.start()
+    try:
+        assert watcher.wait_idle(30)
+    finally:
+        watcher.stop()
+    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS-deploy-address-2.md"
+    assert journals(home) == []
+    _, hits = cli("search", "ECS", "deploy", "--json")
+    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS-deploy-address-2.md"]
