@@ -16,9 +16,9 @@ from . import dates, paging
 from .config import Config
 from .errors import BadEnvironment
 from .index import Index
+from .model import TRASH
 from .search import LexicalSearcher, Query
 
-TRASH = ".trash"
 TRASH_REMINDER_CARDS = 200
 TRASH_REMINDER_BYTES = 50 * 1024 * 1024
 

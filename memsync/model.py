@@ -15,6 +15,7 @@ KIND_FOLDERS = {
     "mistake": "08-Mistakes",
 }
 FOLDER_KINDS = {folder: kind for kind, folder in KIND_FOLDERS.items()}
+TRASH = ".trash"  # the vault's trash folder (Obsidian's "move to .trash" uses it too)
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,9 @@ import memsync.adapters as adapters
 
 from . import reading
 from .index import Index
-from .model import Source, SyncReport
+from .model import TRASH, Source, SyncReport
 from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
 
-TRASH = ".trash"  # the vault's trash folder (Obsidian's "move to .trash" uses it too)
 BATCH = 500
 # Reading, parsing and tokenizing cost as much as writing the index; past this many files to
 # read, worker processes do it while this process writes (threads would fight over the GIL).
@@ -58,15 +57,7 @@ class Indexer:
 
     def move(self, source: str, src: str, dst: str) -> SyncReport:
         """A rename seen as one event: keep the card's id and stats, then check both ends."""
-        adapter = self.adapters[source]
-        if storable(src) and storable(dst) and adapter.wants(src) and adapter.wants(dst):
-            with self.index.transaction():
-                moved = self.index.move_file(source, src, dst)
-        else:
-            moved = False
-        report = self.sync_paths(source, [src, dst])
-        report.moved += int(moved)
-        return report
+        return self.move_many(source, [(src, dst)], [src, dst])
 
     def move_many(
         self, source: str, pairs: Sequence[tuple[str, str]], paths: Iterable[str],

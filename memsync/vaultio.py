@@ -27,7 +27,7 @@ from .errors import (
 from .index import DB_ERRORS, Index
 from .model import Card
 
-TRASH = api.TRASH
+TRASH = api.TRASH  # one name for the trash folder: memsync.model.TRASH
 VAULT = "vault"  # the one writable source
 MAX_NUMBERED = 10_000
 
