@@ -231,6 +231,8 @@ class Watcher:
             # the write side before we index either file.
             for step in vault.recover(self.cfg):
                 log.warning("supersede of %s recovered: %s", step.get("old"), step.get("action"))
+            if threading.active_count() == 1:
+                self._index_unwatched()
             # Observer first: whatever changes during the start-up reconcile is queued, not lost.
             logging.getLogger("watchdog").addHandler(self._alarm)
             self._observer = self._start_observer()
@@ -242,6 +244,18 @@ class Watcher:
         except BaseException:
             self._teardown()
             raise
+
+    def _index_unwatched(self) -> None:
+        """Catch up before any thread exists, so the indexer may fork readers: a first start on
+        a big vault then takes half the time. Whatever changes meanwhile is found by the start-up
+        reconcile, which runs once the observer is watching and costs little after this."""
+        index = Index(self.cfg.db.path)
+        try:
+            self._reconcile_all(api.indexer(self.cfg, index), "catch-up")
+        except Exception:  # the start-up reconcile tries again, and keeps watching if it fails
+            log.exception("the catch-up reconcile failed")
+        finally:
+            index.close()
 
     def stop(self) -> None:
         if self._thread is None:

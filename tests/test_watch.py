@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import api, config
+from memsync import api, config, sync
 from memsync.index import Index
 from memsync.search import Query
 from memsync.sync import Indexer
@@ -477,6 +477,20 @@ def test_kill_9_then_100_changes_then_restart(vault, watcher):
     converge(live, gone=old)
     assert all(card_id(f"k/moved{i}.md") == ids[f"k/{i}.md"] for i in range(60, 80))
     assert second.stop() == 0
+
+
+def test_a_big_unwatched_vault_is_caught_up_before_watching_starts(vault, watcher):
+    # Enough files for the indexer to fork readers, which it may only do before the observer's
+    # threads exist; the start-up reconcile afterwards finds nothing left to do.
+    live = {f"big/{i}.md": mark() for i in range(sync.PARALLEL_FROM + 20)}
+    for rel, m in live.items():
+        put(vault, rel, m)
+    proc = watcher()
+    log = proc.stderr()
+    assert f"catch-up reconcile: {len(live)} files, +{len(live)} ~0 -0" in log
+    assert f"start-up reconcile: {len(live)} files, +0 ~0 -0" in log
+    converge(live)
+    assert proc.stop() == 0
 
 
 def test_default_level_logs_nothing_per_event(vault, watcher, tmp_path):
