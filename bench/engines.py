@@ -116,7 +116,7 @@ class Reference:
             self.conn.executemany("INSERT INTO ref (rowid, text) VALUES (?, ?)", rows)
 
     def ranked(self, text: str, k: int) -> list[str]:
-        terms = list(dict.fromkeys(cjk.tokens(text)))
+        terms = list(dict.fromkeys(t for phrase in cjk.phrases(text) for t in phrase))
         if not terms:
             return []
         expr = " OR ".join(query.quote(t) for t in terms)

@@ -4,6 +4,10 @@ NFKC first (full-width letters become ASCII), then lowercase. Runs of CJK charac
 Hangul) become overlapping character bigrams; everything else becomes words of letters and digits.
 A boundary between Latin/digits and CJK always splits, so `用prometheus单独管理` yields the word
 `prometheus`. The output is handed to FTS5's unicode61 tokenizer as space-separated tokens.
+
+In documents a CJK run also ends with its last character alone (`私钥` -> `私钥 钥`): every
+occurrence of a character then starts a token, so the one-character query `钥` is the prefix
+query `"钥" *` and finds `私钥` too. Queries keep plain bigrams (`phrases`).
 """
 
 from __future__ import annotations
@@ -37,16 +41,21 @@ def bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def run_tokens(run: str) -> list[str]:
+    """A CJK run as a document stores it: its bigrams, then its last character alone."""
+    return bigrams(run) + [run[-1]] if len(run) > 1 else [run]
+
+
 def is_cjk(token: str) -> bool:
     return bool(_CJK_CHAR.match(token))
 
 
 def tokens(text: str) -> list[str]:
-    """Every token of `text`, in order (documents and queries alike)."""
+    """Every token a document's `text` is stored as, in order."""
     out: list[str] = []
     for piece in _PIECE.findall(normalize(text)):
         if _CJK_CHAR.match(piece):
-            out.extend(bigrams(piece))
+            out.extend(run_tokens(piece))
         else:
             out.append(piece)
     return out
@@ -58,9 +67,16 @@ def to_index_text(text: str) -> str:
     for piece in _PIECE.findall(normalize(text)):
         if len(piece) > 1 and _CJK_CHAR.match(piece):
             parts.append(" ".join(map(operator.add, piece, piece[1:])))
+            parts.append(piece[-1])
         else:
             parts.append(piece)
     return " ".join(parts)
+
+
+def index_fields(title: str, aliases, tags, body: str) -> tuple[str, str, str]:
+    """A card's three FTS columns: title with aliases, tags, body."""
+    return (to_index_text(" ".join([title, *aliases])), to_index_text(" ".join(tags)),
+            to_index_text(body))
 
 
 def phrases(query: str) -> list[list[str]]:

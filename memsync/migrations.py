@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+from . import cjk
+
 
 def _run(conn, script: str) -> None:
     # Not executescript(): it would COMMIT the surrounding BEGIN IMMEDIATE first.
@@ -109,7 +113,19 @@ def m001_initial(conn) -> None:
     )
 
 
-MIGRATIONS = [m001_initial]
+def m002_cjk_run_ends(conn) -> None:
+    """Re-tokenize for the one-character CJK query: runs now also store their last character.
+    The cards table holds every field the FTS text is made from, so no file is read."""
+    recreate_fts(conn)
+    rows = conn.execute("SELECT seq, title, aliases, tags, body FROM cards ORDER BY seq")
+    conn.executemany(
+        "INSERT INTO cards_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
+        ((seq, *cjk.index_fields(title, json.loads(aliases), json.loads(tags), body))
+         for seq, title, aliases, tags, body in rows),
+    )
+
+
+MIGRATIONS = [m001_initial, m002_cjk_run_ends]
 
 
 def migrate(conn) -> int:

@@ -27,7 +27,15 @@ def quote(token: str) -> str:
 
 def _phrase(tokens, prefix: bool) -> str:
     text = quote(" ".join(tokens))
+    if len(tokens) == 1 and is_char(tokens[0]):
+        # A lone CJK character the query asks for: documents store every occurrence of it at
+        # the start of a token (memsync.cjk), so its prefix form is its exact match.
+        return text + " *"
     return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
+
+
+def is_char(token: str) -> bool:
+    return len(token) == 1 and cjk.is_cjk(token)
 
 
 def term_expr(token: str, prefix: bool) -> str:
@@ -36,6 +44,9 @@ def term_expr(token: str, prefix: bool) -> str:
 
 
 def _token(token: str, prefix: bool) -> str:
+    # The `any*` tiers keep a lone CJK character exact (a run of its own in the text, as in
+    # `1990年`): in questions such characters are mostly particles, and matching every 的 or 是
+    # only adds noise (measured on CMRC, bench/RESULTS.md).
     return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
 
 

@@ -37,8 +37,7 @@ class Look:
 
 
 def fts_text(card: Card) -> tuple[str, str, str]:
-    title = " ".join([card.title, *card.aliases])
-    return cjk.to_index_text(title), cjk.to_index_text(" ".join(card.tags)), cjk.to_index_text(card.body)
+    return cjk.index_fields(card.title, card.aliases, card.tags, card.body)
 
 
 def signature(st: os.stat_result) -> Signature:

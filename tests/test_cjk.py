@@ -4,8 +4,19 @@ from hypothesis import strategies as st
 from memsync import cjk
 
 
-def test_chinese_becomes_overlapping_bigrams():
-    assert cjk.tokens("阿里云") == ["阿里", "里云"]
+def test_chinese_becomes_overlapping_bigrams_then_its_last_character():
+    assert cjk.tokens("阿里云") == ["阿里", "里云", "云"]
+
+
+def test_every_character_of_a_run_starts_a_document_token():
+    # what makes the one-character query `"钥" *` find every occurrence, 私钥 included
+    text = "登录使用私钥"
+    starts = {token[0] for token in cjk.tokens(text)}
+    assert starts == set(text)
+
+
+def test_queries_keep_plain_bigrams():
+    assert cjk.phrases("阿里云") == [["阿里", "里云"]]
 
 
 def test_latin_words_are_lowercased():
@@ -14,7 +25,7 @@ def test_latin_words_are_lowercased():
 
 def test_latin_inside_chinese_is_split_out_as_a_word():
     assert "prometheus" in cjk.tokens("用prometheus单独管理")
-    assert cjk.tokens("用prometheus单独管理") == ["用", "prometheus", "单独", "独管", "管理"]
+    assert cjk.tokens("用prometheus单独管理") == ["用", "prometheus", "单独", "独管", "管理", "理"]
 
 
 def test_full_width_equals_half_width():
@@ -26,8 +37,8 @@ def test_underscore_and_punctuation_separate_words():
 
 
 def test_kana_and_hangul_are_bigrammed():
-    assert cjk.tokens("カタカナ") == ["カタ", "タカ", "カナ"]
-    assert cjk.tokens("한국어") == ["한국", "국어"]
+    assert cjk.tokens("カタカナ") == ["カタ", "タカ", "カナ", "ナ"]
+    assert cjk.tokens("한국어") == ["한국", "국어", "어"]
 
 
 def test_single_cjk_character_is_one_token():

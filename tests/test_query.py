@@ -33,3 +33,11 @@ def test_single_word_query_has_no_duplicate_any_tier():
 
 def test_query_without_words_has_no_tiers():
     assert query.plan("*** ()").tiers == ()
+
+
+def test_a_lone_cjk_character_is_its_prefix_in_the_all_tiers_only():
+    plan = tiers("锁 redis")
+    assert plan["all"] == '"锁" * AND "redis"'
+    assert plan["all-prefix"] == '"锁" * AND "redis" *'
+    # in the OR tiers it stays exact: in questions such characters are mostly particles (的, 是)
+    assert plan["any"] == '"锁" OR "redis"'

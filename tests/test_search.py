@@ -42,6 +42,23 @@ def test_cjk_phrase_is_an_exact_substring(ops_vault):
     assert found("东京都") == ["03-Knowledge/tokyo2.md"]
 
 
+@pytest.mark.parametrize("char,path", [
+    ("钥", "03-Knowledge/ssh.md"),  # the last character of its run: 私钥，
+    ("私", "03-Knowledge/ssh.md"),  # inside a run
+    ("贵", "03-Knowledge/tokyo.md"),
+])
+def test_a_single_cjk_character_is_found_anywhere_in_a_run(ops_vault, cli, char, path):
+    code, out = cli("search", char, "--json")
+    assert code == 0
+    assert [h["path"] for h in out["hits"]] == [path]
+    assert out["matched"] == "all"
+
+
+def test_a_single_cjk_character_narrows_a_multi_word_query(ops_vault):
+    assert found("京 酒店") == ["03-Knowledge/tokyo.md"]
+    assert sorted(found("京")) == ["03-Knowledge/tokyo.md", "03-Knowledge/tokyo2.md"]
+
+
 def test_any_tier_reports_coverage_and_low_confidence(ops_vault, cli):
     code, out = cli("search", "私钥 kubernetes", "--json")
     assert out["matched"] == "any"
