@@ -15,7 +15,7 @@ from pathlib import Path
 from . import dates, paging
 from .config import Config
 from .errors import BadEnvironment
-from .index import Index
+from .index import VALID_ON, Index
 from .model import TRASH
 from .search import LexicalSearcher, Query
 
@@ -54,8 +54,9 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
     with open_index(cfg) as index:
         row = index.card(card_id)
         text = row["body"]
+        valid = not dates.invalid_by(row["invalid_at"], dates.today())
         if row["invalid_at"]:
-            text = invalid_banner(index, row) + "\n\n" + text
+            text = invalid_banner(index, row, valid) + "\n\n" + text
         page = paging.window(text, offset, max_chars, full)
         with index.transaction():
             index.record_read(card_id, dates.now_iso())
@@ -68,7 +69,7 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
             "tags": json.loads(row["tags"]),
             "created": row["created"],
             "updated": row["updated"],
-            "valid": row["invalid_at"] is None,
+            "valid": valid,
             "invalid_at": row["invalid_at"],
             "superseded_by": row["superseded_by"],
             "supersedes": row["supersedes"],
@@ -76,14 +77,22 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
         }
 
 
-def invalid_banner(index: Index, row) -> str:
-    line = f"⚠ This card stopped being valid on {row['invalid_at']}"
+def invalid_banner(index: Index, row, valid: bool) -> str:
+    invalid_at, day = row["invalid_at"], dates.day_of(row["invalid_at"])
+    if not dates.starts_with_day(invalid_at):
+        return (f"⚠ This card is marked invalid_at: {invalid_at}, which is not a date, so it "
+                "counts as no longer valid; write the day as YYYY-MM-DD in the file to fix it")
+    if valid:
+        return f"⚠ This card stops being valid on {day}"
+    line = f"⚠ This card stopped being valid on {invalid_at}"
     if row["superseded_by"]:
         newer = index.card_by_path(row["source"], row["superseded_by"])
         ref = f"{row['superseded_by']}" + (f" (id {newer['id']})" if newer else "")
         line += f"; it was superseded by {ref}"
-    before = dates.day_before(row["invalid_at"])
-    return line + f". To see what was true then: memsync search <keywords> --as-of {before}"
+    before, created = dates.day_before(invalid_at), dates.day_of(row["created"])
+    if created and before < created:  # valid for less than a day: no --as-of view holds it
+        return line + ". It was valid only on the day it was written: search with --include-invalid to list it"
+    return line + f". To see what was true then, search with --as-of {before}"
 
 
 def trash_usage(vault: Path) -> tuple[int, int]:
@@ -116,7 +125,7 @@ def stats(cfg: Config) -> dict:
             "SELECT source, count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC"
         ).fetchall())
         total = conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-        invalid = conn.execute("SELECT count(*) FROM cards WHERE invalid_at IS NOT NULL").fetchone()[0]
+        valid = conn.execute(f"SELECT count(*) FROM cards c WHERE {VALID_ON}", (dates.today(),)).fetchone()[0]
         reads = conn.execute("SELECT coalesce(sum(read_count), 0) FROM card_stats").fetchone()[0]
         last_change = index.meta("last_change")
         problems = index.problems()
@@ -127,8 +136,8 @@ def stats(cfg: Config) -> dict:
     )
     result = {
         "cards": total,
-        "valid": total - invalid,
-        "invalid": invalid,
+        "valid": valid,
+        "invalid": total - valid,
         "by_kind": by_kind,
         "by_source": by_source,
         "last_change": last_change,

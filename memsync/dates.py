@@ -56,6 +56,24 @@ def parse_as_of(text: str) -> str:
     return text
 
 
+def today() -> str:
+    return dt.date.today().isoformat()
+
+
+def invalid_by(invalid_at: str | None, day: str) -> bool:
+    """Whether a card marked `invalid_at` is no longer valid on `day`, compared by day.
+
+    A mark that is not a date counts as already passed: someone marked the card, and the
+    indexer reports the date as a problem. The SQL twin is `index.VALID_ON`."""
+    if not invalid_at:
+        return False
+    return not starts_with_day(invalid_at) or invalid_at[:10] <= day
+
+
+def starts_with_day(text: str) -> bool:
+    return bool(_DAY.match(text[:10]))
+
+
 def now_iso() -> str:
     return dt.datetime.now().astimezone().replace(microsecond=0).isoformat()
 

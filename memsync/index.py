@@ -61,6 +61,14 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
+# A card is valid on day ? unless its invalid_at day has come; an invalid_at that is not a date
+# counts as come (the Python twin is dates.invalid_by).
+VALID_ON = (
+    "(c.invalid_at IS NULL OR (c.invalid_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
+    "AND substr(c.invalid_at, 1, 10) > ?))"
+)
+
+
 class Index:
     """Typed operations over one index file. Not thread-safe: one Index per thread."""
 

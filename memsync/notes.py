@@ -85,7 +85,12 @@ def kind_from_folder(rel_path: str) -> str | None:
 def parse(data: bytes, rel_path: str) -> Card:
     text, problem = decode(data)
     meta, body, meta_problem = split_frontmatter(text)
-    problem = "; ".join(p for p in (problem, meta_problem) if p) or None
+    invalid_at = dates.normalize(meta.get("invalid_at")) or _as_text(meta.get("invalid_at"))
+    date_problem = (
+        f"invalid_at {invalid_at!r} is not a date, so the card counts as no longer valid; "
+        "write it as YYYY-MM-DD" if invalid_at and not dates.starts_with_day(invalid_at) else None
+    )
+    problem = "; ".join(p for p in (problem, meta_problem, date_problem) if p) or None
     title = _as_text(meta.get("title")) or title_from(body, rel_path)
     created = meta.get("created", meta.get("date"))
     return Card(
@@ -97,7 +102,7 @@ def parse(data: bytes, rel_path: str) -> Card:
         aliases=_as_list(meta.get("aliases"), separators=r"\n"),
         created=dates.normalize(created),
         updated=dates.normalize(meta.get("updated")),
-        invalid_at=dates.normalize(meta.get("invalid_at")) or _as_text(meta.get("invalid_at")),
+        invalid_at=invalid_at,
         superseded_by=_as_text(meta.get("superseded_by")),
         supersedes=_as_text(meta.get("supersedes")),
         priority=_as_text(meta.get("priority")),

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from . import dates, query
 from .errors import BadArgument
-from .index import Index
+from .index import VALID_ON, Index
 from .model import Hit
 
 MAX_LIMIT = 20
@@ -72,13 +72,14 @@ def _filters(q: Query) -> tuple[str, list]:
     if q.tag:
         sql.append("EXISTS (SELECT 1 FROM json_each(c.tags) WHERE json_each.value = ?)")
         args.append(q.tag)
-    if q.as_of:
+    if q.as_of is not None:  # an empty date is an error, never "no filter"
         day = dates.parse_as_of(q.as_of)
         sql.append("(c.created IS NULL OR substr(c.created, 1, 10) <= ?)")
-        sql.append("(c.invalid_at IS NULL OR substr(c.invalid_at, 1, 10) > ?)")
+        sql.append(VALID_ON)
         args += [day, day]
     elif not q.include_invalid:
-        sql.append("c.invalid_at IS NULL")
+        sql.append(VALID_ON)
+        args.append(dates.today())
     return "".join(f" AND {s}" for s in sql), args
 
 
@@ -158,8 +159,12 @@ class LexicalSearcher:
             ranks = dict(self.index.conn.execute(ranked_sql, (expr, window)).fetchall())
             rows = self.index.conn.execute(cards_sql, [json.dumps(list(ranks)), *args]).fetchall()
             rows = [r for r in rows if r["id"] not in exclude]
-            rows.sort(key=lambda r: ((r["invalid_at"] is not None) and valid_first, ranks[r["seq"]]))
-            complete = sum(1 for r in rows if r["invalid_at"] is None or not valid_first) >= want
+            today = dates.today()
+            rows.sort(key=lambda r: (valid_first and dates.invalid_by(r["invalid_at"], today),
+                                     ranks[r["seq"]]))
+            complete = sum(
+                1 for r in rows if not (valid_first and dates.invalid_by(r["invalid_at"], today))
+            ) >= want
             if complete or len(ranks) < window:
                 return [(r, ranks[r["seq"]]) for r in rows[:want]]
             window *= 8
@@ -182,5 +187,6 @@ class LexicalSearcher:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=-rank, matched=tier, coverage=coverage,
-            snippet=snippet(row["body"], plan.terms), valid=row["invalid_at"] is None,
+            snippet=snippet(row["body"], plan.terms),
+            valid=not dates.invalid_by(row["invalid_at"], dates.today()),
         )

@@ -182,3 +182,35 @@ def test_as_of_ranks_by_relevance_alone(vault):
     sync()
     assert found("端口", as_of="2026-04-01") == ["later-invalid.md", "still-valid.md"]
     assert found("端口", include_invalid=True) == ["still-valid.md", "later-invalid.md"]
+
+
+def test_a_card_marked_invalid_from_a_future_day_is_valid_until_then(vault, cli):
+    write_card(vault, "token.md", "deploy token", "the deploy token rotates yearly",
+               invalid_at="2999-01-01")
+    sync()
+    hits = cli("search", "deploy token", "--json")[1]["hits"]
+    assert [(h["path"], h["valid"]) for h in hits] == [("token.md", True)]
+    assert found("deploy token", as_of="2998-12-31") == ["token.md"]
+    assert found("deploy token", as_of="2999-01-01") == []
+    shown = cli("show", hits[0]["id"], "--json")[1]
+    assert shown["valid"] is True and shown["text"].startswith("⚠ This card stops being valid on 2999-01-01")
+    stats = cli("stats", "--json")[1]
+    assert (stats["valid"], stats["invalid"]) == (1, 0)
+
+
+def test_an_invalid_at_that_is_not_a_date_hides_the_card_and_is_reported(vault, cli):
+    write_card(vault, "soon.md", "db host", "the db host moves to a new rack", invalid_at="soon")
+    sync()
+    assert found("db host") == []
+    assert found("db host", as_of="2026-01-01") == []  # the same rule on every day
+    hits = cli("search", "db host", "--include-invalid", "--json")[1]["hits"]
+    assert [(h["path"], h["valid"]) for h in hits] == [("soon.md", False)]
+    shown = cli("show", hits[0]["id"], "--json")[1]
+    assert "not a date" in shown["text"].splitlines()[0]
+    problems = cli("stats", "--json")[1]["problems"]
+    assert any(p["path"] == "soon.md" and "invalid_at 'soon' is not a date" in p["message"] for p in problems)
+
+
+def test_an_empty_as_of_is_an_error_not_no_filter(ops_vault, cli):
+    code, out = cli("search", "私钥", "--as-of", "", "--json")
+    assert code == 2 and "YYYY-MM-DD" in out["error"]["message"]
