@@ -57,13 +57,14 @@ class SearchHit(_Shape):
     matched: str = Field(description="Tier that found it: all, all-prefix, any, any-prefix.")
     coverage: float | None = Field(description="Share of query words matched (any* tiers only).")
     snippet: str
-    valid: bool = Field(description="False for a superseded card (only with include_invalid).")
+    valid: bool = Field(description="False once its invalid_at day has come (superseded); shown only with include_invalid or as_of.")
 
 
 class SearchResult(_Shape):
     query: str
     matched: str | None
     hits: list[SearchHit]
+    more: bool = Field(False, description="More cards matched than returned: narrow the query or raise limit.")
     note: str | None
 
 

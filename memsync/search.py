@@ -42,12 +42,14 @@ class Result:
     matched: str | None
     hits: list[Hit] = field(default_factory=list)
     note: str | None = None
+    more: bool = False  # more cards matched than the page holds
 
     def to_dict(self) -> dict:
         return {
             "query": self.query,
             "matched": self.matched,
             "hits": [h.to_dict() for h in self.hits],
+            "more": self.more,
             "note": self.note,
         }
 
@@ -96,6 +98,16 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
+def _low_confidence(hits: list[Hit]) -> str:
+    low = min(h.coverage for h in hits if h.coverage is not None)
+    if low < 1:
+        return (f"low confidence: only some query words matched (coverage down to {low:.0%}); "
+                "retry with fewer, more specific keywords or identifiers")
+    # every word is there, but a Chinese run was not found as written (东京都 vs 东京 … 京都)
+    return ("low confidence: the words matched apart, not as written together; "
+            "check that the hits are about what you meant")
+
+
 class LexicalSearcher:
     def __init__(self, index: Index, weights=WEIGHTS, fill: bool = False):
         self.index = index
@@ -117,7 +129,8 @@ class LexicalSearcher:
         valid_first = q.include_invalid and not q.as_of
         seen: set[int] = set()
         for tier, expr in plan.tiers:
-            rows = self._ranked(expr, where, args, limit - len(result.hits), seen, valid_first)
+            rows, result.more = self._ranked(expr, where, args, limit - len(result.hits), seen,
+                                             valid_first)
             if not rows:
                 continue
             result.matched = result.matched or tier
@@ -126,18 +139,36 @@ class LexicalSearcher:
             seen.update(r["id"] for r, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
+        notes = [self._empty_note(q) if not result.hits else None]
         if result.matched and result.matched.startswith("any"):
-            low = min(h.coverage for h in result.hits if h.coverage is not None)
-            result.note = (
-                f"low confidence: only some query words matched (coverage down to {low:.0%}); "
-                "retry with fewer, more specific keywords or identifiers"
+            notes.append(_low_confidence(result.hits))
+        if result.more:
+            notes.append(
+                f"more cards matched than the {limit} shown; add keywords or a filter to narrow"
+                + (f", or ask for up to {MAX_LIMIT}" if limit < MAX_LIMIT else "")
             )
-        elif not result.hits:
-            result.note = "no card matched; try fewer or different keywords"
+        result.note = "; ".join(n for n in notes if n) or None
         return result
 
-    def _ranked(self, expr, where, args, want, exclude, valid_first) -> list[tuple]:
-        """The best `want` cards for one MATCH expression, as (row, bm25) pairs.
+    def _empty_note(self, q: Query) -> str:
+        conn = self.index.conn
+        if q.kind and not conn.execute("SELECT 1 FROM cards WHERE kind = ?", (q.kind,)).fetchone():
+            kinds = [k for (k,) in conn.execute(
+                "SELECT DISTINCT kind FROM cards WHERE kind IS NOT NULL ORDER BY kind")]
+            return f"no card has kind {q.kind!r}; kinds in the index: {', '.join(kinds) or 'none'}"
+        if q.tag and not conn.execute(
+            "SELECT 1 FROM cards c, json_each(c.tags) WHERE json_each.value = ?", (q.tag,)
+        ).fetchone():
+            return f"no card has the tag {q.tag!r} (tags match exactly)"
+        filters = [f"{name} {value}" for name, value in
+                   (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as of", q.as_of)) if value]
+        if filters:
+            return f"no card matched with {', '.join(filters)}; try without a filter or other keywords"
+        return "no card matched; try fewer or different keywords"
+
+    def _ranked(self, expr, where, args, want, exclude, valid_first) -> tuple[list[tuple], bool]:
+        """The best `want` cards for one MATCH expression, as (row, bm25) pairs, and whether
+        more cards than that matched.
 
         BM25 is computed inside FTS5 first, over the FTS table alone; only the top of that list
         is joined to `cards` for filters and display (a join over every match reads every
@@ -164,9 +195,9 @@ class LexicalSearcher:
                                      ranks[r["seq"]]))
             complete = sum(
                 1 for r in rows if not (valid_first and dates.invalid_by(r["invalid_at"], today))
-            ) >= want
+            ) > want  # one more than asked for, to know whether the page is all there is
             if complete or len(ranks) < window:
-                return [(r, ranks[r["seq"]]) for r in rows[:want]]
+                return [(r, ranks[r["seq"]]) for r in rows[:want]], len(rows) > want
             window *= 8
 
     def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:

@@ -84,6 +84,34 @@ def test_no_hits_exits_1(ops_vault, cli):
     assert code == 1 and out["hits"] == []
 
 
+def test_a_page_that_does_not_hold_every_match_says_so(vault, cli):
+    for i in range(3):
+        write_card(vault, f"n/{i}.md", f"card {i}", "common word here")
+    sync()
+    page = cli("search", "common", "-n", "2", "--json")[1]
+    assert len(page["hits"]) == 2 and page["more"] is True
+    assert "more cards matched than the 2 shown" in page["note"]
+    whole = cli("search", "common", "-n", "3", "--json")[1]
+    assert len(whole["hits"]) == 3 and whole["more"] is False and whole["note"] is None
+
+
+def test_an_unknown_kind_or_tag_is_named_in_the_note(ops_vault, cli):
+    code, out = cli("search", "ecs", "--kind", "Project", "--json")
+    assert code == 1 and "no card has kind 'Project'" in out["note"] and "project" in out["note"]
+    code, out = cli("search", "ecs", "--tag", "aliy", "--json")
+    assert code == 1 and "no card has the tag 'aliy'" in out["note"]
+    code, out = cli("search", "私钥", "--kind", "project", "--json")
+    assert code == 1 and out["note"].startswith("no card matched with kind project")
+
+
+def test_words_found_apart_are_not_called_partial_coverage(vault, cli):
+    write_card(vault, "trip.md", "旅行", "下周去东京，住在京都附近")
+    sync()
+    out = cli("search", "东京都", "--json")[1]
+    assert out["matched"] == "any" and out["hits"][0]["coverage"] == 1.0
+    assert "matched apart" in out["note"] and "only some" not in out["note"]
+
+
 def test_limit_is_clamped(vault, cli):
     for i in range(25):
         write_card(vault, f"n/{i}.md", f"card {i}", "common word here")
