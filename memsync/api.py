@@ -50,13 +50,15 @@ def search(cfg: Config, q: Query) -> dict:
 
 
 def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = None,
-         full: bool = False) -> dict:
+         full: bool = False, voice=lambda text: text) -> dict:
+    """One card's text, with a first line saying when it stopped (or stops) being valid;
+    `voice` rewords that line's advice for whoever reads it (the MCP server's model)."""
     with open_index(cfg) as index:
         row = index.card(card_id)
         text = row["body"]
         valid = not dates.invalid_by(row["invalid_at"], dates.today())
         if row["invalid_at"]:
-            text = invalid_banner(index, row, valid) + "\n\n" + text
+            text = voice(invalid_banner(index, row, valid)) + "\n\n" + text
         page = paging.window(text, offset, max_chars, full)
         with index.transaction():
             index.record_read(card_id, dates.now_iso())

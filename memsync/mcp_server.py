@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from . import api
 from .config import Config
 from .errors import MemsyncError
+from .mcp_words import for_model
 from .search import MAX_LIMIT, Query
 
 log = logging.getLogger("memsync.mcp")
@@ -128,6 +129,7 @@ class IndexReport(_Shape):
 
 
 def ok(data: dict) -> CallToolResult:
+    data = _reworded(data)
     # The JSON text is for clients that do not read structured content yet.
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
@@ -136,7 +138,18 @@ def ok(data: dict) -> CallToolResult:
 
 
 def error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=for_model(message))], is_error=True)
+
+
+def _reworded(data: dict) -> dict:
+    """The advice in a result, in tool words (the card text itself is never touched)."""
+    out = dict(data)
+    for key in ("note", "reminder"):
+        if isinstance(out.get(key), str):
+            out[key] = for_model(out[key])
+    if isinstance(out.get("warnings"), list):
+        out["warnings"] = [for_model(w) if isinstance(w, str) else w for w in out["warnings"]]
+    return out
 
 
 def attempt(tool: str, call) -> dict | CallToolResult:
@@ -171,7 +184,7 @@ def written(tool: str, call) -> CallToolResult:
     if not refused:
         return ok(result)
     note = result.get("note") or f"{tool} was refused ({result.get('status')})"
-    return error(note + "\n" + json.dumps(result, ensure_ascii=False))
+    return error(note + "\n" + json.dumps(_reworded(result), ensure_ascii=False))
 
 
 def describe_invalid(tool: str, exc: ValidationError) -> str:
@@ -330,7 +343,9 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
             q = Query(query, limit, kind, source, tag, as_of, include_invalid)
             result = api.search(cfg, q)
             if not result["hits"] and live and not live.ready.is_set():
-                result["note"] = "the index is still being built after start; retry in a moment"
+                result["note"] = "; ".join(filter(None, [
+                    result["note"], "the index is still being built after start: retry in a moment"
+                    " if you expected a hit"]))
             return result
 
         return guarded("memory_search", run)
@@ -355,7 +370,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ] = None,
         full: Annotated[bool, Field(description="Return the whole text, however long.")] = False,
     ) -> Annotated[CallToolResult, CardPage]:
-        return guarded("memory_get", lambda: api.show(cfg, id, offset, max_chars, full))
+        return guarded("memory_get", lambda: api.show(cfg, id, offset, max_chars, full, voice=for_model))
 
     @server.tool(
         name="memory_capture",

@@ -168,6 +168,11 @@ def test_wrong_arguments_and_hostile_queries_give_clean_answers(server_log, vaul
         await refused(session, "memory_reindex", rebuild="sometimes")
         assert "Unknown tool" in await refused(session, "memory_teleport")
         assert "limit" in await refused(session, "memory_search", query="x", limit="many")
+        # advice names tools and their arguments, never CLI commands and flags
+        missing = await refused(session, "memory_get", id=77)
+        assert "the memory_search tool" in missing and "memsync search" not in missing
+        empty_date = await refused(session, "memory_search", query="x", as_of="")
+        assert "as_of expects a date" in empty_date and "--as-of" not in empty_date
 
         for query in ('NEAR("a" b, 2) AND OR NOT', '"unbalanced', "*", "title:proximity^ -x + (", "'; DROP--"):
             result = await session.call_tool("memory_search", {"query": query})
