@@ -54,7 +54,7 @@ class SearchHit(_Shape):
     title: str
     kind: str | None
     source: str
-    score: float = Field(description="BM25, larger is better.")
+    score: float = Field(description="BM25, larger is better; compare only within one result list.")
     matched: str = Field(description="Tier that found it: all, all-prefix, any, any-prefix.")
     coverage: float | None = Field(description="Share of query words matched (any* tiers only).")
     snippet: str
@@ -219,7 +219,9 @@ class LiveIndex:
     no separate daemon. When another process's watcher holds the lock, that one keeps the index
     live; we retry now and then, to take over if it goes away."""
 
-    RETRY_LOCKED = 30.0  # seconds between attempts while another watcher holds the lock
+    # Seconds between attempts while another watcher holds the lock: how stale the index can get
+    # after that watcher stops. An attempt is one failed flock, so it can be frequent.
+    RETRY_LOCKED = 5.0
     SETTLE = 600.0  # longest wait for the start-up reconcile before `ready` is set anyway
 
     def __init__(self, cfg: Config):
@@ -246,7 +248,8 @@ class LiveIndex:
                 try:
                     watcher.start()
                 except WatcherLocked as err:
-                    log.info("%s; retrying every %ds", err.message, self.RETRY_LOCKED)
+                    if not self.ready.is_set():
+                        log.info("%s; retrying every %gs", err.message, self.RETRY_LOCKED)
                     self.ready.set()
                     self._stopping.wait(self.RETRY_LOCKED)
                     continue

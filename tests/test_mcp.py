@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -313,6 +314,32 @@ def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
 
     anyio.run(main)
     assert "Traceback" not in server_log.read_text()
+
+
+def test_a_server_takes_over_the_watching_when_the_watcher_stops(server_log, vault):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            async with connected(server_log) as first:
+                await eventually(lambda: _hits(first, "owl"))
+                owner = (await tool(first, "memory_stats"))["watcher"]["pid"]
+                async with connected(server_log) as second:
+                    await eventually(lambda: _hits(second, "owl"))
+                    await first.send_ping()
+                    # leaving `first` would close `second` too (nested contexts), so stop the
+                    # owner through its pid, as a user closing that client would
+                    os.kill(owner, signal.SIGTERM)
+                    await eventually(lambda: _live_owner(second, not_pid=owner))
+                    write_card(vault, "03-Knowledge/wren.md", "wrens", "the wren sings loudly for its size")
+                    await eventually(lambda: _hits(second, "wren"))
+
+    anyio.run(main)
+
+
+async def _live_owner(session, not_pid: int) -> bool:
+    watcher = (await tool(session, "memory_stats"))["watcher"]
+    return watcher.get("live") and watcher.get("pid") != not_pid
 
 
 def test_only_mcp_server_imports_the_sdk():
