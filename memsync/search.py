@@ -86,14 +86,20 @@ def _filters(q: Query) -> tuple[str, list]:
 
 
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
-    """A window of the body around the first match, in the body's own letter case."""
-    text = re.sub(r"\s+", " ", unicodedata.normalize("NFKC", body)).strip()
-    folded = text.lower()
-    if len(folded) != len(text):  # a few letters change length when lowercased
+    """A window of the body around the first match, in the body's own characters.
+
+    Matching happens on the folded text (NFKC, lowercase), as in the index; the window is cut
+    from the original wherever folding kept every position (nearly always), so `，` stays `，`."""
+    text = re.sub(r"\s+", " ", body).strip()
+    folded = unicodedata.normalize("NFKC", text).lower()
+    if len(folded) != len(text):  # a few characters change length when folded
         text = folded
     positions = [folded.find(t) for t in terms if t]
     positions = [p for p in positions if p >= 0]
     start = max(0, min(positions) - width // 3) if positions else 0
+    space = text.rfind(" ", max(0, start - 20), start + 1)
+    if start and space >= 0:  # begin at a word, not inside one
+        start = space + 1
     piece = text[start : start + width]
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 

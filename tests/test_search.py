@@ -242,3 +242,12 @@ def test_an_invalid_at_that_is_not_a_date_hides_the_card_and_is_reported(vault, 
 def test_an_empty_as_of_is_an_error_not_no_filter(ops_vault, cli):
     code, out = cli("search", "私钥", "--as-of", "", "--json")
     assert code == 2 and "YYYY-MM-DD" in out["error"]["message"]
+
+
+def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
+    from memsync.search import snippet
+
+    assert snippet("登录使用私钥，不再用密码。", ("私钥",)) == "登录使用私钥，不再用密码。"
+    body = " ".join(f"word{i}" for i in range(80)) + " needle here"
+    piece = snippet(body, ("needle",))
+    assert piece.startswith("…word") and "needle" in piece
