@@ -32,10 +32,20 @@ def folder(home: Path) -> Path:
     return Path(home) / "journal"
 
 
+def writing(home: Path):
+    """The one lock every write that reads a card and writes it back holds (update, supersede,
+    delete, restore, purge, recovery), from reading the file to syncing the index. A second
+    writer then reads what the first one left, instead of writing back a copy from before it.
+    New cards need no lock: they are linked into place, never overwritten."""
+    return exclusive(home, "write")
+
+
 @contextlib.contextmanager
 def exclusive(home: Path, name: str):
-    """Hold a home-wide lock named `name` (blocking): serialises operations that must not
-    interleave, such as two supersedes of the same card. Not `*.lock`, so replay ignores it."""
+    """Hold a home-wide lock named `name` (blocking). Not `*.lock`, so replay ignores it.
+
+    Each call opens the lock file anew: flock belongs to the open file, so two threads of one
+    process (the MCP SDK runs tools in threads) exclude each other as two processes do."""
     where = folder(home)
     where.mkdir(parents=True, exist_ok=True)
     fd = os.open(where / f"{name}.mutex", os.O_RDWR | os.O_CREAT, 0o600)

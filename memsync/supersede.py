@@ -3,8 +3,8 @@
 Two files change, so the work is journaled (memsync.journal): the plan, naming the new file
 before it can exist, is on disk before the first write and removed after the last. If the
 process dies in between, `recover()` (run first by every write command, and by the watcher at
-start) finishes the job when it can and rolls it back when it cannot. One supersede runs at a
-time per data home, so two cannot both claim the same old card.
+start) finishes the job when it can and rolls it back when it cannot. Supersede and recovery
+hold the home's write lock (journal.writing), so two cannot both claim the same old card.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     problem = rules.body_problem(body)
     if problem:
         return vaultio.rejected(problem)
-    with api.open_index(cfg) as index:
+    # Under the write lock, as every write of an existing card: two supersedes at once could
+    # both find the old card valid and both mark it, and an update could write the old card
+    # back without its mark.
+    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
         row = index.card(old_id)
         vaultio.writable(row)
-        # One supersede at a time per data home: two at once could both find the old card
-        # valid and both mark it, leaving one new card that the old one does not point to.
-        with journal.exclusive(cfg.home.path, "supersede"):
-            result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
+        result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
         if result["status"] == "rejected":
             return result
         result.update(vaultio.secret_fields(secrets.scan(title, body)))
@@ -151,7 +151,8 @@ def recover(cfg: Config) -> list[dict]:
 
     The new card exists and the old one is unmarked → mark it (finish). The old card is gone
     or was marked by something else → remove the new card if it is still byte-for-byte ours
-    (roll back). Safe to call at any time, from any process."""
+    (roll back). Safe to call at any time, from any process, but not while holding the write
+    lock (it takes that lock itself when it has work to do)."""
     vault = vaultio.root(cfg)
     done: list[dict] = []
 
@@ -160,7 +161,8 @@ def recover(cfg: Config) -> list[dict]:
             return False
         report = {"op": "supersede", "old": plan.get("old"), "new": plan.get("new")}
         try:
-            report["action"] = _replay(cfg, vault, plan)
+            with journal.writing(cfg.home.path):  # marking the old card is a write like any other
+                report["action"] = _replay(cfg, vault, plan)
         except (MemsyncError, OSError, KeyError) as exc:
             # Never let an old failure block today's write: keep the plan and say so.
             report["action"] = f"left for later ({getattr(exc, 'message', exc)})"

@@ -1,10 +1,12 @@
 """Soft delete, restore and purge (DESIGN §5). Use them through memsync.vault.
 
 A deleted card moves to `<vault>/.trash/<its path>`, keeping the folder structure, so restoring
-needs no other record (and Obsidian's own delete lands in the same place). The index drops it,
+needs no other record (and Obsidian's own delete lands in the same folder). The index drops it,
 but its id and read stats go with it into the trash: a restore brings both back, and a new
-card written at the old path meanwhile gets an id of its own. Only a purge, which acts on nothing outside the trash, removes a file for good and clears
-its stats. The trash is never emptied automatically.
+card written at the old path meanwhile gets an id of its own. Only a purge, which acts on
+nothing outside the trash, removes a file for good and clears its stats. The trash is never
+emptied automatically. Each operation holds the home's write lock (journal.writing) while it
+looks at the files and moves them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import os
 import posixpath
 
-from . import api, atomic, vaultio
+from . import api, atomic, journal, vaultio
 from .config import Config
 from .errors import BadArgument, NotFound
 from .index import DB_ERRORS
@@ -23,7 +25,7 @@ from .vaultio import TRASH, VAULT
 def delete(cfg: Config, card_id: int) -> dict:
     vault = vaultio.root(cfg)
     warnings: list[str] = []
-    with api.open_index(cfg) as index:
+    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
         row = index.card(card_id)
         vaultio.writable(row)
         rel = row["path"]
@@ -35,11 +37,7 @@ def delete(cfg: Config, card_id: int) -> dict:
             "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
             "note": f"moved to {trash_rel}; undo with `memsync delete --restore {trash_rel}`",
         }
-        try:  # the id and read stats travel into the trash with the card
-            api.indexer(cfg, index).park(VAULT, rel, trash_rel)
-        except DB_ERRORS as exc:
-            warnings.append(f"moved to the trash, but the index could not be updated ({exc}); "
-                            "run `memsync index`")
+        _park(cfg, index, rel, trash_rel, warnings)
         vaultio.finish(cfg, index, result, [rel], warnings)
     reminder = api.trash_reminder(vault)
     if reminder:
@@ -51,22 +49,22 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
     vault = vaultio.root(cfg)
     rel = vaultio.trash_rel(vault, trash_path)
     source = vaultio.inside(vault, rel)
-    if os.path.islink(source):
-        raise BadArgument(f"{rel} is a symbolic link; only files are restored")
-    if not os.path.isfile(source):
-        raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
-    target_rel = rel[len(TRASH) + 1:]
-    target = vaultio.inside(vault, target_rel)
     warnings: list[str] = []
-    note = None
-    with vaultio.index_or_none(cfg, warnings) as index:
+    notes: list[str] = []
+    with journal.writing(cfg.home.path), vaultio.index_or_none(cfg, warnings) as index:
+        if os.path.islink(source):
+            raise BadArgument(f"{rel} is a symbolic link; only files are restored")
+        if not os.path.isfile(source):
+            raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
+        target_rel = rel[len(TRASH) + 1:]
+        target = vaultio.inside(vault, target_rel)
         if os.path.lexists(target):
             if not force:
                 return _occupied(target_rel)
             if os.path.isdir(target) and not os.path.islink(target):
                 raise BadArgument(f"a folder named {target_rel} is in the way; move it first")
             moved = vaultio.move_to_trash(vault, target_rel)
-            note = f"the file that was at {target_rel} was moved to {moved} first"
+            notes.append(f"the file that was at {target_rel} was moved to {moved} first")
         where = vaultio.folder(vault, posixpath.dirname(target_rel))
         try:
             placed = atomic.move_no_clobber(source, where / posixpath.basename(target_rel))
@@ -76,9 +74,21 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             return _occupied(target_rel)
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
         result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
-        if note:
-            result["note"] = note
+        if notes:
+            result["note"] = "; ".join(notes)
         return vaultio.finish(cfg, index, result, [target_rel], warnings)
+
+
+def _park(cfg: Config, index, rel: str, trash_rel: str, warnings: list[str]) -> None:
+    """A card moved into the trash takes its id and read stats along, so a restore brings them
+    back and a new card at the old path gets an id of its own."""
+    if index is None:
+        return
+    try:
+        api.indexer(cfg, index).park(VAULT, rel, trash_rel)
+    except DB_ERRORS as exc:
+        warnings.append(f"moved to the trash, but the index could not be updated ({exc}); "
+                        "run `memsync index`")
 
 
 def _occupied(target_rel: str) -> dict:
@@ -95,17 +105,18 @@ def purge(cfg: Config, trash_path: str) -> dict:
     vault = vaultio.root(cfg)
     rel = vaultio.trash_rel(vault, trash_path)
     full = vaultio.inside(vault, rel)
-    if os.path.isdir(full) and not os.path.islink(full):
-        raise BadArgument(f"{rel} is a folder; purge its files one by one, or empty the trash with --all")
-    if not os.path.lexists(full):
-        raise NotFound(
-            f"nothing at {rel}; purge only acts inside {TRASH}/ (to remove a live card, "
-            "`memsync delete ID` it first)"
-        )
-    os.unlink(full)  # a symlink is removed itself, never its target
-    vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
     warnings: list[str] = []
-    cleared = _clear_stats(cfg, [rel], warnings)
+    with journal.writing(cfg.home.path):  # a restore of the same file goes first or not at all
+        if os.path.isdir(full) and not os.path.islink(full):
+            raise BadArgument(f"{rel} is a folder; purge its files one by one, or empty the trash with --all")
+        if not os.path.lexists(full):
+            raise NotFound(
+                f"nothing at {rel}; purge only acts inside {TRASH}/ (to remove a live card, "
+                "`memsync delete ID` it first)"
+            )
+        os.unlink(full)  # a symlink is removed itself, never its target
+        vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
+        cleared = _clear_stats(cfg, [rel], warnings)
     result = {"status": "purged", "path": rel, "purged": 1, "stats_cleared": cleared, "indexed": None}
     if warnings:
         result["warnings"] = warnings
@@ -116,20 +127,21 @@ def purge_all(cfg: Config) -> dict:
     vault = vaultio.root(cfg)
     trash = vaultio.inside(vault, TRASH)
     originals: list[str] = []
-    if os.path.isdir(trash):
-        # Bottom-up, never following symlinked folders: only what is inside the trash goes.
-        for folder, dirs, files in os.walk(trash, topdown=False):
-            links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
-            for name in files + links:
-                path = os.path.join(folder, name)
-                os.unlink(path)
-                originals.append(TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/"))
-            for name in dirs:
-                if name not in links:
-                    with contextlib.suppress(OSError):  # not empty: something was added meanwhile
-                        os.rmdir(os.path.join(folder, name))
     warnings: list[str] = []
-    cleared = _clear_stats(cfg, originals, warnings)
+    with journal.writing(cfg.home.path):
+        if os.path.isdir(trash):
+            # Bottom-up, never following symlinked folders: only what is inside the trash goes.
+            for folder, dirs, files in os.walk(trash, topdown=False):
+                links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+                for name in files + links:
+                    path = os.path.join(folder, name)
+                    os.unlink(path)
+                    originals.append(TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/"))
+                for name in dirs:
+                    if name not in links:
+                        with contextlib.suppress(OSError):  # not empty: something was added meanwhile
+                            os.rmdir(os.path.join(folder, name))
+        cleared = _clear_stats(cfg, originals, warnings)
     result = {"status": "purged", "path": TRASH, "purged": len(originals), "stats_cleared": cleared,
               "indexed": None}
     if warnings:

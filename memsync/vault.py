@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from . import api, atomic, dates, rules, secrets, trash, vaultio
+from . import api, atomic, dates, journal, rules, secrets, trash, vaultio
 from . import frontmatter_edit as fe
 from .cardtext import new_card_problem, render, verify_edit
 from .config import Config
@@ -157,62 +157,72 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
     """Correct a card in place: only the given fields change, every other byte stays."""
     vault = vaultio.root(cfg)
     recovered = recover(cfg)
-    warnings: list[str] = []
-    with api.open_index(cfg) as index:
-        row = index.card(card_id)
-        vaultio.writable(row)
-        rel = row["path"]
-        full = vaultio.inside(vault, rel)
-        for _attempt in range(3):  # someone else may save the file while we work on it
-            data = vaultio.read_bytes(full)
-            if data is None:
-                vaultio.sync(cfg, index, [rel], [])
-                raise NotFound(f"card {card_id} ({rel}) is no longer on disk; the index is now updated")
-            text, current = vaultio.editable_text(data, rel)
-            if kind is not None and kind != current.kind:
-                raise Rejected(f"refusing to change kind of card {card_id}: "
-                               + _KIND_ADVICE.format(id=card_id, kind=kind))
-            wanted = _wanted(current, title, tags, priority, ttl)
-            new_body = None if body is None else rules.clean_body(body)
-            if new_body is not None:
-                problem = rules.body_problem(new_body)
-                if problem:
-                    return vaultio.rejected(problem, id=card_id, path=rel)
-                if new_body == rules.clean_body(current.body):
-                    new_body = None
-            changed = list(wanted) + (["body"] if new_body is not None else [])
-            if not changed:
-                return {"status": "unchanged", "id": card_id, "path": rel, "changed": [],
-                        "indexed": None, "note": "the given values equal the current ones; nothing was written"}
-            when = dates.now_iso()
-            edits = {key: rendered for key, (_value, rendered) in wanted.items()}
-            edits["updated"] = when
-            new_text = fe.set_keys(text, edits)
-            if new_body is not None:
-                new_text = fe.set_body(new_text, new_body)
-            expect = {key: value for key, (value, _r) in wanted.items()}
-            expect.update(updated=dates.normalize(when))
-            if new_body is not None:
-                expect["body"] = new_body
-            verify_edit(new_text, current, expect)
-            if vaultio.read_bytes(full) != data:
-                continue
-            try:
-                atomic.replace(full, new_text.encode("utf-8"))
-            except OSError as exc:
-                raise vaultio.failed(rel, exc) from None
-            break
-        else:
-            raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
-        result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
-        result.update(vaultio.secret_fields(secrets.scan(
-            title if "title" in changed else "", new_body or "")))
-        note = _name_note(rel, wanted)
-        if note:
-            result["note"] = note
+    # The card is looked up and read only once no other write holds it: a delete, supersede
+    # or update that went first is seen, never written back over.
+    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
+        result = _update_locked(cfg, index, vault, card_id, title, body, tags, priority, ttl, kind)
+        if result["status"] != "updated":
+            return result
         if recovered:
             result["recovered"] = recovered
-        return vaultio.finish(cfg, index, result, [rel], warnings)
+        return vaultio.finish(cfg, index, result, [result["path"]], [])
+
+
+def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, priority, ttl,
+                   kind) -> dict:
+    row = index.card(card_id)
+    vaultio.writable(row)
+    rel = row["path"]
+    full = vaultio.inside(vault, rel)
+    for _attempt in range(3):  # an editor may save the file while we work on it
+        data = vaultio.read_bytes(full)
+        if data is None:
+            vaultio.sync(cfg, index, [rel], [])
+            raise NotFound(f"card {card_id} ({rel}) is no longer on disk; the index is now updated")
+        text, current = vaultio.editable_text(data, rel)
+        if kind is not None and kind != current.kind:
+            raise Rejected(f"refusing to change kind of card {card_id}: "
+                           + _KIND_ADVICE.format(id=card_id, kind=kind))
+        wanted = _wanted(current, title, tags, priority, ttl)
+        new_body = None if body is None else rules.clean_body(body)
+        if new_body is not None:
+            problem = rules.body_problem(new_body)
+            if problem:
+                return vaultio.rejected(problem, id=card_id, path=rel)
+            if new_body == rules.clean_body(current.body):
+                new_body = None
+        changed = list(wanted) + (["body"] if new_body is not None else [])
+        if not changed:
+            return {"status": "unchanged", "id": card_id, "path": rel, "changed": [],
+                    "indexed": None, "note": "the given values equal the current ones; nothing was written"}
+        when = dates.now_iso()
+        edits = {key: rendered for key, (_value, rendered) in wanted.items()}
+        edits["updated"] = when
+        new_text = fe.set_keys(text, edits)
+        if new_body is not None:
+            new_text = fe.set_body(new_text, new_body)
+        new_data = new_text.encode("utf-8")
+        expect = {key: value for key, (value, _r) in wanted.items()}
+        expect.update(updated=dates.normalize(when))
+        if new_body is not None:
+            expect["body"] = new_body
+        verify_edit(new_text, current, expect)
+        if vaultio.read_bytes(full) != data:
+            continue
+        try:
+            atomic.replace(full, new_data)
+        except OSError as exc:
+            raise vaultio.failed(rel, exc) from None
+        break
+    else:
+        raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
+    result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
+    result.update(vaultio.secret_fields(secrets.scan(
+        title if "title" in changed else "", new_body or "")))
+    note = _name_note(rel, wanted)
+    if note:
+        result["note"] = note
+    return result
 
 
 def _wanted(current: Card, title, tags, priority, ttl) -> dict[str, tuple]:
