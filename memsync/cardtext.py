@@ -29,13 +29,19 @@ def render(title: str, kind: str | None, tags: list[str], when: str, body: str,
 
 
 def new_card_problem(body: str, data: bytes, max_bytes: int) -> str | None:
-    """Why a new card is refused, or None. Over `max_bytes` the indexer would skip it."""
+    """Why a new card is refused, or None."""
+    return size_problem(data, max_bytes) or rules.body_problem(body)
+
+
+def size_problem(data: bytes, max_bytes: int) -> str | None:
+    """Why a card's text is refused for its size, or None: over `max_bytes` the indexer skips
+    the file, so the card would silently drop out of search."""
     if len(data) > max_bytes:
         return (
             f"the card would be {len(data) / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB "
             "the index reads; split it into several cards"
         )
-    return rules.body_problem(body)
+    return None
 
 
 def verify_edit(new_text: str, before: Card, expect: dict) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import api, atomic, dates, journal, rules, secrets, trash, vaultio
 from . import frontmatter_edit as fe
-from .cardtext import new_card_problem, render, verify_edit
+from .cardtext import new_card_problem, render, size_problem, verify_edit
 from .config import Config
 from .errors import BadArgument, NotFound, Rejected, WriteFailed
 from .index import DB_ERRORS
@@ -52,8 +52,9 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
     findings = secrets.scan(title, body)
     if findings and reject_secrets:
         return vaultio.rejected(
-            "it looks like it holds credentials (see warnings); store a pointer to where the "
-            "secret lives instead, or capture without reject_secrets if this is intended",
+            "it looks like it holds credentials (see warnings); remove the secret and store a "
+            "pointer to where it lives instead, or capture again without rejecting secrets if "
+            "it is meant to be kept",
             **vaultio.secret_fields(findings),
         )
     warnings: list[str] = []
@@ -155,6 +156,11 @@ _KIND_ADVICE = (
 def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
            ttl=None, kind=None) -> dict:
     """Correct a card in place: only the given fields change, every other byte stays."""
+    if all(given is None for given in (title, body, tags, priority, ttl, kind)):
+        raise BadArgument(
+            f"nothing to change was given for card {card_id}; give at least one of "
+            "title, body, tags, priority, ttl"
+        )
     vault = vaultio.root(cfg)
     recovered = recover(cfg)
     # The card is looked up and read only once no other write holds it: a delete, supersede
@@ -202,6 +208,9 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         if new_body is not None:
             new_text = fe.set_body(new_text, new_body)
         new_data = new_text.encode("utf-8")
+        problem = size_problem(new_data, MAX_FILE_BYTES)
+        if problem:
+            return vaultio.rejected(problem, id=card_id, path=rel)
         expect = {key: value for key, (value, _r) in wanted.items()}
         expect.update(updated=dates.normalize(when))
         if new_body is not None:

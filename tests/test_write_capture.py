@@ -120,6 +120,8 @@ def test_reject_secrets_writes_nothing_and_exits_1(cli, vault):
     code, data = cli("capture", "--title", "ci key", "--body", f"the key is {AWS} for ci",
                      "--reject-secrets", "--json")
     assert code == 1 and data["status"] == "rejected" and data["secrets_found"]
+    assert "without rejecting secrets" in data["note"]
+    assert "reject_secrets" not in data["note"]  # the MCP argument's name means nothing here
     assert md_files(vault) == []
 
 

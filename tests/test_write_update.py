@@ -87,6 +87,32 @@ def test_the_same_value_writes_nothing(cli, card):
     assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
 
 
+def test_an_update_with_nothing_to_change_says_so_and_lists_the_fields(cli, card):
+    card_id, path = card
+    before, mtime = path.read_bytes(), path.stat().st_mtime_ns
+    code, data = cli("update", card_id, "--json")
+    message = data["error"]["message"]
+    assert code == 2 and "nothing to change was given" in message and "equal" not in message
+    assert all(field in message for field in ("title", "body", "tags", "priority", "ttl"))
+    assert path.read_bytes() == before and path.stat().st_mtime_ns == mtime
+
+
+def test_a_body_over_the_index_size_cap_is_refused_like_capture(vault, card):
+    from memsync import config, reading
+    from memsync import vault as writes
+
+    card_id, path = card
+    before = path.read_bytes()
+    huge = "a line of a log pasted whole into a card\n" * (reading.MAX_FILE_BYTES // 40)
+    refused = writes.capture(config.load(), "the whole log", huge)
+    data = writes.update(config.load(), card_id, body=huge)
+    assert data["status"] == "rejected" and data["indexed"] is None
+    assert refused["status"] == "rejected"
+    for note in (data["note"], refused["note"]):
+        assert "MB the index reads; split it into several cards" in note
+    assert path.read_bytes() == before
+
+
 def test_changing_the_kind_is_refused_with_advice(cli, card):
     card_id, path = card
     before = path.read_bytes()
