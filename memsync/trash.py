@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+from pathlib import Path
 
 from . import api, atomic, journal, vaultio
 from .config import Config
@@ -56,7 +57,9 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             raise BadArgument(f"{rel} is a symbolic link; only files are restored")
         if not os.path.isfile(source):
             raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
-        target_rel = rel[len(TRASH) + 1:]
+        target_rel = _original_path(vault, index, rel)
+        if target_rel != rel[len(TRASH) + 1:]:
+            notes.append(f"put back at {target_rel}, where the card was before it went to the trash")
         target = vaultio.inside(vault, target_rel)
         if os.path.lexists(target):
             if not force:
@@ -64,6 +67,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             if os.path.isdir(target) and not os.path.islink(target):
                 raise BadArgument(f"a folder named {target_rel} is in the way; move it first")
             moved = vaultio.move_to_trash(vault, target_rel)
+            _park(cfg, index, target_rel, moved, warnings)
             notes.append(f"the file that was at {target_rel} was moved to {moved} first")
         where = vaultio.folder(vault, posixpath.dirname(target_rel))
         try:
@@ -73,11 +77,14 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if not placed:  # someone wrote a file there a moment ago
             return _occupied(target_rel)
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
+        _unpark(index, rel, target_rel, warnings)
         result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
         if notes:
             result["note"] = "; ".join(notes)
         return vaultio.finish(cfg, index, result, [target_rel], warnings)
 
+
+# --- ids in the trash -------------------------------------------------------------------------
 
 def _park(cfg: Config, index, rel: str, trash_rel: str, warnings: list[str]) -> None:
     """A card moved into the trash takes its id and read stats along, so a restore brings them
@@ -89,6 +96,46 @@ def _park(cfg: Config, index, rel: str, trash_rel: str, warnings: list[str]) -> 
     except DB_ERRORS as exc:
         warnings.append(f"moved to the trash, but the index could not be updated ({exc}); "
                         "run `memsync index`")
+
+
+def _unpark(index, trash_rel: str, rel: str, warnings: list[str]) -> None:
+    """A restored card takes back the id it had in the trash (if it had one there)."""
+    if index is None:
+        return
+    try:
+        with index.transaction():
+            if index.bound_id(VAULT, trash_rel) is not None:
+                index.rebind_ids(VAULT, trash_rel, rel)
+    except DB_ERRORS as exc:
+        warnings.append(f"restored, but its id could not be brought back ({exc})")
+
+
+def _original_path(vault: Path, index, trash_rel: str) -> str:
+    """Where a file in the trash goes back to: `.trash/<path>` to `<path>`.
+
+    Obsidian's "move to .trash", like a move by hand, puts a card straight into `.trash/`,
+    without its folders. Such a file goes back to the folder its card came from when the
+    index still knows it: the card's id is bound to `<folder>/<name>` and no file is there
+    any more. When no folder, or more than one, fits, it goes to the top of the vault."""
+    plain = trash_rel[len(TRASH) + 1:]
+    if "/" in plain or index is None:
+        return plain
+    try:
+        if index.bound_id(VAULT, trash_rel) is not None:  # parked by name: it came from the top
+            return plain
+        homes = [rel for rel in _vacant_namesakes(vault, plain) if index.bound_id(VAULT, rel)]
+    except DB_ERRORS:
+        return plain
+    return homes[0] if len(homes) == 1 else plain
+
+
+def _vacant_namesakes(vault: Path, name: str):
+    """`<folder>/<name>` for every folder of the vault (dot-folders aside) that has no such file."""
+    for folder, dirs, _files in os.walk(vault):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if not os.path.lexists(os.path.join(folder, name)):
+            rel_dir = Path(folder).relative_to(vault).as_posix()
+            yield name if rel_dir == "." else f"{rel_dir}/{name}"
 
 
 def _occupied(target_rel: str) -> dict:

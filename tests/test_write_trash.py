@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memsync import api, config
@@ -156,11 +158,106 @@ def test_delete_reminds_when_the_trash_grows_past_the_threshold(cli, vault, monk
     assert "2 files" in reminder and "--purge --all" in reminder
 
 
-def test_a_card_deleted_in_obsidian_can_be_restored(cli, vault, card):
+def test_restore_with_force_gives_each_card_its_own_id_back(cli, vault, card):
+    cli("show", card["id"])
+    cli("show", card["id"])
+    cli("delete", card["id"])
+    _, newcomer = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
+    cli("show", newcomer["id"])
+    code, data = cli("delete", "--restore", card["path"], "--force", "--json")
+    assert code == 0 and data["id"] == card["id"] and data["path"] == card["path"]
+    assert stats_of(card["id"])[0] == 2 and stats_of(newcomer["id"])[0] == 1
+    assert cli("show", card["id"], "--json")[1]["path"] == card["path"]
+    assert cli("show", newcomer["id"], "--json")[0] == 1  # in the trash, its id parked there
+    code, back = cli("delete", "--restore", ".trash/03-Knowledge/staging-db-2.md", "--json")
+    assert code == 0 and back["id"] == newcomer["id"] and stats_of(newcomer["id"])[0] == 1
+
+
+def test_restore_brings_the_id_back_even_where_the_index_lags(cli, vault, card):
+    """The card that took the path was removed by hand and the index has not looked yet."""
+    cli("delete", card["id"])
+    _, newcomer = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
+    (vault / newcomer["path"]).unlink()
+    code, data = cli("delete", "--restore", card["path"], "--json")
+    assert code == 0 and data["id"] == card["id"]
+
+
+def flatten_into_trash(vault, rel):
+    """Obsidian's "move to .trash", or a person's mv: the file lands in .trash/ without its folders."""
+    (vault / ".trash").mkdir(exist_ok=True)
+    name = rel.rsplit("/", 1)[-1]
+    (vault / rel).rename(vault / ".trash" / name)
+    return name
+
+
+def test_a_card_deleted_in_obsidian_comes_back_to_its_folder_with_its_id(cli, vault, card):
+    cli("show", card["id"])
+    name = flatten_into_trash(vault, card["path"])
+    code, data = cli("delete", "--restore", name, "--json")
+    assert code == 0 and data["path"] == card["path"] and data["id"] == card["id"]
+    assert "where the card was" in data["note"] and stats_of(card["id"])[0] == 1
+
+
+def test_a_flattened_card_the_index_already_dropped_keeps_its_id(cli, vault, card):
+    cli("show", card["id"])
+    name = flatten_into_trash(vault, card["path"])
+    cli("index")
+    assert cli("show", card["id"], "--json")[0] == 1
+    code, data = cli("delete", "--restore", name, "--json")
+    assert code == 0 and data["path"] == card["path"] and data["id"] == card["id"]
+    assert stats_of(card["id"])[0] == 1
+
+
+def wait_until(check, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the watcher did not catch up"
+        time.sleep(0.02)
+
+
+def indexed(path: str) -> bool:
+    with api.open_index(config.load()) as index:
+        return index.card_by_path("vault", path) is not None
+
+
+def test_a_card_obsidian_trashed_under_a_watcher_comes_back_with_its_id(cli, vault, card):
+    from memsync.watch import Watcher
+
+    cli("show", card["id"])
+    watcher = Watcher(config.load())
+    watcher.start()
+    try:
+        name = flatten_into_trash(vault, card["path"])
+        wait_until(lambda: not indexed(card["path"]))
+        code, data = cli("delete", "--restore", name, "--json")
+        assert code == 0 and (data["path"], data["id"]) == (card["path"], card["id"])
+        wait_until(lambda: indexed(card["path"]))
+    finally:
+        watcher.stop()
+    assert cli("show", card["id"], "--json")[1]["path"] == card["path"]
+    assert stats_of(card["id"])[0] == 2
+
+
+def test_a_flattened_card_from_the_top_of_the_vault_keeps_its_id(cli, vault):
+    _, top = cli("capture", "--title", "top note", "--body", BODY, "--json")
+    (vault / top["path"]).rename(vault / "top-note.md")
+    cli("index")
+    top_id = cli("search", "db-stage-2", "--json")[1]["hits"][0]["id"]
+    name = flatten_into_trash(vault, "top-note.md")
+    cli("index")
+    code, data = cli("delete", "--restore", name, "--json")
+    assert code == 0 and data["path"] == "top-note.md" and data["id"] == top_id
+
+
+def test_a_flattened_file_whose_folder_is_unclear_goes_to_the_top(cli, vault, card):
+    """Two cards of that name left their folders: restoring guesses neither."""
+    _, tool = cli("capture", "--title", "staging db", "--body", BODY + " (the tool)", "--kind", "tool", "--json")
+    assert tool["path"] == "07-Tools/staging-db.md"
     (vault / ".trash").mkdir()
-    (vault / card["path"]).rename(vault / ".trash/staging-db.md")  # Obsidian flattens into .trash/
+    (vault / card["path"]).rename(vault / ".trash/staging-db.md")
+    (vault / "07-Tools/staging-db.md").unlink()
     code, data = cli("delete", "--restore", "staging-db.md", "--json")
-    assert code == 0 and data["path"] == "staging-db.md"
+    assert code == 0 and data["path"] == "staging-db.md" and "note" not in data
 
 
 def test_a_move_into_the_trash_and_back_keeps_the_id(cli, vault, card):
