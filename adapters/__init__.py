@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
-from .agents import AgentFilesAdapter
-from .base import Adapter, FileAdapter, hidden
-from .cursor import CursorRulesAdapter
-from .jsonl import MemoryGraphAdapter
-from .markdown import MarkdownAdapter
+import importlib
 
-ADAPTERS: dict[str, type] = {
-    adapter.name: adapter
-    for adapter in (MarkdownAdapter, AgentFilesAdapter, MemoryGraphAdapter, CursorRulesAdapter)
+from .base import Adapter, FileAdapter, hidden
+
+# Adapter name -> (module, class). The modules load on first use: they pull in the YAML parser,
+# and loading the config (on the fast read path) checks adapter names without reading a file.
+_WHERE = {
+    "markdown": ("markdown", "MarkdownAdapter"),
+    "agents": ("agents", "AgentFilesAdapter"),
+    "mcp-memory": ("jsonl", "MemoryGraphAdapter"),
+    "cursor": ("cursor", "CursorRulesAdapter"),
 }
+NAMES = tuple(sorted(_WHERE))
 
 
 def get(name: str) -> Adapter:
     from memsync.errors import BadEnvironment
 
-    try:
-        return ADAPTERS[name]()
-    except KeyError:
-        known = ", ".join(sorted(ADAPTERS))
-        raise BadEnvironment(f"unknown adapter {name!r}; known adapters: {known}") from None
+    if name not in _WHERE:
+        raise BadEnvironment(f"unknown adapter {name!r}; known adapters: {', '.join(NAMES)}")
+    module, cls = _WHERE[name]
+    return getattr(importlib.import_module(f".{module}", __name__), cls)()
 
 
-__all__ = ["ADAPTERS", "Adapter", "FileAdapter", "get", "hidden"]
+def __getattr__(attr: str):
+    """`from memsync.adapters import MarkdownAdapter` still works, loading that module then."""
+    for module, cls in _WHERE.values():
+        if cls == attr:
+            return getattr(importlib.import_module(f".{module}", __name__), cls)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
+
+
+__all__ = ["NAMES", "Adapter", "FileAdapter", "get", "hidden"]

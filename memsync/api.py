@@ -193,6 +193,7 @@ def paths(cfg: Config) -> dict:
             {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable}
             for s in cfg.sources
         ],
+        "problems": cfg.folder_problems(),
     }
 
 

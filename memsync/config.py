@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import memsync.adapters as adapters
 
 from .errors import BadEnvironment
 from .model import Source
@@ -17,6 +20,9 @@ from .model import Source
 ENV_HOME = "MEMSYNC_HOME"
 ENV_DB = "MEMSYNC_DB"
 ENV_VAULT = "MEMSYNC_VAULT"
+SOURCE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+SOURCE_NAME_RULE = "1-40 letters, digits, '-' or '_'"
+RELOAD_WITHIN = 10.0  # seconds: a running watcher takes up a changed config.json by then
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,30 @@ class Config:
 
     def ensure_vault(self) -> Path:
         """A missing default vault is created on first use; a configured one must exist."""
-        path = self.vault.path
-        if not path.exists():
-            if self.vault.origin != "default":
-                raise BadEnvironment(
-                    f"vault {path} (from {self.vault.origin}) does not exist; "
-                    "create it or point --vault / MEMSYNC_VAULT at an existing folder"
-                )
-            path.mkdir(parents=True, exist_ok=True)
-        return path
+        problem = self.vault_problem()
+        if problem:
+            raise BadEnvironment(problem)
+        self.vault.path.mkdir(parents=True, exist_ok=True)
+        return self.vault.path
+
+    def vault_problem(self) -> str | None:
+        path, origin = self.vault.path, self.vault.origin
+        fix = "point --vault / MEMSYNC_VAULT (or \"vault\" in config.json) at a folder"
+        if path.exists() and not path.is_dir():
+            return f"vault {path} (from {origin}) is not a folder: a vault must be a directory; {fix}"
+        if not path.exists() and origin != "default":
+            return f"vault {path} (from {origin}) does not exist; create it or {fix}"
+        return None
+
+    def folder_problems(self) -> list[str]:
+        """What stands in the way of indexing: a vault or source folder that is not a folder."""
+        problems = [self.vault_problem()]
+        for source in self.extra_sources:
+            root = Path(source.root)
+            if not root.is_dir():
+                state = "is not a folder" if root.exists() else "does not exist"
+                problems.append(f"source {source.name}: {root} {state}; it is not indexed")
+        return [p for p in problems if p]
 
 
 def _pick(cli: str | None, env_name: str, file_value: str | None, default: Path) -> Setting:
@@ -95,31 +116,98 @@ def _read_config_file(path: Path) -> dict:
     return data
 
 
+# config.json is edited by hand: every value is checked here, so a wrong type is one clear
+# message naming the file and the key, never a traceback from deep inside some command.
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _path_value(data: dict, key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise BadEnvironment(
+            f"{where}: {key!r} must be a path (a non-empty string), not {_shown(value)}; "
+            "fix it or remove the key"
+        )
+    return value
+
+
 def _sources(entries: object, config_file: Path) -> tuple[Source, ...]:
-    if not entries:
+    if entries is None:
         return ()
     if not isinstance(entries, list):
-        raise BadEnvironment(f"'sources' in {config_file} must be a list of {{name, adapter, path}}")
-    out = []
-    for entry in entries:
-        if not isinstance(entry, dict) or not {"name", "adapter", "path"} <= entry.keys():
-            raise BadEnvironment(f"each source in {config_file} needs name, adapter and path")
-        if entry["name"] == "vault":
-            raise BadEnvironment("the source name 'vault' is reserved for the writable vault")
-        root = str(Path(entry["path"]).expanduser().absolute())
-        out.append(Source(name=entry["name"], adapter=entry["adapter"], root=root))
+        raise BadEnvironment(
+            f"{config_file}: 'sources' must be a list of {{\"name\", \"adapter\", \"path\"}} "
+            f"objects, not {_shown(entries)}"
+        )
+    out: list[Source] = []
+    for i, entry in enumerate(entries):
+        where = f"{config_file}: sources[{i}]"
+        if not isinstance(entry, dict):
+            raise BadEnvironment(
+                f"{where} must be an object with name, adapter and path, not {_shown(entry)}"
+            )
+        missing = [key for key in ("name", "adapter", "path") if key not in entry]
+        if missing:
+            raise BadEnvironment(f"{where} lacks {', '.join(missing)}; a source needs name, "
+                                 "adapter and path")
+        name = entry["name"]
+        if not isinstance(name, str) or not SOURCE_NAME.fullmatch(name):
+            raise BadEnvironment(f"{where}: name must be {SOURCE_NAME_RULE}, not {_shown(name)}")
+        if name == "vault":
+            raise BadEnvironment(f"{where}: the name 'vault' is reserved for the writable vault")
+        if any(s.name == name for s in out):
+            raise BadEnvironment(f"{where}: a second source named {name!r}; names must differ")
+        if entry["adapter"] not in adapters.NAMES:
+            raise BadEnvironment(f"{where}: adapter must be one of {', '.join(adapters.NAMES)}, "
+                                 f"not {_shown(entry['adapter'])}")
+        path = entry["path"]
+        if not isinstance(path, str) or not path.strip():
+            raise BadEnvironment(
+                f"{where}: path must be a folder path (a non-empty string), not {_shown(path)}"
+            )
+        root = str(Path(path).expanduser().absolute())
+        out.append(Source(name=name, adapter=entry["adapter"], root=root))
     return tuple(out)
 
 
 def load(home: str | None = None, db: str | None = None, vault: str | None = None) -> Config:
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
-    file_data = _read_config_file(home_setting.path / "config.json")
+    config_file = home_setting.path / "config.json"
+    file_data = _read_config_file(config_file)
+    where = str(config_file)
     return Config(
         home=home_setting,
-        db=_pick(db, ENV_DB, file_data.get("db"), home_setting.path / "memsync.db"),
-        vault=_pick(vault, ENV_VAULT, file_data.get("vault"), home_setting.path / "vault"),
-        extra_sources=_sources(file_data.get("sources"), home_setting.path / "config.json"),
+        db=_pick(db, ENV_DB, _path_value(file_data, "db", where), home_setting.path / "memsync.db"),
+        vault=_pick(vault, ENV_VAULT, _path_value(file_data, "vault", where),
+                    home_setting.path / "vault"),
+        extra_sources=_sources(file_data.get("sources"), config_file),
     )
+
+
+def reload(cfg: Config) -> Config:
+    """`cfg` as config.json says now. What the command line chose still wins, and so does the
+    environment (a running process cannot see it change anyway)."""
+    fresh = load(
+        str(cfg.home.path),
+        db=str(cfg.db.path) if cfg.db.origin == "cli" else None,
+        vault=str(cfg.vault.path) if cfg.vault.origin == "cli" else None,
+    )
+    return replace(fresh, home=cfg.home)
+
+
+def file_signature(path: Path) -> tuple | None:
+    """Changes whenever the file is rewritten or replaced; None while it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
 def save_sources(cfg: Config, sources: list[Source]) -> None:

@@ -65,11 +65,13 @@ def paths(data: dict) -> str:
     rows = [[name, data[name]["path"], data[name]["from"]] for name in ("home", "db", "vault")]
     rows.append(["config", data["config"]["path"], "exists" if data["config"]["exists"] else "absent"])
     text = _table(rows, ["what", "path", "from"])
-    extra = [s for s in data["sources"] if s["name"] != "vault"]
-    if extra:
-        text += "\n\nsources:\n" + _table(
-            [[s["name"], s["adapter"], s["path"]] for s in extra], ["name", "adapter", "path"]
-        )
+    text += "\n\nsources:\n" + _table(
+        [[s["name"], s["adapter"], "writable" if s["writable"] else "read-only", s["path"]]
+         for s in data["sources"]],
+        ["name", "adapter", "mode", "path"],
+    )
+    for problem in data.get("problems", []):
+        text += f"\nproblem: {problem}"
     return text
 
 

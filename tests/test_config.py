@@ -1,6 +1,8 @@
 import json
 import os
 
+import pytest
+
 from memsync import config
 
 
@@ -46,3 +48,70 @@ def test_paths_command_reports_layers(cli, vault):
     assert out["db"] == {"path": "/tmp/x.db", "from": "cli"}
     assert out["vault"] == {"path": str(vault), "from": "env"}
     assert os.environ["MEMSYNC_HOME"] == out["home"]["path"]
+
+
+# --- a config.json edited by hand: every wrong value is one clear error, exit 2 ------------------
+
+BAD_CONFIGS = [
+    ({"vault": 5}, "'vault'"),
+    ({"vault": ["a"]}, "'vault'"),
+    ({"db": {"path": "x"}}, "'db'"),
+    ({"vault": ""}, "'vault'"),
+    ({"sources": {"name": "a"}}, "'sources' must be a list"),
+    ({"sources": [5]}, "sources[0] must be an object"),
+    ({"sources": [{"adapter": "markdown", "path": "/x"}]}, "sources[0] lacks name"),
+    ({"sources": [{"name": 7, "adapter": "markdown", "path": "/x"}]}, "sources[0]: name"),
+    ({"sources": [{"name": "a b", "adapter": "markdown", "path": "/x"}]}, "sources[0]: name"),
+    ({"sources": [{"name": "a", "adapter": "markdown", "path": 5}]}, "sources[0]: path must be"),
+    ({"sources": [{"name": "a", "adapter": "nope", "path": "/x"}]}, "sources[0]: adapter must be one of"),
+    ({"sources": [{"name": "a", "adapter": ["markdown"], "path": "/x"}]}, "sources[0]: adapter"),
+    ({"sources": [{"name": "vault", "adapter": "markdown", "path": "/x"}]}, "reserved"),
+    ({"sources": [{"name": "a", "adapter": "markdown", "path": "/x"},
+                  {"name": "a", "adapter": "agents", "path": "/y"}]}, "sources[1]: a second source"),
+]
+
+
+@pytest.mark.parametrize(("content", "says"), BAD_CONFIGS)
+def test_a_wrong_value_in_config_json_is_a_clear_error(home, run_cli, content, says):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(content))
+    for args in (["paths"], ["index"], ["search", "x"]):
+        code, _out, err = run_cli(*args)
+        assert code == 2, (args, err)
+        assert "Traceback" not in err
+        assert str(home / "config.json") in err and says in err, err
+    code, out, _err = run_cli("paths", "--json")
+    assert code == 2 and out["error"]["code"] == "bad_environment"
+
+
+def test_a_null_value_in_config_json_means_not_set(home, cli):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"db": None, "sources": None}))
+    code, out = cli("paths", "--json")
+    assert code == 0 and out["db"]["from"] == "default"
+
+
+# --- a vault must be a folder ----------------------------------------------------------------------
+
+
+def test_a_vault_that_is_a_regular_file_is_a_clear_error(tmp_path, run_cli):
+    not_a_folder = tmp_path / "notes.txt"
+    not_a_folder.write_text("hello")
+    for args in (["index"], ["watch"], ["capture", "--title", "t", "--body", "a body long enough to keep"]):
+        code, _out, err = run_cli("--vault", not_a_folder, *args)
+        assert code == 2, (args, err)
+        assert f"vault {not_a_folder} (from cli) is not a folder" in err and "Traceback" not in err
+    code, text, _err = run_cli("--vault", not_a_folder, "paths")
+    assert "problem: vault" in text and "must be a directory" in text
+    code, out, _err = run_cli("--vault", not_a_folder, "paths", "--json")
+    assert any("is not a folder" in p for p in out["problems"])
+
+
+def test_paths_lists_every_source(cli, vault, tmp_path):
+    (tmp_path / "notes").mkdir()
+    cli("sources", "--add", "notes", "--path", tmp_path / "notes")
+    code, text = cli("paths")
+    assert code == 0
+    listed = text.split("sources:", 1)[1]
+    assert f"vault  markdown  writable   {vault}" in listed
+    assert f"notes  markdown  read-only  {tmp_path / 'notes'}" in listed
