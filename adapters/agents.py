@@ -34,6 +34,7 @@ def _visible(rel: str) -> bool:
 
 class AgentFilesAdapter(FileAdapter):
     name = "agents"
+    suffixes = (".md",)
 
     def enters(self, rel_dir: str) -> bool:
         # ~/.claude is itself a dot-folder: enter it when a source root sits above it.

@@ -19,6 +19,9 @@ SKIPPED_FOLDERS = {"node_modules", "__pycache__"}
 
 class Adapter(Protocol):
     name: str
+    # The file name endings it may read: two nested sources whose adapters share one would
+    # index the same files twice (memsync.sources refuses that).
+    suffixes: tuple[str, ...]
 
     def enters(self, rel_dir: str) -> bool: ...
 
@@ -36,6 +39,7 @@ class FileAdapter:
     """Defaults shared by the adapters: skip dot-folders and dependency folders."""
 
     name = "base"
+    suffixes: tuple[str, ...] = ()
 
     def enters(self, rel_dir: str) -> bool:
         return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS

@@ -13,6 +13,7 @@ from .base import FileAdapter, first_line_title, hidden
 
 class CursorRulesAdapter(FileAdapter):
     name = "cursor"
+    suffixes = (".mdc",)
 
     def enters(self, rel_dir: str) -> bool:
         parts = rel_dir.split("/")

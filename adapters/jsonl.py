@@ -16,6 +16,7 @@ from .base import FileAdapter, anchor, hidden
 
 class MemoryGraphAdapter(FileAdapter):
     name = "mcp-memory"
+    suffixes = (".jsonl",)
 
     def wants(self, rel_path: str) -> bool:
         return rel_path.endswith(".jsonl") and not hidden(rel_path)

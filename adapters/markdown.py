@@ -10,6 +10,7 @@ from .base import FileAdapter, hidden
 
 class MarkdownAdapter(FileAdapter):
     name = "markdown"
+    suffixes = (".md",)
 
     def wants(self, rel_path: str) -> bool:
         # Temp and backup names used by editors and sync tools (`x.md~`, `4913`, `x.md.tmp`,

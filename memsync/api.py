@@ -2,13 +2,13 @@
 
 Each takes a Config, opens what it needs, and returns the plain dict that `--json` prints and the
 MCP tools return. Nothing here formats for humans or knows about click or the MCP SDK.
+Listing, adding and removing sources live beside them in memsync.sources.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -177,9 +177,13 @@ def watcher_status(cfg: Config) -> dict:
 
 
 def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:
+    from .sources import drop_unconfigured
+
     with open_index(cfg) as index:
         work = indexer(cfg, index)
         report = work.rebuild(progress) if rebuild else work.reconcile(progress=progress)
+        # A source removed from config.json while a watcher still read it: its cards go too.
+        report.merge(drop_unconfigured(cfg, index))
         return report.to_dict()
 
 
@@ -202,48 +206,3 @@ def require_index(cfg: Config) -> None:
         raise BadEnvironment(
             f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`)"
         )
-
-
-def sources(cfg: Config) -> dict:
-    with open_index(cfg) as index:
-        counts = dict(index.conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
-    return {
-        "sources": [
-            {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable,
-             "exists": Path(s.root).is_dir(), "cards": counts.get(s.name, 0)}
-            for s in cfg.sources
-        ]
-    }
-
-
-def add_source(cfg: Config, name: str, adapter: str, path: str) -> dict:
-    import memsync.adapters as adapters  # pulls in the YAML parser: write path only
-
-    from .config import save_sources
-    from .errors import BadArgument
-    from .model import Source
-
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", name or "") or name == "vault":
-        raise BadArgument("a source name is 1-40 letters, digits, '-' or '_', and not 'vault'")
-    adapters.get(adapter)
-    root = Path(path).expanduser().absolute()
-    if not root.is_dir():
-        raise BadArgument(f"{root} is not a folder; a source is a folder read in place")
-    if any(s.name == name for s in cfg.extra_sources):
-        raise BadArgument(f"a source named {name!r} exists; remove it first or pick another name")
-    save_sources(cfg, [*cfg.extra_sources, Source(name=name, adapter=adapter, root=str(root))])
-    return {"status": "added", "name": name, "adapter": adapter, "path": str(root),
-            "note": "run `memsync index` (or keep `memsync watch` running) to read it"}
-
-
-def remove_source(cfg: Config, name: str) -> dict:
-    from .config import save_sources
-    from .errors import NotFound
-
-    kept = [s for s in cfg.extra_sources if s.name != name]
-    if len(kept) == len(cfg.extra_sources):
-        raise NotFound(f"no source named {name!r}; see `memsync sources`")
-    save_sources(cfg, kept)
-    with open_index(cfg) as index:
-        report = indexer(cfg, index).drop_source(name)
-    return {"status": "removed", "name": name, "removed": report.removed}

@@ -103,6 +103,12 @@ class Index:
             for r in self.conn.execute(sql, args)
         }
 
+    def sources(self) -> set[str]:
+        """Every source the index holds anything of: files, cards or problems."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT source FROM files UNION SELECT source FROM cards UNION SELECT source FROM problems"
+        )}
+
     def file_state(self, source: str, path: str) -> tuple | None:
         r = self.conn.execute(
             "SELECT size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "

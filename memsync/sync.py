@@ -120,6 +120,9 @@ class Indexer:
         with self.index.transaction():
             for file in self.index.file_states(name):
                 report.removed += self.index.remove_file(name, file) > 0
+            for problem in self.index.problems():  # files it could not index have no files row
+                if problem["source"] == name:
+                    self.index.set_problem(name, problem["path"], None)
             self.index.mark_changed()
         return report
 

@@ -18,6 +18,7 @@ import os
 import threading
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 from watchdog.events import (
@@ -32,12 +33,13 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from . import api, dates, plan, vault
+from . import api, config, dates, plan, vault
 from .config import Config
 from .errors import BadEnvironment, MemsyncError
 from .index import Index
 from .model import SyncReport
-from .sync import storable
+from .sources import drop_unconfigured
+from .sync import Indexer, storable
 
 log = logging.getLogger("memsync.watch")
 
@@ -47,10 +49,16 @@ EVENT_FILTER = [
     FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
     DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
 ]
+# config.json is written by `memsync sources` (a rename into place) or by an editor (in steps).
+CONFIG_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
+                 FileClosedEvent]
+CONFIG_QUIET = 0.2  # re-read config.json once it has been left alone this long
 # watchdog holds each unpaired rename-away this long hoping for its other half, and every event
 # queued behind it waits too; paired halves arrive together, so a short wait is enough.
 MOVE_PAIRING = 0.1
-HEALTH_CHECK = 10.0  # idle wake-up to notice a dead observer; costs nothing measurable
+# Wake-up to notice a dead observer, and to look at config.json's signature (in case no event
+# said it changed); costs nothing measurable. Well within config.RELOAD_WITHIN, as promised.
+HEALTH_CHECK = config.RELOAD_WITHIN / 2
 STOP_GRACE = 5.0  # how long stop() waits for files still being written
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 
@@ -175,6 +183,20 @@ class _Handler(FileSystemEventHandler):
             self.watcher.enqueue(self.source, actions)
 
 
+class _ConfigHandler(FileSystemEventHandler):
+    """Watches the data home (not recursively) for its config.json being written or replaced."""
+
+    def __init__(self, watcher: Watcher, config_file: Path):
+        super().__init__()
+        self.watcher, self.name = watcher, config_file.name
+
+    def dispatch(self, event) -> None:
+        # The index's own files live here too: their writes are seen and ignored.
+        ends = (event.src_path, getattr(event, "dest_path", "") or "")
+        if any(os.path.basename(os.fsdecode(end)) == self.name for end in ends):
+            self.watcher.config_touched()
+
+
 class _OverflowAlarm(logging.Handler):
     """watchdog reports a lost-events overflow only as a log record: turn it into a rescan."""
 
@@ -217,6 +239,9 @@ class Watcher:
         self._held: dict[tuple[str, str], float] = {}  # deletions waiting for a second look
         self._hashes: dict[tuple[str, str], tuple[str, float]] = {}  # renamed: (hash, when)
         self._wants = _wants_by_source(cfg)
+        self._config_sig: tuple | None = None  # config.json's stat signature when last read
+        self._config_checked = 0.0  # when that signature was last compared
+        self._config_due: float | None = None  # when to re-read config.json (an event said so)
         self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -224,6 +249,9 @@ class Watcher:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
+        fresh = self._reread_config()  # an MCP server's Config may be hours old
+        if fresh is not None:
+            self._adopt(fresh)
         self.cfg.ensure_vault()
         self._lock.acquire()
         try:
@@ -285,7 +313,8 @@ class Watcher:
             return True
 
     def _idle(self) -> bool:
-        return self._ready and not self._busy and not self.pending and not self._rescan
+        return (self._ready and not self._busy and not self.pending and not self._rescan
+                and self._config_due is None)
 
     # --- called from watchdog's threads -------------------------------------------------------
 
@@ -302,6 +331,11 @@ class Watcher:
             due = self.pending.next_due()
             if self._wake_at is None or (due is not None and due < self._wake_at):
                 self._cond.notify_all()
+
+    def config_touched(self) -> None:
+        with self._cond:
+            self._config_due = time.monotonic() + CONFIG_QUIET
+            self._cond.notify_all()
 
     def request_rescan(self, source: str | None, why: str = "requested") -> None:
         with self._cond:
@@ -328,6 +362,10 @@ class Watcher:
                 continue
             handler = _Handler(self, source.name, root, self._wants[source.name])
             observer.schedule(handler, root, recursive=True, event_filter=EVENT_FILTER)
+        home = self.cfg.config_file.parent
+        if home.is_dir():
+            observer.schedule(_ConfigHandler(self, self.cfg.config_file), str(home),
+                              recursive=False, event_filter=CONFIG_EVENTS)
         try:
             observer.start()
         except OSError as exc:
@@ -405,6 +443,57 @@ class Watcher:
         self._refresh_observer()
         self.request_rescan(None, "observer restarted")
 
+    # --- following config.json ----------------------------------------------------------------
+
+    def _reread_config(self) -> Config | None:
+        """Our Config with the sources config.json names now; None if they are the same (or the
+        file cannot be read: then we go on as we are, and say so)."""
+        self._config_sig = config.file_signature(self.cfg.config_file)
+        try:
+            fresh = config.reload(self.cfg)
+        except MemsyncError as exc:
+            log.error("%s; still watching the sources it named before", exc.message)
+            return None
+        if (fresh.vault.path, fresh.db.path) != (self.cfg.vault.path, self.cfg.db.path):
+            log.warning("config.json names another vault or index now: restart the watcher to "
+                        "use them; it goes on with %s", self.cfg.vault.path)
+        if fresh.extra_sources == self.cfg.extra_sources:
+            return None
+        return replace(self.cfg, extra_sources=fresh.extra_sources)
+
+    def _adopt(self, cfg: Config) -> None:
+        self.cfg, self._wants = cfg, _wants_by_source(cfg)
+
+    def _follow_config(self, indexer: Indexer) -> tuple[Indexer, list[str]]:
+        """Take up the sources config.json names now: watch them, forget the cards of those that
+        went (or changed folder or adapter), and say which to read afresh. Returns the indexer
+        to go on with and the sources to reconcile."""
+        fresh = self._reread_config()
+        if fresh is None:
+            return indexer, []
+        before = {s.name: s for s in self.cfg.sources}
+        after = {s.name: s for s in fresh.sources}
+        gone = [name for name, source in before.items() if after.get(name) != source]
+        new = [name for name, source in after.items() if before.get(name) != source]
+        indexer = Indexer(indexer.index, fresh.sources)
+        try:
+            for name in gone:
+                indexer.drop_source(name)
+        except Exception:
+            self._config_sig = None  # nothing taken up yet: try again at the next wake-up
+            raise
+        self._adopt(fresh)
+        for memory in (self._arrived, self._held, self._hashes):
+            for key in [k for k in memory if k[0] in gone]:
+                del memory[key]
+        log.warning("config.json changed: watching %s (new: %s; dropped: %s)",
+                    ", ".join(after), ", ".join(new) or "none", ", ".join(gone) or "none")
+        if self._stopping:
+            return indexer, new
+        self._refresh_observer()
+        # What the old observer still held went with it: look at every source once.
+        return indexer, list(after)
+
     # --- the worker thread --------------------------------------------------------------------
 
     def _run(self) -> None:
@@ -440,10 +529,17 @@ class Watcher:
                 if batch is None:
                     break
                 self._busy = True
+                reread = self._config_due is not None and self._config_due <= time.monotonic()
+                if reread:
+                    self._config_due = None
             try:
+                if reread:
+                    indexer, fresh = self._follow_config(indexer)
+                    rescan = {**dict.fromkeys(fresh, "sources changed"), **rescan}
                 if rescan:
                     last_full = time.monotonic()
-                self._process(indexer, batch, rescan)
+                if batch or rescan:
+                    self._process(indexer, batch, rescan)
             except Exception:  # a failed batch must not end watching: redo it as a rescan
                 log.exception("a batch failed; the affected sources will be rescanned")
                 with self._cond:
@@ -462,8 +558,11 @@ class Watcher:
                             self.pending = plan.Pending(self.debounce)
                         else:
                             self._cond.wait(self.debounce)
-        # Nothing was lost between the last event and stop(): a final look at the whole tree.
+        # Nothing was lost between the last event and stop(): a final look at the whole tree,
+        # without a source removed meanwhile (it would come back).
         try:
+            if config.file_signature(self.cfg.config_file) != self._config_sig:
+                indexer, _fresh = self._follow_config(indexer)
             self._reconcile_all(indexer, "final")
         except Exception:
             log.exception("the final reconcile failed; `memsync index` will catch up")
@@ -478,7 +577,13 @@ class Watcher:
                 return self.pending.take(now, everything=True), self._take_rescan()
             if now - last_full >= self.rescan_every:
                 self._rescan.update({s.name: "periodic check" for s in self.cfg.sources})
+            if now - self._config_checked >= HEALTH_CHECK:  # in case no event said it changed
+                self._config_checked = now
+                if config.file_signature(self.cfg.config_file) != self._config_sig:
+                    self._config_due = self._config_due or now
             due = self.pending.next_due()
+            if self._config_due is not None:
+                due = self._config_due if due is None else min(due, self._config_due)
             if self._rescan or (due is not None and due <= now):
                 return self.pending.take(now), self._take_rescan()
             timeout = HEALTH_CHECK if due is None else due - now
@@ -499,6 +604,9 @@ class Watcher:
     def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
         started = time.perf_counter()
         report = SyncReport()
+        # Events of a source removed from config.json may still be queued: they are not ours.
+        _keep_sources(batch, self._wants)
+        rescan = {name: why for name, why in rescan.items() if name in self._wants}
         if batch.rechecks and not self._stopping and self._watch_missing(batch):
             log.info("re-watching the vault: watchdog missed a new folder")
             self._refresh_observer()
@@ -679,6 +787,9 @@ class Watcher:
                 part = indexer.reconcile(source.name)
                 self._requeue(source.name, part.retry)
                 report.merge(part)
+        # Sources removed from config.json while no watcher ran (or just before this one
+        # stopped): the index must hold what a rebuild from the config would.
+        report.merge(drop_unconfigured(self.cfg, indexer.index))
         report.seconds = time.perf_counter() - started
         log.info(
             "%s reconcile: %d files, +%d ~%d -%d, %d read, in %.0f ms", why, report.scanned,
@@ -723,6 +834,13 @@ def _walk(root: str, folder: str, wants) -> list[str]:
         prefix = "" if rel == "." else rel + "/"
         found += [prefix + name for name in filenames if wants(prefix + name)]
     return found
+
+
+def _keep_sources(batch: plan.Batch, names) -> None:
+    batch.moves = [move for move in batch.moves if move[0] in names]
+    for per_source in (batch.paths, batch.trees):
+        for name in [n for n in per_source if n not in names]:
+            del per_source[name]
 
 
 def _wants_by_source(cfg: Config) -> dict:

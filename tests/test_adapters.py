@@ -1,9 +1,11 @@
 """Adapters for other agents' memory files, read in place through real sources."""
 
 import json
+import subprocess
+import sys
 
 import pytest
-from memsync.adapters import get
+from memsync.adapters import NAMES, get
 
 from .helpers import found, sync
 
@@ -106,3 +108,23 @@ def test_bad_source_arguments(cli, tmp_path):
     assert cli("sources", "--add", "x", "--adapter", "nope", "--path", tmp_path, "--json")[0] == 2
     assert cli("sources", "--add", "x", "--path", tmp_path / "missing", "--json")[0] == 2
     assert cli("sources", "--remove", "ghost", "--json")[0] == 1
+
+
+def test_every_adapter_is_found_by_its_name_and_says_what_it_reads():
+    for name in NAMES:
+        adapter = get(name)
+        assert adapter.name == name and adapter.suffixes
+
+
+def test_config_checks_adapter_names_without_loading_the_parsers(tmp_path, home, cli):
+    """The read path stays light even with sources configured (the adapters load lazily)."""
+    (tmp_path / "notes").mkdir()
+    cli("sources", "--add", "notes", "--path", tmp_path / "notes")
+    probe = (
+        "import sys\n"
+        "from memsync import config\n"
+        "config.load()\n"
+        "print([m for m in ('yaml', 'frontmatter', 'memsync.notes') if m in sys.modules])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stderr

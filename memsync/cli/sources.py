@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import click
+from click.core import ParameterSource
 
-from .. import api
+from .. import sources as sources_mod
 from . import Context, command, emit, main
 
 
@@ -22,14 +23,16 @@ def _human(data: dict) -> str:
 @command(main, "sources")
 @click.option("--add", "add_name", metavar="NAME", help="Add a read-only source with this name.")
 @click.option("--adapter", default="markdown", show_default=True,
-              help="Format: markdown, agents (AGENTS.md/CLAUDE.md/GEMINI.md, Claude Code memory), "
-                   "mcp-memory (memory.jsonl), cursor (.cursor/rules).")
+              help="Format of the source to add: markdown, agents (AGENTS.md/CLAUDE.md/GEMINI.md, "
+                   "Claude Code memory), mcp-memory (memory.jsonl), cursor (.cursor/rules).")
 @click.option("--path", "path", metavar="DIR", help="Folder of the source to add.")
 @click.option("--remove", "remove_name", metavar="NAME", help="Remove a source and its cards from the index.")
 def sources(obj: Context, as_json: bool, add_name, adapter, path, remove_name):
     """List the sources memsync reads, or add / remove a read-only one.
 
-    Sources are read in place and never written; write commands only touch the vault.
+    Sources are read in place and never written; write commands only touch the vault. Two
+    sources may not read the same files (a folder inside another source, or the vault).
+    A running `memsync watch` follows additions and removals by itself.
 
     \b
     Example:
@@ -38,12 +41,17 @@ def sources(obj: Context, as_json: bool, add_name, adapter, path, remove_name):
     """
     if add_name and remove_name:
         raise click.UsageError("use --add or --remove, not both")
+    if not add_name:
+        # Options that only make sense with --add would otherwise be silently ignored.
+        adapter_given = click.get_current_context().get_parameter_source("adapter")
+        if path or adapter_given != ParameterSource.DEFAULT:
+            raise click.UsageError("--path and --adapter describe a source to add: use them with --add NAME")
     if add_name:
         if not path:
             raise click.UsageError("--add needs --path DIR")
-        data = api.add_source(obj.cfg, add_name, adapter, path)
+        data = sources_mod.add(obj.cfg, add_name, adapter, path)
     elif remove_name:
-        data = api.remove_source(obj.cfg, remove_name)
+        data = sources_mod.remove(obj.cfg, remove_name)
     else:
-        data = api.sources(obj.cfg)
+        data = sources_mod.listing(obj.cfg)
     emit(data, as_json, _human)

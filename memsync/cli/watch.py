@@ -15,10 +15,11 @@ from . import Context, command, emit, main
 @command(main, "watch")
 @click.option("-v", "--verbose", count=True, help="-v: one line per batch; -vv: every event.")
 def watch(obj: Context, as_json: bool, verbose: int):
-    """Watch the vault and keep the index up to date as files change.
+    """Watch the vault and the sources, and keep the index up to date as files change.
 
-    Changes made while no watcher ran are picked up at start. One watcher per data home;
-    a second one exits with status 2 and names the process that holds the lock.
+    Changes made while no watcher ran are picked up at start. Sources added or removed
+    (`memsync sources`, or config.json edited) are followed within seconds. One watcher
+    per data home; a second one exits with status 2 and names the process that holds the lock.
 
     \b
     Example:
@@ -36,8 +37,8 @@ def watch(obj: Context, as_json: bool, verbose: int):
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     try:
         watcher.start()
-        click.echo(f"memsync: watching {cfg.vault.path} (index {cfg.db.path}); Ctrl-C to stop",
-                   err=True)
+        watched = ", ".join(f"{s.name} {s.root}" for s in watcher.cfg.sources)
+        click.echo(f"memsync: watching {watched} (index {cfg.db.path}); Ctrl-C to stop", err=True)
         signal.sigwait(stops)
         click.echo("memsync: stopping; applying pending changes", err=True)
     finally:

@@ -1,0 +1,139 @@
+"""`memsync sources` through the real CLI: no two sources read the same files, the vault stays, and
+the index always equals a rebuild from the sources configured now."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from memsync import config
+from memsync.index import Index
+from memsync.sync import Indexer
+
+from .conftest import write_card
+from .helpers import snapshot
+
+
+@pytest.fixture
+def notes(tmp_path):
+    root = tmp_path / "notes"
+    write_card(root, "redis.md", "redis notes", "the cache runs redis-7 on port 6380")
+    return root
+
+
+def by_source() -> dict[str, int]:
+    cfg = config.load()
+    index = Index(cfg.db.path)
+    try:
+        return dict(index.conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
+    finally:
+        index.close()
+
+
+def rebuilt_equals_index() -> bool:
+    """The index as it is, against a rebuild from the current config into a fresh file."""
+    cfg = config.load()
+    live, fresh = Index(cfg.db.path), Index(cfg.db.path.with_name("fresh.db"))
+    try:
+        Indexer(fresh, cfg.sources).rebuild()
+        return snapshot(live) == snapshot(fresh)
+    finally:
+        live.close()
+        fresh.close()
+
+
+# --- sources that would read the same files are refused -------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["vault", "vault/sub", "parent of vault"])
+def test_the_vault_or_a_folder_overlapping_it_is_refused(vault, run_cli, where):
+    (vault / "sub").mkdir()
+    path = {"vault": vault, "vault/sub": vault / "sub", "parent of vault": vault.parent}[where]
+    code, out, _err = run_cli("sources", "--add", "self", "--path", path, "--json")
+    assert code == 2
+    message = out["error"]["message"]
+    assert "the vault" in message and "index the same files twice" in message
+    assert [s["name"] for s in run_cli("sources", "--json")[1]["sources"]] == ["vault"]
+
+
+def test_a_symlink_to_the_vault_is_refused(vault, tmp_path, run_cli):
+    os.symlink(vault, tmp_path / "alias")
+    code, out, _err = run_cli("sources", "--add", "alias", "--path", tmp_path / "alias", "--json")
+    assert code == 2 and "the vault" in out["error"]["message"]
+
+
+def test_a_folder_inside_or_around_another_source_is_refused(tmp_path, run_cli):
+    notes = tmp_path / "area/notes"
+    (notes / "deep").mkdir(parents=True)
+    assert run_cli("sources", "--add", "notes", "--path", notes)[0] == 0
+    for name, path in (("same", notes), ("inner", notes / "deep"), ("outer", notes.parent)):
+        code, out, _err = run_cli("sources", "--add", name, "--path", path, "--json")
+        assert code == 2, name
+        assert "source 'notes'" in out["error"]["message"]
+
+
+def test_sources_that_read_different_files_may_share_a_folder(tmp_path, run_cli):
+    project = tmp_path / "shop"
+    (project / ".cursor/rules").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("# Agents\nrun tests with tox")
+    (project / ".cursor/rules/style.mdc").write_text("---\ndescription: style\n---\nuse ruff")
+    assert run_cli("sources", "--add", "repo", "--adapter", "agents", "--path", project)[0] == 0
+    assert run_cli("sources", "--add", "rules", "--adapter", "cursor", "--path", project)[0] == 0
+    # markdown never enters a dot-folder, so a Claude folder below a notes source is not shared
+    home = tmp_path / "me"
+    (home / ".claude").mkdir(parents=True)
+    assert run_cli("sources", "--add", "me", "--path", home)[0] == 0
+    assert run_cli("sources", "--add", "claude", "--adapter", "agents", "--path", home / ".claude")[0] == 0
+
+
+# --- the vault, and options that belong to --add ----------------------------------------------------
+
+
+def test_the_vault_cannot_be_removed_and_the_message_says_how_to_change_it(run_cli):
+    code, out, _err = run_cli("sources", "--remove", "vault", "--json")
+    assert code == 2
+    assert "primary" in out["error"]["message"] and "--vault" in out["error"]["message"]
+
+
+@pytest.mark.parametrize("extra", [["--path", "."], ["--adapter", "agents"]])
+def test_add_options_without_add_are_a_usage_error(run_cli, extra):
+    code, _out, err = run_cli("sources", *extra)
+    assert code == 2 and "--add" in err
+
+
+def test_add_says_when_a_running_watcher_picks_the_source_up(notes, run_cli):
+    code, out, _err = run_cli("sources", "--add", "notes", "--path", notes, "--json")
+    assert code == 0 and "within 10 seconds" in out["note"] and "memsync index" in out["note"]
+
+
+# --- the index holds only configured sources --------------------------------------------------------
+
+
+def test_index_drops_the_cards_of_a_source_no_longer_configured(home, vault, notes, run_cli):
+    write_card(vault, "a.md", "vault card", "a card kept in the vault itself")
+    run_cli("sources", "--add", "notes", "--path", notes)
+    run_cli("index")
+    assert by_source() == {"vault": 1, "notes": 1}
+    # config.json rewritten without the source (by hand, or while a watcher re-read it)
+    data = json.loads((home / "config.json").read_text())
+    (home / "config.json").write_text(json.dumps({**data, "sources": []}))
+    code, out, _err = run_cli("index", "--json")
+    assert code == 0 and out["removed"] == 1
+    assert by_source() == {"vault": 1}
+    assert run_cli("search", "redis-7")[0] == 1
+    assert rebuilt_equals_index()
+
+
+def test_remove_forgets_the_cards_and_the_problems_of_the_source(notes, run_cli):
+    (notes / os.fsdecode(b"bad-\xff.md")).write_text("a name that is not UTF-8")
+    run_cli("sources", "--add", "notes", "--path", notes)
+    run_cli("index")
+    stats = run_cli("stats", "--json")[1]
+    assert stats["by_source"] == {"notes": 1} and [p["source"] for p in stats["problems"]] == ["notes"]
+    code, out, _err = run_cli("sources", "--remove", "notes", "--json")
+    assert code == 0 and out["removed"] == 1
+    stats = run_cli("stats", "--json")[1]
+    assert stats["by_source"] == {} and stats["problems"] == []
+    assert rebuilt_equals_index()
