@@ -1,5 +1,7 @@
 """Docs that cannot drift: every command has help text ending with an example."""
 
+from pathlib import Path
+
 import pytest
 
 from memsync.cli import main
@@ -25,3 +27,11 @@ def test_every_command_has_help_with_an_example(cli, name):
 def test_top_level_help_lists_commands(cli):
     code, text = cli("--help")
     assert code == 0 and "search" in text and "capture" in text
+
+
+def test_the_readme_commands_table_has_a_row_for_every_command():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    first_cells = [line.split("|")[1] for line in table.splitlines() if line.startswith("| `memsync")]
+    named = {word.strip("`[]") for cell in first_cells for word in cell.split()}
+    assert set(COMMANDS) <= named, f"README table lacks {sorted(set(COMMANDS) - named)}"
