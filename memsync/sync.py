@@ -185,8 +185,23 @@ class Indexer:
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
+        self._forget_problems_of_gone_files(source, under, on_disk)
         if progress:
             progress(total, total)
+
+    def _forget_problems_of_gone_files(self, source, under, on_disk) -> None:
+        """A file we could not index (too large, a bad name) has no files row, so nothing else
+        notices it leave: its problem goes when the file does."""
+        present = set(on_disk) | {printable(rel) for rel in on_disk}
+        prefix = under.rstrip("/") + "/" if under else ""
+        gone = [p["path"] for p in self.index.problems()
+                if p["source"] == source and p["path"].startswith(prefix) and p["path"] not in present]
+        if not gone:
+            return
+        batch = nullcontext() if self.index.conn.in_transaction else self.index.transaction()
+        with batch:
+            for path in gone:
+                self.index.set_problem(source, path, None)
 
     def _looks(self, source: str, chunks: list[list[tuple]]):
         """Yield the looks of each chunk, in order; big jobs are read by worker processes."""
@@ -246,7 +261,7 @@ class Indexer:
                             index.rebind_ids(source, look.path, f"{TRASH}/{look.path}")
                     stored.pop(look.path, None)
                     index.set_problem(source, printable(look.path), _problem(look, self.max_bytes))
-                    if look.state == "bad_name":
+                    if look.state in ("bad_name", "too_large"):
                         report.problems.append(
                             {"path": printable(look.path), "message": _problem(look, self.max_bytes)}
                         )

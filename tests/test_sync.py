@@ -95,6 +95,21 @@ def test_files_over_the_size_cap_are_reported_not_indexed(vault):
     problems = api.stats(config.load())["problems"]
     assert any(p["path"] == "big.md" and "MB" in p["message"] for p in problems)
     assert report.added == 0
+    assert any(p["path"] == "big.md" for p in report.problems)
+
+
+def test_the_problem_of_a_file_that_could_not_be_indexed_goes_with_the_file(vault):
+    from memsync.sync import MAX_FILE_BYTES
+
+    (vault / "notes").mkdir()
+    (vault / "notes/big.md").write_bytes(b"hugeword " * (MAX_FILE_BYTES // 9 + 10))
+    sync()
+    (vault / "notes").rename(vault / "notes2")
+    sync()
+    assert [p["path"] for p in api.stats(config.load())["problems"]] == ["notes2/big.md"]
+    (vault / "notes2/big.md").unlink()
+    sync()
+    assert api.stats(config.load())["problems"] == []
 
 
 def test_broken_yaml_is_indexed_and_reported(vault):
