@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import api
+from . import api, config
 from .config import Config
 from .errors import MemsyncError
 from .mcp_words import for_model
@@ -308,7 +308,32 @@ Tags = Annotated[list[str] | None, Field(description="Tags, e.g. [\"nginx\", \"o
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
+class CurrentConfig:
+    """The configuration as config.json says now: a source added or removed with `memsync
+    sources` while the server runs counts from the next tool call. A config.json that does not
+    load keeps the last good one (the error is logged)."""
+
+    def __init__(self, cfg: Config):
+        self._cfg = cfg
+        self._stamp = config.file_signature(cfg.config_file)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Config:
+        stamp = config.file_signature(self._cfg.config_file)
+        if stamp != self._stamp:
+            with self._lock:
+                if stamp != self._stamp:
+                    try:
+                        self._cfg = config.reload(self._cfg)
+                    except MemsyncError as err:
+                        log.warning("config.json changed but does not load, keeping the last one: %s",
+                                    err.message)
+                    self._stamp = stamp
+        return self._cfg
+
+
 def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
+    now = CurrentConfig(cfg)
     server = _Server(
         "memsync",
         instructions=INSTRUCTIONS,
@@ -344,7 +369,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
     ) -> Annotated[CallToolResult, SearchResult]:
         def run():
             q = Query(query, limit, kind, source, tag, as_of, include_invalid)
-            result = api.search(cfg, q)
+            result = api.search(now(), q)
             if not result["hits"] and live and not live.ready.is_set():
                 result["note"] = "; ".join(filter(None, [
                     result["note"], "the index is still being built after start: retry in a moment"
@@ -373,7 +398,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ] = None,
         full: Annotated[bool, Field(description="Return the whole text, however long.")] = False,
     ) -> Annotated[CallToolResult, CardPage]:
-        return guarded("memory_get", lambda: api.show(cfg, id, offset, max_chars, full, voice=for_model))
+        return guarded("memory_get", lambda: api.show(now(), id, offset, max_chars, full, voice=for_model))
 
     @server.tool(
         name="memory_capture",
@@ -407,7 +432,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ] = False,
     ) -> Annotated[CallToolResult, WriteResult]:
         return written("memory_capture", lambda vault: vault.capture(
-            cfg, title, body, kind=kind, tags=tags, on_conflict=on_conflict,
+            now(), title, body, kind=kind, tags=tags, on_conflict=on_conflict,
             reject_secrets=reject_secrets,
         ))
 
@@ -435,7 +460,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         kind: Kind = None,
     ) -> Annotated[CallToolResult, WriteResult]:
         return written("memory_update", lambda vault: vault.update(
-            cfg, id, title=title, body=body, tags=tags, priority=priority, ttl=ttl, kind=kind,
+            now(), id, title=title, body=body, tags=tags, priority=priority, ttl=ttl, kind=kind,
         ))
 
     @server.tool(
@@ -462,7 +487,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         tags: Tags = None,
     ) -> Annotated[CallToolResult, WriteResult]:
         return written("memory_supersede", lambda vault: vault.supersede(
-            cfg, old_id, title, body, kind=kind, tags=tags,
+            now(), old_id, title, body, kind=kind, tags=tags,
         ))
 
     @server.tool(
@@ -479,7 +504,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ),
     )
     def memory_delete(id: CardId) -> Annotated[CallToolResult, WriteResult]:
-        return written("memory_delete", lambda vault: vault.delete(cfg, id))
+        return written("memory_delete", lambda vault: vault.delete(now(), id))
 
     @server.tool(
         name="memory_stats",
@@ -492,7 +517,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ),
     )
     def memory_stats() -> Annotated[CallToolResult, Stats]:
-        return guarded("memory_stats", lambda: api.stats(cfg))
+        return guarded("memory_stats", lambda: api.stats(now()))
 
     @server.tool(
         name="memory_reindex",
@@ -510,7 +535,7 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
     def memory_reindex(
         rebuild: Annotated[bool, Field(description="Recompute everything from the files.")] = False,
     ) -> Annotated[CallToolResult, IndexReport]:
-        return guarded("memory_reindex", lambda: api.reindex(cfg, rebuild=rebuild))
+        return guarded("memory_reindex", lambda: api.reindex(now(), rebuild=rebuild))
 
     return server
 

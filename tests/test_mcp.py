@@ -342,6 +342,22 @@ async def _live_owner(session, not_pid: int) -> bool:
     return watcher.get("live") and watcher.get("pid") != not_pid
 
 
+def test_a_source_added_while_the_server_runs_is_searchable_by_name(server_log, vault, tmp_path, run_cli):
+    notes = tmp_path / "team-notes"
+    notes.mkdir()
+    (notes / "kafka.md").write_text("# kafka\nthe kafka cluster runs three brokers on ecs-prod\n")
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+
+    async def body(session):
+        await eventually(lambda: _hits(session, "owl"))
+        code, _out, err = run_cli("sources", "--add", "team", "--path", str(notes))
+        assert code == 0, err
+        hits = await eventually(lambda: _hits(session, "kafka", source="team"), deadline=30)
+        assert hits[0]["source"] == "team"
+
+    scenario(body)(server_log)
+
+
 def test_only_mcp_server_imports_the_sdk():
     import ast
 
