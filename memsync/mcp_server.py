@@ -259,7 +259,9 @@ class LiveIndex:
                     self._stop_watcher()
                     return
                 log.info("watching %s", self.cfg.vault.path)
-                watcher.wait_idle(self.SETTLE)
+                # Ready once the start-up pass is done, not when idle: with writes coming in,
+                # idle may never be reached, and "still being built" would then be false.
+                watcher.wait_started(self.SETTLE)
                 return
         except MemsyncError as err:
             log.warning("live indexing is off: %s", err.message)

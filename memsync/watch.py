@@ -301,6 +301,18 @@ class Watcher:
         logging.getLogger("watchdog").removeHandler(self._alarm)
         self._lock.release()
 
+    def wait_started(self, timeout: float) -> bool:
+        """True once the start-up reconcile is done: the index has caught up with the disk as it
+        was at start (later changes may still be on their way, as always)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._ready:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+            return True
+
     def wait_idle(self, timeout: float) -> bool:
         """True once the start-up reconcile is done and nothing is pending or in progress."""
         deadline = time.monotonic() + timeout

@@ -358,6 +358,33 @@ def test_a_source_added_while_the_server_runs_is_searchable_by_name(server_log, 
     scenario(body)(server_log)
 
 
+def test_the_index_counts_as_ready_after_the_start_up_pass_even_while_writes_go_on(vault):
+    # "still being built" must not outlive the start-up reconcile just because files keep
+    # changing: a new folder every few ms keeps the watcher from ever being idle.
+    import threading
+    import time
+
+    stop = threading.Event()
+
+    def keep_writing():
+        i = 0
+        while not stop.is_set():
+            write_card(vault, f"stream/{i}/card.md", f"stream {i}", f"a card in a new folder {i}")
+            i += 1
+            time.sleep(0.01)
+
+    writer = threading.Thread(target=keep_writing)
+    writer.start()
+    live = mcp_server.LiveIndex(config.load())
+    try:
+        live.start()
+        assert live.ready.wait(15)
+    finally:
+        stop.set()
+        writer.join()
+        live.stop()
+
+
 def test_only_mcp_server_imports_the_sdk():
     import ast
 
