@@ -416,9 +416,13 @@ class Watcher:
         _halt(old)
 
     def _watch_missing(self, batch: plan.Batch) -> bool:
-        """Whether a folder below the ones being looked at again has no inotify watch.
+        """Whether a folder below the ones being looked at again has no inotify watch, or a
+        watch is filed under a folder that is not there.
 
-        This reads watchdog 7's private bookkeeping (path -> watch); if that ever changes, we
+        The second happens when a folder is created, renamed and created again under its old
+        name faster than watchdog reads the events: it then files the new folder's watches
+        under the renamed one's path and reports its files under that wrong path for good.
+        This reads watchdog 7's private bookkeeping (path <-> watch); if that ever changes, we
         assume the worst and re-watch.
         """
         observer = self._observer
@@ -427,7 +431,12 @@ class Watcher:
         try:
             watched = set()
             for emitter in list(observer.emitters):
-                watched.update(os.fsdecode(p) for p in emitter._inotify._active_callbacks_by_path)
+                by_path = emitter._inotify._active_callbacks_by_path
+                by_watch = emitter._inotify._active_callbacks_by_watch
+                for wd, path in list(by_watch.items()):
+                    if by_path.get(path) != wd or not os.path.isdir(path):
+                        return True
+                watched.update(os.fsdecode(p) for p in by_path)
         except AttributeError:
             return True
         for source, trees in batch.trees.items():

@@ -546,6 +546,33 @@ def test_overflow_warning_from_watchdog_triggers_a_full_reconcile(vault):
     assert not cfg().lock_file.exists()
 
 
+def test_a_watch_filed_under_a_wrong_folder_is_noticed_and_renewed(vault):
+    # watchdog can file a new folder's watch under the path of a folder renamed a moment before
+    # (created, renamed, created again faster than it reads events); its files are then reported
+    # under that wrong path. Put the observer in that state by hand: the next second look at any
+    # new folder must notice it, re-watch, and catch up.
+    from memsync.watch import Watcher
+
+    a = mark()
+    put(vault, "f1/g/a.md", a)
+    w = Watcher(cfg())
+    w.start()
+    try:
+        assert w.wait_idle(DEADLINE)
+        inotify = next(e for e in w._observer.emitters if e.watch.path == str(vault))._inotify
+        real = os.fsencode(vault / "f1" / "g")
+        wrong = os.fsencode(vault / "f3" / "g")
+        wd = inotify._active_callbacks_by_path.pop(real)
+        inotify._active_callbacks_by_path[wrong] = wd
+        inotify._active_callbacks_by_watch[wd] = wrong
+        b = mark()
+        put(vault, "f1/g/b.md", b)  # reported as f3/g/b.md, which is not there
+        (vault / "elsewhere").mkdir()  # a new folder: looked at again a second later
+        converge({"f1/g/a.md": a, "f1/g/b.md": b})
+    finally:
+        w.stop()
+
+
 def test_in_process_stop_drains_and_rebuild_agrees(vault):
     from memsync.watch import Watcher
 
