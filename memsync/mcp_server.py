@@ -137,8 +137,10 @@ def ok(data: dict) -> CallToolResult:
     )
 
 
-def error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=for_model(message))], is_error=True)
+def error(message: str, data: dict | None = None) -> CallToolResult:
+    """A tool error: the message in tool words, then the result as JSON, as it is."""
+    text = for_model(message) + ("\n" + json.dumps(data, ensure_ascii=False) if data else "")
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _reworded(data: dict) -> dict:
@@ -184,7 +186,7 @@ def written(tool: str, call) -> CallToolResult:
     if not refused:
         return ok(result)
     note = result.get("note") or f"{tool} was refused ({result.get('status')})"
-    return error(note + "\n" + json.dumps(_reworded(result), ensure_ascii=False))
+    return error(note, _reworded(result))
 
 
 def describe_invalid(tool: str, exc: ValidationError) -> str:

@@ -1,10 +1,11 @@
 """Library messages reworded for a model calling memsync's MCP tools.
 
 Messages are written once, in the CLI's words (`memsync update`, `--as-of`), because a person
-reads most of them. A model cannot run a command: it calls a tool with arguments. Every CLI flag
-that reaches a tool has the same name with underscores, and each command that has a tool maps to
-one, so the translation is mechanical. Commands only a person can run (restore, purge, watch,
-sources) are left as they are.
+reads most of them. A model cannot run a command: it calls a tool with arguments. Each command
+that has a tool maps to it, and each CLI flag that reaches a tool is the argument of the same
+name with underscores, so the translation is mechanical. Commands only a person can run
+(restore, purge, watch, sources) stay as written, and so does anything quoted: titles, paths
+and values are the user's, not advice.
 """
 
 from __future__ import annotations
@@ -21,23 +22,38 @@ TOOL_FOR_COMMAND = {
     "stats": "memory_stats",
     "index": "memory_reindex",
 }
+# CLI flags whose tool argument has the same name (with underscores).
+ARGUMENT_FLAGS = (
+    "as-of", "include-invalid", "title", "body", "kind", "tags", "tag", "source", "limit",
+    "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
+)
 PERSON_ONLY_FLAGS = ("--restore", "--purge")
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
-_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z]*(?:-[a-z]+)*)")
+_FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True)) + r")(?![\w-])")
+_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ([^\s.-][^\s]*)")
+# What is not advice: a command in backticks, or a quoted value (Python's repr quotes, or JSON's).
+_VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 
 
 def _tool(match: re.Match) -> str:
     tool, args = TOOL_FOR_COMMAND.get(match[1]), match[2]
     if tool is None or any(flag in args for flag in PERSON_ONLY_FLAGS):
         return match[0]
-    return f"the {tool} tool"
+    given = [f"{name.replace('-', '_')}={value}" for name, value in _FLAG_VALUE.findall(args)]
+    return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
 
 
 def for_model(text: str | None) -> str | None:
-    """`memsync update` -> the memory_update tool; --as-of -> as_of (outside commands kept)."""
+    """`memsync update` -> the memory_update tool; --as-of -> as_of; quoted text untouched."""
     if not text:
         return text
-    parts = _COMMAND.sub(_tool, text).split("`")
-    # even parts are outside backticks: a person-only command keeps its flags
-    parts[::2] = [_FLAG.sub(lambda m: m[1].replace("-", "_"), part) for part in parts[::2]]
-    return "`".join(parts)
+    out = []
+    # split() keeps the verbatim pieces at the odd places
+    for place, part in enumerate(_VERBATIM.split(text)):
+        if place % 2 == 0:
+            out.append(_FLAG.sub(lambda m: m[1].replace("-", "_"), part))
+        elif part.startswith("`") and (command := _COMMAND.fullmatch(part)):
+            out.append(_tool(command))
+        else:
+            out.append(part)
+    return "".join(out)

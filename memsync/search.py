@@ -122,7 +122,7 @@ class LexicalSearcher:
 
     def search(self, q: Query) -> Result:
         if not q.text or not q.text.strip():
-            raise BadArgument("the query is empty; pass keywords, e.g. `memsync search nginx`")
+            raise BadArgument("the query is empty; pass keywords or identifiers, e.g. nginx or ecs-prod")
         limit = clamp_limit(q.limit)
         where, args = _filters(q)
         plan = query.plan(q.text)
@@ -151,7 +151,7 @@ class LexicalSearcher:
         if result.more:
             notes.append(
                 f"more cards matched than the {limit} shown; add keywords or a filter to narrow"
-                + (f", or ask for up to {MAX_LIMIT}" if limit < MAX_LIMIT else "")
+                + (f", or raise the limit (up to {MAX_LIMIT})" if limit < MAX_LIMIT else "")
             )
         result.note = "; ".join(n for n in notes if n) or None
         return result

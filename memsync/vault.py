@@ -147,7 +147,7 @@ def _conflict(title: str, collisions: list[str]) -> dict:
 # --- update -----------------------------------------------------------------------------------
 
 _KIND_ADVICE = (
-    "the kind decides the card's folder, so changing it would move the file; instead "
+    "the kind decides the card's folder, so changing it would move the file; instead use "
     "`memsync supersede {id} --kind {kind} ...` to write the card under its new kind, then "
     "`memsync delete {id}` if the old one should go"
 )

@@ -174,6 +174,11 @@ def test_wrong_arguments_and_hostile_queries_give_clean_answers(server_log, vaul
         assert "the memory_search tool" in missing and "memsync search" not in missing
         empty_date = await refused(session, "memory_search", query="x", as_of="")
         assert "as_of expects a date" in empty_date and "--as-of" not in empty_date
+        # ... while the user's own words (a title with --flag-like text) pass through as written
+        await tool(session, "memory_capture", title="plan --title draft", body="the plan for the draft, long enough")
+        taken = await refused(session, "memory_capture", title="plan --title draft",
+                              body="another body for the same title", on_conflict="reject")
+        assert "'plan --title draft'" in taken and '"existing_path": "03-Knowledge/plan-title-draft.md"' in taken
 
         for query in ('NEAR("a" b, 2) AND OR NOT', '"unbalanced', "*", "title:proximity^ -x + (", "'; DROP--"):
             result = await session.call_tool("memory_search", {"query": query})

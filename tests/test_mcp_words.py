@@ -1,16 +1,18 @@
 from memsync.mcp_words import for_model
 
 
-def test_commands_with_a_tool_become_the_tool():
+def test_commands_with_a_tool_become_the_tool_with_its_arguments():
     assert for_model("find ids with `memsync search`") == "find ids with the memory_search tool"
     assert for_model("run `memsync index` to retry") == "run the memory_reindex tool to retry"
-    assert for_model("use `memsync supersede 12 --kind tool ...`") == "use the memory_supersede tool"
+    assert (for_model("instead use `memsync supersede 12 --kind tool ...` to move it")
+            == "instead use the memory_supersede tool with kind=tool to move it")
 
 
 def test_flags_become_argument_names():
     assert for_model("search with --as-of 2026-02-28") == "search with as_of 2026-02-28"
     assert for_model("pass --title with a few words") == "pass title with a few words"
     assert for_model("capture with --on-conflict suffix") == "capture with on_conflict suffix"
+    assert for_model("search with --include-invalid to list it") == "search with include_invalid to list it"
 
 
 def test_what_only_a_person_can_do_is_left_as_written():
@@ -19,6 +21,11 @@ def test_what_only_a_person_can_do_is_left_as_written():
     assert for_model("keep `memsync watch` running") == "keep `memsync watch` running"
 
 
-def test_paths_and_plain_words_are_untouched():
+def test_the_users_words_are_never_touched():
+    # titles, paths and values reach messages quoted or as paths: they are data, not advice
+    assert (for_model("a card titled 'plan --draft' already exists (notes --draft/plan --draft.md)")
+            == "a card titled 'plan --draft' already exists (notes --draft/plan --draft.md)")
+    assert for_model("no card has kind '--as-of'") == "no card has kind '--as-of'"
+    assert for_model('{"existing_path": "a --title.md"}') == '{"existing_path": "a --title.md"}'
     assert for_model("moved to .trash/a--b.md") == "moved to .trash/a--b.md"
     assert for_model(None) is None and for_model("") == ""
