@@ -19,34 +19,40 @@ class Plan:
     phrases: tuple[tuple[str, ...], ...]
     terms: tuple[str, ...]  # distinct tokens, for coverage
     tiers: tuple[tuple[str, str], ...]  # (tier name, MATCH expression), in order
+    words: frozenset[str] = frozenset()  # lone CJK characters typed as words of their own
+
+    def term_expr(self, token: str, prefix: bool) -> str:
+        """One query token as a MATCH expression (used alone to measure coverage)."""
+        return _token(token, prefix, self.words)
 
 
 def quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
-def _phrase(tokens, prefix: bool) -> str:
-    text = quote(" ".join(tokens))
-    if len(tokens) == 1 and is_char(tokens[0]):
-        # A lone CJK character the query asks for: documents store every occurrence of it at
-        # the start of a token (memsync.cjk), so its prefix form is its exact match.
-        return text + " *"
-    return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
-
-
 def is_char(token: str) -> bool:
     return len(token) == 1 and cjk.is_cjk(token)
 
 
-def term_expr(token: str, prefix: bool) -> str:
-    """One query token as a MATCH expression (used alone to measure coverage)."""
-    return _token(token, prefix)
+def _char(token: str) -> str:
+    # Documents store every occurrence of a CJK character at the start of a token
+    # (memsync.cjk), so the prefix form of a lone character is its exact match.
+    return quote(token) + " *"
 
 
-def _token(token: str, prefix: bool) -> str:
-    # The `any*` tiers keep a lone CJK character exact (a run of its own in the text, as in
-    # `1990年`): in questions such characters are mostly particles, and matching every 的 or 是
-    # only adds noise (measured on CMRC, bench/RESULTS.md).
+def _phrase(tokens, prefix: bool) -> str:
+    if len(tokens) == 1 and is_char(tokens[0]):
+        return _char(tokens[0])
+    text = quote(" ".join(tokens))
+    return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
+
+
+def _token(token: str, prefix: bool, words: frozenset[str]) -> str:
+    if token in words:
+        return _char(token)
+    # Otherwise a lone CJK character stays exact in the `any*` tiers: one left between
+    # punctuation, digits or Latin (`1990年，`, `的`) is mostly a particle in a question, and
+    # matching it everywhere only adds noise (measured on CMRC, bench/RESULTS.md).
     return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
 
 
@@ -55,15 +61,16 @@ def plan(query: str) -> Plan:
     terms = tuple(dict.fromkeys(t for p in phrases for t in p))
     if not terms:
         return Plan((), (), ())
+    words = frozenset(w for w in cjk.normalize(query).split() if is_char(w))
     candidates = [
         ("all", " AND ".join(_phrase(p, False) for p in phrases)),
         ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
-        ("any", " OR ".join(_token(t, False) for t in terms)),
-        ("any-prefix", " OR ".join(_token(t, True) for t in terms)),
+        ("any", " OR ".join(_token(t, False, words) for t in terms)),
+        ("any-prefix", " OR ".join(_token(t, True, words) for t in terms)),
     ]
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
-    return Plan(phrases, terms, tuple(tiers))
+    return Plan(phrases, terms, tuple(tiers), words)

@@ -215,7 +215,7 @@ class LexicalSearcher:
             for (seq,) in self.index.conn.execute(
                 "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
                 "AND rowid IN (SELECT value FROM json_each(?))",
-                (query.term_expr(term, tier.endswith("prefix")), seqs),
+                (plan.term_expr(term, tier.endswith("prefix")), seqs),
             ):
                 found[seq] += 1
         return {seq: n / len(plan.terms) for seq, n in found.items()}

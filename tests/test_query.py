@@ -35,9 +35,15 @@ def test_query_without_words_has_no_tiers():
     assert query.plan("*** ()").tiers == ()
 
 
-def test_a_lone_cjk_character_is_its_prefix_in_the_all_tiers_only():
+def test_a_cjk_character_typed_as_a_word_is_its_prefix_in_every_tier():
     plan = tiers("锁 redis")
     assert plan["all"] == '"锁" * AND "redis"'
     assert plan["all-prefix"] == '"锁" * AND "redis" *'
-    # in the OR tiers it stays exact: in questions such characters are mostly particles (的, 是)
-    assert plan["any"] == '"锁" OR "redis"'
+    assert plan["any"] == '"锁" * OR "redis"'
+
+
+def test_a_character_left_between_punctuation_stays_exact_in_the_or_tiers():
+    # in questions such characters are mostly particles (的, 年 after a number)
+    plan = tiers("1990年，范廷颂")
+    assert plan["all"] == '"1990" AND "年" * AND "范廷 廷颂"'
+    assert plan["any"] == '"1990" OR "年" OR "范廷" OR "廷颂"'

@@ -54,6 +54,11 @@ def test_a_single_cjk_character_is_found_anywhere_in_a_run(ops_vault, cli, char,
     assert out["matched"] == "all"
 
 
+def test_characters_typed_as_words_match_anywhere_in_the_or_tiers_too(ops_vault):
+    # no card has both, so the OR tier answers, and each character still matches inside words
+    assert sorted(found("钥 贵")) == ["03-Knowledge/ssh.md", "03-Knowledge/tokyo.md"]
+
+
 def test_a_single_cjk_character_narrows_a_multi_word_query(ops_vault):
     assert found("京 酒店") == ["03-Knowledge/tokyo.md"]
     assert sorted(found("京")) == ["03-Knowledge/tokyo.md", "03-Knowledge/tokyo2.md"]
