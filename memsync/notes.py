@@ -82,17 +82,31 @@ def kind_from_folder(rel_path: str) -> str | None:
     return FOLDER_KINDS.get(top) if "/" in rel_path else None
 
 
+def _set(value: object) -> bool:
+    return value is not None and value != "" and value is not False
+
+
+def _invalid_at(value: object) -> str | None:
+    """The invalid_at mark as text: ISO when it is a date, else what was written (a list or a
+    map becomes its YAML-ish text). Any mark that is set counts (`false` is not set)."""
+    if not _set(value):
+        return None
+    return dates.normalize(value) or _as_text(value) or str(value)
+
+
 def parse(data: bytes, rel_path: str) -> Card:
     text, problem = decode(data)
     meta, body, meta_problem = split_frontmatter(text)
-    invalid_at = dates.normalize(meta.get("invalid_at")) or _as_text(meta.get("invalid_at"))
-    date_problem = (
-        f"invalid_at {invalid_at!r} is not a date, so the card counts as no longer valid; "
-        "write it as YYYY-MM-DD" if invalid_at and not dates.starts_with_day(invalid_at) else None
-    )
-    problem = "; ".join(p for p in (problem, meta_problem, date_problem) if p) or None
-    title = _as_text(meta.get("title")) or title_from(body, rel_path)
+    invalid_at = _invalid_at(meta.get("invalid_at"))
     created = meta.get("created", meta.get("date"))
+    date_problems = [
+        f"invalid_at {invalid_at!r} is not a date, so the card counts as no longer valid; "
+        "write it as YYYY-MM-DD" if invalid_at and not dates.starts_with_day(invalid_at) else None,
+        f"created {_as_text(created) or created!r} is not a date, so the card counts as always "
+        "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
+    ]
+    problem = "; ".join(p for p in (problem, meta_problem, *date_problems) if p) or None
+    title = _as_text(meta.get("title")) or title_from(body, rel_path)
     return Card(
         path=rel_path,
         title=title,

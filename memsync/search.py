@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from . import dates, query
@@ -141,7 +141,9 @@ class LexicalSearcher:
                 continue
             result.matched = result.matched or tier
             coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
-            result.hits += [self._hit(r, rank, tier, plan, coverage.get(r["seq"])) for r, rank in rows]
+            day = q.as_of or dates.today()  # `valid` means valid on the day looked at
+            result.hits += [self._hit(r, rank, tier, plan, coverage.get(r["seq"]), day)
+                            for r, rank in rows]
             seen.update(r["id"] for r, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
@@ -166,6 +168,12 @@ class LexicalSearcher:
             "SELECT 1 FROM cards c, json_each(c.tags) WHERE json_each.value = ?", (q.tag,)
         ).fetchone():
             return f"no card has the tag {q.tag!r} (tags match exactly)"
+        if not q.include_invalid and not q.as_of:
+            hidden = self.search(replace(q, include_invalid=True, limit=MAX_LIMIT))
+            if hidden.hits:
+                return (f"no valid card matched, but {len(hidden.hits)}{'+' if hidden.more else ''}"
+                        " no longer valid (superseded) did: search again with --include-invalid "
+                        "to see them")
         filters = [f"{name} {value}" for name, value in
                    (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as of", q.as_of)) if value]
         if filters:
@@ -220,10 +228,11 @@ class LexicalSearcher:
                 found[seq] += 1
         return {seq: n / len(plan.terms) for seq, n in found.items()}
 
-    def _hit(self, row, rank: float, tier: str, plan: query.Plan, coverage: float | None) -> Hit:
+    def _hit(self, row, rank: float, tier: str, plan: query.Plan, coverage: float | None,
+             day: str) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=-rank, matched=tier, coverage=coverage,
             snippet=snippet(row["body"], plan.terms),
-            valid=not dates.invalid_by(row["invalid_at"], dates.today()),
+            valid=not dates.invalid_by(row["invalid_at"], day),
         )

@@ -256,3 +256,24 @@ def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
     body = " ".join(f"word{i}" for i in range(80)) + " needle here"
     piece = snippet(body, ("needle",))
     assert piece.startswith("…word") and "needle" in piece
+
+
+def test_in_an_as_of_view_hits_are_valid_on_that_day(superseded, cli):
+    hits = cli("search", "ECS", "--as-of", "2026-02-01", "--json")[1]["hits"]
+    assert [(h["path"], h["valid"]) for h in hits] == [("03-Knowledge/old.md", True)]
+
+
+def test_when_only_superseded_cards_match_the_note_says_how_to_see_them(superseded, cli):
+    code, out = cli("search", "8081", "--json")  # only the old card mentions this port
+    assert code == 1 and out["hits"] == []
+    assert "1 no longer valid" in out["note"] and "--include-invalid" in out["note"]
+
+
+def test_unreadable_dates_are_reported(vault, cli):
+    write_card(vault, "list.md", "listed mark", "marked invalid with a list value", invalid_at=["2026-01-01"])
+    write_card(vault, "when.md", "vague creation", "created on a day nobody wrote down", created="yesterday")
+    sync()
+    assert found("listed mark") == [] and found("vague creation") == ["when.md"]
+    messages = {p["path"]: p["message"] for p in cli("stats", "--json")[1]["problems"]}
+    assert "is not a date" in messages["list.md"]
+    assert "created 'yesterday' is not a date" in messages["when.md"]
