@@ -58,6 +58,13 @@ def connect(path: Path | str) -> sqlite3.Connection:
         raise BadEnvironment(
             f"{path} is not a usable memsync index ({exc}); move it aside and run `memsync index`"
         ) from None
+    except migrations.NewerSchema as newer:
+        conn.close()
+        raise BadEnvironment(
+            f"the index at {path} was written by a newer memsync (schema {newer.found}, this one "
+            f"knows {newer.known}); upgrade memsync, or move the index aside and run "
+            "`memsync index` to rebuild it for this version"
+        ) from None
     return conn
 
 

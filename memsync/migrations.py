@@ -128,9 +128,20 @@ def m002_cjk_run_ends(conn) -> None:
 MIGRATIONS = [m001_initial, m002_cjk_run_ends]
 
 
+class NewerSchema(Exception):
+    """The index was written by a newer memsync: its schema may mean things we do not know."""
+
+    def __init__(self, found: int):
+        super().__init__(f"schema {found}, this memsync knows {len(MIGRATIONS)}")
+        self.found, self.known = found, len(MIGRATIONS)
+
+
 def migrate(conn) -> int:
-    """Bring the schema up to date; returns the resulting version."""
+    """Bring the schema up to date; returns the resulting version. Refuses (NewerSchema) an index
+    whose schema is ahead of ours rather than read or write it with the wrong assumptions."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise NewerSchema(version)
     for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -42,3 +42,20 @@ def test_version_1_index_is_retokenized_for_single_character_queries(vault, home
     finally:
         index.close()
     assert found("钥") == ["ssh.md"]
+
+
+def test_an_index_written_by_a_newer_memsync_is_refused_with_what_to_do(vault, home, run_cli):
+    write_card(vault, "a.md", "a card", "a card body long enough to index")
+    assert run_cli("index")[0] == 0
+    newer = len(migrations.MIGRATIONS) + 1
+    with closing(sqlite3.connect(home / "memsync.db")) as conn:
+        conn.execute(f"PRAGMA user_version = {newer}")
+    for args in (["search", "card"], ["index"], ["stats"]):
+        code, out, _err = run_cli(*args, "--json")
+        assert code == 2, args
+        message = out["error"]["message"]
+        assert out["error"]["code"] == "bad_environment"
+        assert f"newer memsync (schema {newer}, this one knows {len(migrations.MIGRATIONS)})" in message
+        assert "upgrade memsync" in message and "run `memsync index` to rebuild" in message
+    with closing(sqlite3.connect(home / "memsync.db")) as conn:  # left as it was
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == newer
