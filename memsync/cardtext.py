@@ -11,6 +11,7 @@ from . import frontmatter_edit as fe
 from . import notes, rules
 from .errors import Rejected
 from .model import Card
+from .sizes import size_and_cap
 
 FIELDS = ("title", "body", "kind", "tags", "aliases", "created", "updated", "invalid_at",
           "superseded_by", "supersedes", "priority", "ttl")
@@ -37,10 +38,8 @@ def size_problem(data: bytes, max_bytes: int) -> str | None:
     """Why a card's text is refused for its size, or None: over `max_bytes` the indexer skips
     the file, so the card would silently drop out of search."""
     if len(data) > max_bytes:
-        return (
-            f"the card would be {len(data) / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB "
-            "the index reads; split it into several cards"
-        )
+        size, cap = size_and_cap(len(data), max_bytes)
+        return f"the card would be {size}, over the {cap} the index reads; split it into several cards"
     return None
 
 

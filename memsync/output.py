@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .sizes import mib
+
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
@@ -48,8 +50,8 @@ def stats(data: dict) -> str:
         "by source: " + ", ".join(f"{k} {v}" for k, v in data["by_source"].items()),
         f"last change: {data['last_change'] or 'never'}",
         f"reads recorded: {data['reads']}",
-        f"trash: {data['trash']['files']} files, {data['trash']['bytes'] / 1e6:.1f} MB",
-        f"index: {data['index']['path']} ({data['index']['bytes'] / 1e6:.1f} MB)",
+        f"trash: {data['trash']['files']} files, {mib(data['trash']['bytes'])}",
+        f"index: {data['index']['path']} ({mib(data['index']['bytes'])})",
     ]
     watcher = data.get("watcher", {})
     lines.append(f"watcher: live (pid {watcher['pid']})" if watcher.get("live") else "watcher: not running")

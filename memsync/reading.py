@@ -17,8 +17,9 @@ import memsync.adapters as adapters
 
 from . import cjk
 from .model import Card, Signature
+from .sizes import MIB
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_FILE_BYTES = 8 * MIB
 # A file modified this close to the moment we read it may change again within the same
 # timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
 RACY_NS = 50_000_000

@@ -24,6 +24,7 @@ from . import reading
 from .index import Index
 from .model import TRASH, Source, SyncReport
 from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
+from .sizes import size_and_cap
 
 BATCH = 500
 # Reading, parsing and tokenizing cost as much as writing the index; past this many files to
@@ -314,10 +315,8 @@ class Indexer:
 
 def _problem(look: Look, max_bytes: int) -> str | None:
     if look.state == "too_large":
-        return (
-            f"file is {look.sig.size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; "
-            "split it into smaller cards"
-        )
+        size, cap = size_and_cap(look.sig.size, max_bytes)
+        return f"file is {size}, over the {cap} limit; split it into smaller cards"
     if look.state == "bad_name":
         return "file name is not valid UTF-8; rename it"
     return None

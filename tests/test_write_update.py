@@ -109,7 +109,7 @@ def test_a_body_over_the_index_size_cap_is_refused_like_capture(vault, card):
     assert data["status"] == "rejected" and data["indexed"] is None
     assert refused["status"] == "rejected"
     for note in (data["note"], refused["note"]):
-        assert "MB the index reads; split it into several cards" in note
+        assert "MiB the index reads; split it into several cards" in note
     assert path.read_bytes() == before
 
 
