@@ -144,6 +144,7 @@ def stats(cfg: Config) -> dict:
         "by_source": by_source,
         "last_change": last_change,
         "problems": problems,
+        "config_problems": cfg.folder_problems(),
         "reads": reads,
         "trash": {"files": trash_count, "bytes": trash_bytes},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},

@@ -1,7 +1,9 @@
 """Where things live: the data home, the index, the vault and the read-only sources.
 
 Each path is resolved CLI option > environment variable > config.json > default, and we remember
-which layer won so `memsync paths` can say it.
+which layer won so `memsync paths` can say it. A relative path in config.json is relative to the
+folder that holds config.json, so a watcher, an MCP server started by a desktop app and the CLI
+read the same folders whatever directory each was started in.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ import json
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 import memsync.adapters as adapters
 
 from .errors import BadEnvironment
-from .model import Source
+from .model import IgnoredSource, Source
+from .overlap import sort_out
 
 ENV_HOME = "MEMSYNC_HOME"
 ENV_DB = "MEMSYNC_DB"
@@ -36,7 +40,7 @@ class Config:
     home: Setting
     db: Setting
     vault: Setting
-    extra_sources: tuple[Source, ...] = field(default=())
+    listed_sources: tuple[Source, ...] = field(default=())  # as config.json lists them, in order
 
     @property
     def config_file(self) -> Path:
@@ -50,6 +54,23 @@ class Config:
     def bench_queries(self) -> Path:
         return self.home.path / "bench_queries.json"
 
+    @cached_property
+    def _sorted_out(self) -> tuple[tuple[Source, ...], tuple[IgnoredSource, ...]]:
+        # Worked out on first use, not at load: `memsync search` never needs it, and checking a
+        # nested pair of sources loads their adapters (and with them the YAML parser).
+        return sort_out(self.vault_source, self.listed_sources)
+
+    @property
+    def extra_sources(self) -> tuple[Source, ...]:
+        """The read-only sources in use."""
+        return self._sorted_out[0]
+
+    @property
+    def ignored_sources(self) -> tuple[IgnoredSource, ...]:
+        """Listed in config.json but left out: they would read files of the vault or of an
+        earlier source. Kept apart so `paths`/`stats` can say so and `sources --remove` works."""
+        return self._sorted_out[1]
+
     @property
     def vault_source(self) -> Source:
         return Source(name="vault", adapter="markdown", root=str(self.vault.path), writable=True)
@@ -62,6 +83,9 @@ class Config:
         for source in self.sources:
             if source.name == name:
                 return source
+        for left_out in self.ignored_sources:
+            if left_out.source.name == name:
+                raise BadEnvironment(self.ignored_problem(left_out))
         known = ", ".join(s.name for s in self.sources)
         raise BadEnvironment(f"unknown source {name!r}; configured sources: {known}")
 
@@ -82,26 +106,39 @@ class Config:
             return f"vault {path} (from {origin}) does not exist; create it or {fix}"
         return None
 
+    def ignored_problem(self, left_out: IgnoredSource) -> str:
+        name = left_out.source.name
+        return (f"source {name} is ignored: {left_out.reason}; remove it with `memsync sources "
+                f"--remove {name}` or give it another path in {self.config_file}")
+
     def folder_problems(self) -> list[str]:
-        """What stands in the way of indexing: a vault or source folder that is not a folder."""
+        """What stands in the way of indexing: a vault or source folder that is not a folder, or
+        a source left out because it would read files another source reads."""
         problems = [self.vault_problem()]
         for source in self.extra_sources:
             root = Path(source.root)
             if not root.is_dir():
                 state = "is not a folder" if root.exists() else "does not exist"
                 problems.append(f"source {source.name}: {root} {state}; it is not indexed")
+        problems += [self.ignored_problem(left_out) for left_out in self.ignored_sources]
         return [p for p in problems if p]
 
 
-def _pick(cli: str | None, env_name: str, file_value: str | None, default: Path) -> Setting:
+def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path) -> Setting:
     if cli:
         return Setting(Path(cli).expanduser().absolute(), "cli")
     env = os.environ.get(env_name)
     if env:
         return Setting(Path(env).expanduser().absolute(), "env")
     if file_value:
-        return Setting(Path(file_value).expanduser().absolute(), "config")
+        return Setting(file_value, "config")
     return Setting(default, "default")
+
+
+def _from_config_file(value: str, home: Path) -> Path:
+    """A path written in config.json: `~` expanded, relative to the data home (the folder that
+    holds config.json), never to the working directory of whichever process reads it."""
+    return (home / Path(value).expanduser()).absolute()
 
 
 def _read_config_file(path: Path) -> dict:
@@ -125,8 +162,8 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:59] + "…"
 
 
-def _path_value(data: dict, key: str, where: str) -> str | None:
-    value = data.get(key)
+def _path_value(data: dict, key: str, config_file: Path) -> Path | None:
+    where, value = str(config_file), data.get(key)
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
@@ -134,7 +171,7 @@ def _path_value(data: dict, key: str, where: str) -> str | None:
             f"{where}: {key!r} must be a path (a non-empty string), not {_shown(value)}; "
             "fix it or remove the key"
         )
-    return value
+    return _from_config_file(value, config_file.parent)
 
 
 def _sources(entries: object, config_file: Path) -> tuple[Source, ...]:
@@ -171,7 +208,7 @@ def _sources(entries: object, config_file: Path) -> tuple[Source, ...]:
             raise BadEnvironment(
                 f"{where}: path must be a folder path (a non-empty string), not {_shown(path)}"
             )
-        root = str(Path(path).expanduser().absolute())
+        root = str(_from_config_file(path, config_file.parent))
         out.append(Source(name=name, adapter=entry["adapter"], root=root))
     return tuple(out)
 
@@ -180,13 +217,13 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
     config_file = home_setting.path / "config.json"
     file_data = _read_config_file(config_file)
-    where = str(config_file)
     return Config(
         home=home_setting,
-        db=_pick(db, ENV_DB, _path_value(file_data, "db", where), home_setting.path / "memsync.db"),
-        vault=_pick(vault, ENV_VAULT, _path_value(file_data, "vault", where),
+        db=_pick(db, ENV_DB, _path_value(file_data, "db", config_file),
+                 home_setting.path / "memsync.db"),
+        vault=_pick(vault, ENV_VAULT, _path_value(file_data, "vault", config_file),
                     home_setting.path / "vault"),
-        extra_sources=_sources(file_data.get("sources"), config_file),
+        listed_sources=_sources(file_data.get("sources"), config_file),
     )
 
 
@@ -210,10 +247,27 @@ def file_signature(path: Path) -> tuple | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def save_sources(cfg: Config, sources: list[Source]) -> None:
-    """Write the read-only sources into config.json, keeping every other key; atomically."""
+def append_source_entry(cfg: Config, source: Source) -> None:
+    """Add a read-only source at the end of config.json's list."""
     data = _read_config_file(cfg.config_file)
-    data["sources"] = [{"name": s.name, "adapter": s.adapter, "path": s.root} for s in sources]
+    entry = {"name": source.name, "adapter": source.adapter, "path": source.root}
+    data["sources"] = [*(data.get("sources") or []), entry]
+    _write_config_file(cfg, data)
+
+
+def remove_source_entry(cfg: Config, name: str) -> None:
+    """Take the source named `name` out of config.json's list."""
+    data = _read_config_file(cfg.config_file)
+    data["sources"] = [e for e in data.get("sources") or [] if e.get("name") != name]
+    _write_config_file(cfg, data)
+
+
+# Both edit the entries as written: the others keep their order, their paths as the user wrote
+# them (relative or with ~) and any key memsync does not know.
+
+
+def _write_config_file(cfg: Config, data: dict) -> None:
+    """Write config.json atomically."""
     cfg.home.path.mkdir(parents=True, exist_ok=True)
     temp = cfg.config_file.with_name(f".config.json.{os.getpid()}.tmp")
     try:

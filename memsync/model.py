@@ -56,6 +56,14 @@ class Source:
     writable: bool = False
 
 
+@dataclass(frozen=True)
+class IgnoredSource:
+    """A source config.json lists but memsync leaves out, and why (it reads another's files)."""
+
+    source: Source
+    reason: str
+
+
 @dataclass
 class SyncReport:
     scanned: int = 0

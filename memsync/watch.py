@@ -478,9 +478,13 @@ class Watcher:
         if (fresh.vault.path, fresh.db.path) != (self.cfg.vault.path, self.cfg.db.path):
             log.warning("config.json names another vault or index now: restart the watcher to "
                         "use them; it goes on with %s", self.cfg.vault.path)
-        if fresh.extra_sources == self.cfg.extra_sources:
+        # Sources that overlap are left out against the vault we go on with, not a new one.
+        ours = replace(self.cfg, listed_sources=fresh.listed_sources)
+        for left_out in ours.ignored_sources:
+            log.warning("%s", ours.ignored_problem(left_out))
+        if ours.extra_sources == self.cfg.extra_sources:
             return None
-        return replace(self.cfg, extra_sources=fresh.extra_sources)
+        return ours
 
     def _adopt(self, cfg: Config) -> None:
         self.cfg, self._wants = cfg, _wants_by_source(cfg)

@@ -5,6 +5,8 @@ import pytest
 
 from memsync import config
 
+from .conftest import write_card
+
 
 def test_defaults_live_under_home(home):
     cfg = config.load()
@@ -115,3 +117,42 @@ def test_paths_lists_every_source(cli, vault, tmp_path):
     listed = text.split("sources:", 1)[1]
     assert f"vault  markdown  writable   {vault}" in listed
     assert f"notes  markdown  read-only  {tmp_path / 'notes'}" in listed
+
+
+# --- a relative path in config.json is relative to the folder that holds it -------------------------
+
+
+def test_a_relative_source_path_reads_the_same_folder_from_any_directory(home, tmp_path, monkeypatch,
+                                                                          run_cli):
+    write_card(home / "notes", "redis.md", "redis notes", "the cache runs redis-7 on port 6380")
+    (home / "config.json").write_text(json.dumps(
+        {"sources": [{"name": "notes", "adapter": "markdown", "path": "notes"}]}))
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "notes").mkdir(parents=True)  # a folder of the same name where we stand
+    monkeypatch.chdir(elsewhere)
+    code, out, _err = run_cli("paths", "--json")
+    assert code == 0 and out["sources"][1]["path"] == str(home / "notes")
+    assert run_cli("index")[0] == 0
+    code, out, _err = run_cli("search", "redis-7", "--json")
+    assert code == 0 and [h["source"] for h in out["hits"]] == ["notes"]
+
+
+def test_a_tilde_source_path_is_the_users_home(home, tmp_path, monkeypatch, run_cli):
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    (tmp_path / "me/notes").mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"sources": [{"name": "notes", "adapter": "markdown", "path": "~/notes"}]}))
+    code, out, _err = run_cli("paths", "--json")
+    assert code == 0 and out["sources"][1]["path"] == str(tmp_path / "me/notes")
+
+
+def test_a_relative_vault_or_db_in_config_json_is_under_the_home(home, tmp_path, monkeypatch, run_cli):
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"vault": "my-vault", "db": "idx/m.db"}))
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = run_cli("paths", "--json")
+    assert code == 0
+    assert out["vault"] == {"path": str(home / "my-vault"), "from": "config"}
+    assert out["db"] == {"path": str(home / "idx/m.db"), "from": "config"}

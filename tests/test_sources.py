@@ -137,3 +137,80 @@ def test_remove_forgets_the_cards_and_the_problems_of_the_source(notes, run_cli)
     stats = run_cli("stats", "--json")[1]
     assert stats["by_source"] == {} and stats["problems"] == []
     assert rebuilt_equals_index()
+
+
+# --- an overlapping source in config.json (written by hand, or a vault moved over it) -------------
+
+
+def write_sources(home, *entries) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"sources": [
+        {"name": name, "adapter": "markdown", "path": str(path)} for name, path in entries]}))
+
+
+def says_ignored(problems: list[str], name: str) -> bool:
+    return any(f"source {name} is ignored" in p and f"memsync sources --remove {name}" in p
+               for p in problems)
+
+
+def test_a_hand_written_source_inside_the_vault_is_left_out_and_said(home, vault, run_cli):
+    write_card(vault, "sub/redis.md", "redis notes", "the cache runs redis-7 on port 6380")
+    write_sources(home, ("inner", vault / "sub"))
+    code, _out, err = run_cli("index", "--json")
+    assert code == 0 and "source inner is ignored" in err
+    assert by_source() == {"vault": 1}
+    code, out, _err = run_cli("search", "redis-7", "--json")
+    assert code == 0 and [h["source"] for h in out["hits"]] == ["vault"]
+    paths = run_cli("paths", "--json")[1]
+    assert [s["name"] for s in paths["sources"]] == ["vault"]
+    assert says_ignored(paths["problems"], "inner")
+    stats = run_cli("stats", "--json")[1]
+    assert says_ignored(stats["config_problems"], "inner") and "the vault" in stats["config_problems"][0]
+    listed = run_cli("sources", "--json")[1]["sources"]
+    assert [(s["name"], bool(s["ignored"])) for s in listed] == [("vault", False), ("inner", True)]
+
+
+def test_an_ignored_source_can_be_removed_with_memsync_itself(home, vault, run_cli):
+    (vault / "sub").mkdir()
+    write_sources(home, ("inner", vault / "sub"))
+    code, out, _err = run_cli("sources", "--remove", "inner", "--json")
+    assert code == 0 and out["status"] == "removed"
+    assert json.loads((home / "config.json").read_text())["sources"] == []
+    assert run_cli("paths", "--json")[1]["problems"] == []
+
+
+def test_a_vault_moved_over_a_source_leaves_the_source_out(notes, tmp_path, monkeypatch, run_cli):
+    run_cli("sources", "--add", "notes", "--path", notes)
+    run_cli("index")
+    assert by_source() == {"notes": 1}
+    # the same home, now with the parent of the source as the vault: one card, not two
+    monkeypatch.setenv("MEMSYNC_VAULT", str(tmp_path))
+    code, out, _err = run_cli("index", "--json")
+    assert code == 0 and out["removed"] == 1
+    assert by_source() == {"vault": 1}
+    assert says_ignored(run_cli("stats", "--json")[1]["config_problems"], "notes")
+    assert run_cli("sources", "--remove", "notes")[0] == 0
+
+
+def test_a_symlinked_source_over_another_is_left_out_the_first_one_stays(home, notes, tmp_path, run_cli):
+    os.symlink(notes, tmp_path / "alias")
+    write_sources(home, ("notes", notes), ("alias", tmp_path / "alias"))
+    cfg = config.load()
+    assert [s.name for s in cfg.extra_sources] == ["notes"]
+    assert [left.source.name for left in cfg.ignored_sources] == ["alias"]
+    assert [s.name for s in config.reload(cfg).sources] == ["vault", "notes"]  # watch and mcp
+    assert run_cli("index")[0] == 0
+    assert by_source() == {"notes": 1}
+    code, out, _err = run_cli("search", "redis-7", "--source", "alias", "--json")
+    assert "source alias is ignored" in out["error"]["message"]
+
+
+def test_add_keeps_the_other_entries_as_written(home, tmp_path, run_cli):
+    (home / "rel").mkdir(parents=True)
+    (tmp_path / "more").mkdir()
+    (home / "config.json").write_text(json.dumps(
+        {"sources": [{"name": "rel", "adapter": "markdown", "path": "rel", "note": "mine"}]}))
+    assert run_cli("sources", "--add", "more", "--path", tmp_path / "more")[0] == 0
+    entries = json.loads((home / "config.json").read_text())["sources"]
+    assert entries[0] == {"name": "rel", "adapter": "markdown", "path": "rel", "note": "mine"}
+    assert entries[1]["path"] == str(tmp_path / "more")

@@ -744,3 +744,17 @@ def test_an_in_process_watcher_reads_the_config_as_it_is_when_it_starts(tmp_path
         assert "one.md" in source_view("extra")
     finally:
         w.stop()
+
+
+def test_an_overlapping_source_written_into_config_json_is_left_out(vault, home, live_watcher):
+    inside = mark()
+    put(vault, "sub/one.md", inside)
+    converge({"sub/one.md": inside})
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"sources": [{"name": "inner", "adapter": "markdown", "path": str(vault / "sub")}]}))
+    live_watcher.wait_for("source inner is ignored")
+    after = mark()
+    put(vault, "sub/two.md", after)
+    converge({"sub/one.md": inside, "sub/two.md": after})
+    assert source_view("inner") == {}  # each card once, under the vault

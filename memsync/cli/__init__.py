@@ -44,6 +44,13 @@ def fail(err: MemsyncError, as_json: bool) -> None:
     sys.exit(err.exit_code)
 
 
+def warn_ignored_sources(cfg: config_mod.Config) -> None:
+    """Say on stderr which configured sources are left out, where indexing would otherwise
+    quietly skip them."""
+    for left_out in cfg.ignored_sources:
+        click.echo(f"memsync: warning: {cfg.ignored_problem(left_out)}", err=True)
+
+
 def command(group: click.Group, name: str, **kwargs):
     """Register a command with a `--json` flag and the one place errors become exit codes."""
 

@@ -8,7 +8,7 @@ import click
 
 from .. import api, output
 from ..search import Query
-from . import Context, command, emit, main
+from . import Context, command, emit, main, warn_ignored_sources
 
 
 @command(main, "paths")
@@ -40,6 +40,7 @@ def index(obj: Context, as_json: bool, rebuild: bool):
             bar.length = max(total, 1)
             bar.update(done - bar.pos)
 
+    warn_ignored_sources(obj.cfg)
     emit(api.reindex(obj.cfg, rebuild=rebuild, progress=progress), as_json, output.index_report)
 
 

@@ -15,6 +15,8 @@ def _human(data: dict) -> str:
     lines = []
     for s in data["sources"]:
         state = "" if s["exists"] else "  (missing folder)"
+        if s.get("ignored"):
+            state += f"\n  {s['ignored']}"
         mode = "writable" if s["writable"] else "read-only"
         lines.append(f"{s['name']:<12} {s['adapter']:<11} {s['cards']:>6} cards  {mode:<9} {s['path']}{state}")
     return "\n".join(lines)

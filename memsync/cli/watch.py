@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from . import Context, command, emit, main
+from . import Context, command, emit, main, warn_ignored_sources
 
 
 @command(main, "watch")
@@ -39,6 +39,7 @@ def watch(obj: Context, as_json: bool, verbose: int):
         watcher.start()
         watched = ", ".join(f"{s.name} {s.root}" for s in watcher.cfg.sources)
         click.echo(f"memsync: watching {watched} (index {cfg.db.path}); Ctrl-C to stop", err=True)
+        warn_ignored_sources(watcher.cfg)
         signal.sigwait(stops)
         click.echo("memsync: stopping; applying pending changes", err=True)
     finally:
