@@ -12,7 +12,7 @@ import os
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from . import dates, paging
+from . import dates, paging, sizes
 from .config import Config
 from .errors import BadEnvironment
 from .index import VALID_ON, Index
@@ -111,7 +111,7 @@ def trash_reminder(vault: Path) -> str | None:
     count, size = trash_usage(vault)
     if count >= TRASH_REMINDER_CARDS or size >= TRASH_REMINDER_BYTES:
         return (
-            f"the trash holds {count} files ({size / 1e6:.1f} MB); it is never emptied "
+            f"the trash holds {count} files ({sizes.mib(size)}); it is never emptied "
             "automatically: review it and run `memsync delete --purge --all` if you are sure"
         )
     return None

@@ -111,6 +111,8 @@ class Stats(_Shape):
     trash: dict[str, int]
     index: dict[str, Any]
     watcher: dict[str, Any]
+    config_problems: list[str] = Field(
+        default_factory=list, description="Settings that are ignored or broken, and how to fix them.")
     reminder: str | None = None
 
 
@@ -321,6 +323,7 @@ class CurrentConfig:
         self._cfg = cfg
         self._stamp = config.file_signature(cfg.config_file)
         self._lock = threading.Lock()
+        self.problem: str | None = None  # why the current config.json is not the one in use
 
     def __call__(self) -> Config:
         stamp = config.file_signature(self._cfg.config_file)
@@ -329,9 +332,11 @@ class CurrentConfig:
                 if stamp != self._stamp:
                     try:
                         self._cfg = config.reload(self._cfg)
+                        self.problem = None
                     except MemsyncError as err:
-                        log.warning("config.json changed but does not load, keeping the last one: %s",
-                                    err.message)
+                        self.problem = (f"{err.message} (the server keeps using the settings it "
+                                        "read before; fix the file and they apply at the next call)")
+                        log.warning("config.json changed but does not load: %s", self.problem)
                     self._stamp = stamp
         return self._cfg
 
@@ -521,7 +526,13 @@ def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
         ),
     )
     def memory_stats() -> Annotated[CallToolResult, Stats]:
-        return guarded("memory_stats", lambda: api.stats(now()))
+        def run():
+            data = api.stats(now())
+            if now.problem:  # config.json changed and does not load: the last good one is used
+                data["config_problems"] = [*data.get("config_problems", []), now.problem]
+            return data
+
+        return guarded("memory_stats", run)
 
     @server.tool(
         name="memory_reindex",

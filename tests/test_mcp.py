@@ -390,6 +390,21 @@ def test_the_index_counts_as_ready_after_the_start_up_pass_even_while_writes_go_
         live.stop()
 
 
+def test_a_config_json_broken_while_the_server_runs_is_reported_not_fatal(server_log, vault, home):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+
+    async def body(session):
+        await eventually(lambda: _hits(session, "owl"))
+        (home / "config.json").write_text('{"sources": 7}')
+        stats = await tool(session, "memory_stats")
+        assert any("config.json" in p and "keeps using" in p for p in stats["config_problems"])
+        assert await _hits(session, "owl")  # the last good settings still serve
+        (home / "config.json").write_text("{}")
+        assert (await tool(session, "memory_stats"))["config_problems"] == []
+
+    scenario(body)(server_log)
+
+
 def test_only_mcp_server_imports_the_sdk():
     import ast
 
