@@ -303,7 +303,9 @@ def test_the_server_keeps_the_index_live_without_a_daemon(server_log, vault, hom
     assert api.watcher_status(config.load())["live"] is False
 
 
-def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
+def two_servers(server_log, vault, then):
+    """Run `then(first, second, owner)` with two servers on one home; the first one's process
+    (pid `owner`) holds the watcher."""
     write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
 
     async def main():
@@ -313,33 +315,32 @@ def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
                 owner = (await tool(first, "memory_stats"))["watcher"]["pid"]
                 async with connected(server_log) as second:
                     await eventually(lambda: _hits(second, "owl"))
-                    write_card(vault, "03-Knowledge/wren.md", "wrens", "the wren sings loudly for its size")
-                    await eventually(lambda: _hits(second, "wren"))
-                    assert (await tool(second, "memory_stats"))["watcher"]["pid"] == owner
+                    await then(first, second, owner)
 
     anyio.run(main)
+
+
+def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
+    async def then(first, second, owner):
+        write_card(vault, "03-Knowledge/wren.md", "wrens", "the wren sings loudly for its size")
+        await eventually(lambda: _hits(second, "wren"))
+        assert (await tool(second, "memory_stats"))["watcher"]["pid"] == owner
+
+    two_servers(server_log, vault, then)
     assert "Traceback" not in server_log.read_text()
 
 
 def test_a_server_takes_over_the_watching_when_the_watcher_stops(server_log, vault):
-    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+    async def then(first, second, owner):
+        await first.send_ping()
+        # leaving `first` would close `second` too (nested contexts), so stop the owner through
+        # its pid, as a user closing that client would
+        os.kill(owner, signal.SIGTERM)
+        await eventually(lambda: _live_owner(second, not_pid=owner))
+        write_card(vault, "03-Knowledge/wren.md", "wrens", "the wren sings loudly for its size")
+        await eventually(lambda: _hits(second, "wren"))
 
-    async def main():
-        with anyio.fail_after(DEADLINE):
-            async with connected(server_log) as first:
-                await eventually(lambda: _hits(first, "owl"))
-                owner = (await tool(first, "memory_stats"))["watcher"]["pid"]
-                async with connected(server_log) as second:
-                    await eventually(lambda: _hits(second, "owl"))
-                    await first.send_ping()
-                    # leaving `first` would close `second` too (nested contexts), so stop the
-                    # owner through its pid, as a user closing that client would
-                    os.kill(owner, signal.SIGTERM)
-                    await eventually(lambda: _live_owner(second, not_pid=owner))
-                    write_card(vault, "03-Knowledge/wren.md", "wrens", "the wren sings loudly for its size")
-                    await eventually(lambda: _hits(second, "wren"))
-
-    anyio.run(main)
+    two_servers(server_log, vault, then)
 
 
 async def _live_owner(session, not_pid: int) -> bool:

@@ -8,6 +8,7 @@ that were removed must not be found by search.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -522,15 +523,24 @@ def test_in_process_watcher_is_refused_while_a_process_holds_the_lock(watcher):
     assert proc.stop() == 0
 
 
-def test_overflow_warning_from_watchdog_triggers_a_full_reconcile(vault):
+@contextlib.contextmanager
+def settled_watcher():
+    """An in-process watcher, past its start-up pass; stopped (lock released) on the way out."""
     from memsync.watch import Watcher
 
-    m = mark()
-    put(vault, "o.md", m)
     w = Watcher(cfg())
     w.start()
     try:
         assert w.wait_idle(DEADLINE)
+        yield w
+    finally:
+        w.stop()
+
+
+def test_overflow_warning_from_watchdog_triggers_a_full_reconcile(vault):
+    m = mark()
+    put(vault, "o.md", m)
+    with settled_watcher():
         # Make the index miss a change no event will report: drop the card behind its back.
         index = Index(cfg().db.path)
         with index.transaction():
@@ -541,8 +551,6 @@ def test_overflow_warning_from_watchdog_triggers_a_full_reconcile(vault):
             "Inotify queue overflowed; filesystem events were lost"
         )
         converge({"o.md": m})
-    finally:
-        w.stop()
     assert not cfg().lock_file.exists()
 
 
@@ -551,14 +559,9 @@ def test_a_watch_filed_under_a_wrong_folder_is_noticed_and_renewed(vault):
     # (created, renamed, created again faster than it reads events); its files are then reported
     # under that wrong path. Put the observer in that state by hand: the next second look at any
     # new folder must notice it, re-watch, and catch up.
-    from memsync.watch import Watcher
-
     a = mark()
     put(vault, "f1/g/a.md", a)
-    w = Watcher(cfg())
-    w.start()
-    try:
-        assert w.wait_idle(DEADLINE)
+    with settled_watcher() as w:
         inotify = next(e for e in w._observer.emitters if e.watch.path == str(vault))._inotify
         real = os.fsencode(vault / "f1" / "g")
         wrong = os.fsencode(vault / "f3" / "g")
@@ -569,8 +572,6 @@ def test_a_watch_filed_under_a_wrong_folder_is_noticed_and_renewed(vault):
         put(vault, "f1/g/b.md", b)  # reported as f3/g/b.md, which is not there
         (vault / "elsewhere").mkdir()  # a new folder: looked at again a second later
         converge({"f1/g/a.md": a, "f1/g/b.md": b})
-    finally:
-        w.stop()
 
 
 def test_in_process_stop_drains_and_rebuild_agrees(vault):
