@@ -17,6 +17,7 @@ from pathlib import Path
 
 import memsync.adapters as adapters
 
+from . import private
 from .errors import BadEnvironment
 from .model import IgnoredSource, Source
 from .overlap import sort_out
@@ -217,6 +218,7 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
     config_file = home_setting.path / "config.json"
     file_data = _read_config_file(config_file)
+    private.settle_home(home_setting.path)  # once, for a home an older memsync left open
     return Config(
         home=home_setting,
         db=_pick(db, ENV_DB, _path_value(file_data, "db", config_file),
@@ -268,10 +270,11 @@ def remove_source_entry(cfg: Config, name: str) -> None:
 
 def _write_config_file(cfg: Config, data: dict) -> None:
     """Write config.json atomically."""
-    cfg.home.path.mkdir(parents=True, exist_ok=True)
+    private.mkdir(cfg.home.path)
     temp = cfg.config_file.with_name(f".config.json.{os.getpid()}.tmp")
     try:
         temp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        private.restrict(temp)
         os.replace(temp, cfg.config_file)
     finally:
         temp.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import migrations
+from . import migrations, private
 from .errors import BadEnvironment, NotFound
 from .model import Card, Signature
 
@@ -39,7 +39,7 @@ def derived_id(source: str, path: str) -> int:
 def connect(path: Path | str) -> sqlite3.Connection:
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private.create(private.mkdir(path.parent) / path.name)  # 0600 before SQLite opens it
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
             check_same_thread=False,

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from . import atomic
+from . import atomic, private
 
 try:
     import fcntl
@@ -47,7 +47,7 @@ def exclusive(home: Path, name: str):
     Each call opens the lock file anew: flock belongs to the open file, so two threads of one
     process (the MCP SDK runs tools in threads) exclude each other as two processes do."""
     where = folder(home)
-    where.mkdir(parents=True, exist_ok=True)
+    private.mkdir(where)
     fd = os.open(where / f"{name}.mutex", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if fcntl:
@@ -62,7 +62,7 @@ class Entry:
 
     def __init__(self, home: Path, data: dict):
         self.dir = folder(home)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private.mkdir(self.dir)
         op = f"{data.get('op', 'op')}-{uuid.uuid4().hex[:16]}"
         self.path = self.dir / f"{op}.json"
         self.lock_path = self.dir / f"{op}.lock"
@@ -78,7 +78,7 @@ class Entry:
 
     def _save(self) -> None:
         payload = json.dumps(self.data, ensure_ascii=False, indent=1).encode("utf-8")
-        with atomic.Staged(self.dir, payload) as staged:
+        with atomic.Staged(self.dir, payload, private.FILE_MODE) as staged:
             staged.replace(self.path)
 
     def release(self) -> None:

@@ -33,7 +33,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from . import api, config, dates, plan, vault
+from . import api, config, dates, plan, private, vault
 from .config import Config
 from .errors import BadEnvironment, MemsyncError
 from .index import Index
@@ -86,10 +86,10 @@ class WatchLock:
         self._ino = 0
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private.mkdir(self.path.parent)
         record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso()}
         aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         try:
             os.write(fd, json.dumps(record).encode())
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a brand-new file: cannot be held

@@ -1,0 +1,98 @@
+"""The data home is private: the folder 0700, the files memsync keeps in it 0600.
+
+The index holds every card (hostnames, connection strings, credential references), so no other
+local user may read it. Each place that creates a folder or file of the home asks here, whichever
+process it runs in (CLI, watcher, MCP server, migration); the process umask is never changed, so
+cards written into the vault keep the vault's usual permissions. A home left open by an older
+memsync is tightened once, with a message on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from pathlib import Path
+
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+OPEN_BITS = 0o077  # any access for group or others
+# What memsync keeps in a home, besides the index (which may live elsewhere): tightened with it.
+HOME_FILES = ("config.json", "watch.lock", "memsync.db", "memsync.db-wal", "memsync.db-shm")
+SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def mkdir(path: Path | str) -> Path:
+    """Create a folder of the home (and its missing parents) readable by its owner only.
+    An existing folder is left as it is: it may be somebody's own folder holding the db."""
+    path = Path(path)
+    missing = []
+    while not path.is_dir() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=FOLDER_MODE)
+    return missing[0] if missing else path
+
+
+def create(path: Path | str) -> None:
+    """Make sure a file exists before another library opens it with the default umask (SQLite
+    creates its -wal and -shm files with the mode of the database file)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
+
+
+def restrict(path: Path | str) -> None:
+    """A file we are about to put into the home (a temp file renamed into place): owner only."""
+    os.chmod(path, FILE_MODE)
+
+
+def is_open(path: Path | str) -> bool:
+    try:
+        return bool(os.lstat(path).st_mode & OPEN_BITS)
+    except OSError:
+        return False
+
+
+def home_files(home: Path, db: Path | None = None) -> list[Path]:
+    """The files memsync keeps in the home (and the index with its sidecars, wherever it is)."""
+    found = [home / name for name in HOME_FILES]
+    journal = home / "journal"
+    with contextlib.suppress(OSError):
+        found += sorted(p for p in journal.iterdir() if p.is_file())
+    if db is not None:
+        found += [db, *(db.with_name(db.name + tail) for tail in SQLITE_SIDECARS)]
+    return [p for p in dict.fromkeys(found) if p.is_file() and not p.is_symlink()]
+
+
+def open_paths(home: Path, db: Path | None = None) -> list[Path]:
+    """What others may read: the home or its journal folder, or a file memsync keeps."""
+    folders = [p for p in (home, home / "journal") if p.is_dir() and is_open(p)]
+    return folders + [p for p in home_files(home, db) if is_open(p)]
+
+
+def tighten(paths: list[Path]) -> list[Path]:
+    """Owner-only modes for these paths; returns the ones changed."""
+    changed = []
+    for path in paths:
+        mode = FOLDER_MODE if path.is_dir() else FILE_MODE
+        with contextlib.suppress(OSError):
+            if stat.S_IMODE(os.lstat(path).st_mode) != mode:
+                os.chmod(path, mode)
+                changed.append(path)
+    return changed
+
+
+def settle_home(home: Path, db: Path | None = None) -> None:
+    """A home an older memsync left readable by others is made private once, with a message.
+    Cheap when nothing is to do (one stat): every process runs it when it loads its config.
+    Later a file loosened by hand is for `memsync doctor` to report, not for us to hide."""
+    if not is_open(home) or not home.is_dir():
+        return
+    changed = tighten([home, *[p for p in open_paths(home, db) if p != home]])
+    if changed:
+        print(f"memsync: the data home {home} was readable by other users; made it private "
+              f"({len(changed)} paths now {FOLDER_MODE:o} for folders, {FILE_MODE:o} for files)",
+              file=sys.stderr)
