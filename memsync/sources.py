@@ -11,12 +11,12 @@ watcher ran or not).
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
 import memsync.adapters as adapters
 
-from .api import open_index
 from .config import (
     RELOAD_WITHIN,
     SOURCE_NAME,
@@ -35,7 +35,7 @@ WATCHER = f"a running `memsync watch` (or `memsync mcp`) {{}} within {RELOAD_WIT
 
 
 def listing(cfg: Config) -> dict:
-    with open_index(cfg) as index:
+    with closing(Index(cfg.db.path)) as index:
         counts = dict(index.conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
     def entry(s: Source, ignored: str | None) -> dict:
         return {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable,
@@ -76,7 +76,7 @@ def remove(cfg: Config, name: str) -> dict:
         raise NotFound(f"no source named {name!r}; see `memsync sources`")
     remove_source_entry(cfg, name)
     kept = tuple(s for s in cfg.listed_sources if s.name != name)
-    with open_index(cfg) as index:
+    with closing(Index(cfg.db.path)) as index:
         report = drop_unconfigured(replace(cfg, listed_sources=kept), index)
     return {"status": "removed", "name": name, "removed": report.removed,
             "note": "its cards are gone from the index; " + WATCHER.format("stops watching it")}

@@ -1,0 +1,86 @@
+"""Following config.json while watching: notice that it changed, re-read it, say what changed.
+
+An event on the data home says so at once (`touched`); a rare signature check catches a change
+no event reported (`look`). Either way config.json is re-read only once it has been left alone
+for CONFIG_QUIET, since editors write it in steps. Not thread-safe: the watcher's condition
+guards it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from .. import config
+from ..config import Config
+from ..errors import MemsyncError
+
+log = logging.getLogger(__name__)
+
+CONFIG_QUIET = 0.2  # re-read config.json once it has been left alone this long
+# Idle wake-up to notice a dead observer, and to look at config.json's signature in case no
+# event said it changed (the data home's watch normally does, at once). Each wake-up shows in
+# idle CPU (measured: 5 s doubled it), so it is as rare as config.RELOAD_WITHIN allows.
+HEALTH_CHECK = config.RELOAD_WITHIN
+
+
+class ConfigFollower:
+    def __init__(self, config_file):
+        self.config_file = config_file
+        self.signature: tuple | None = None  # config.json's stat signature when last read
+        self.checked = 0.0  # when that signature was last compared
+        self.due: float | None = None  # when to re-read config.json (an event said so)
+
+    def touched(self, now: float) -> None:
+        self.due = now + CONFIG_QUIET
+
+    def look(self, now: float) -> None:
+        """Compare the signature now and then, in case no event said the file changed."""
+        if now - self.checked >= HEALTH_CHECK:
+            self.checked = now
+            if self.changed():
+                self.due = self.due or now
+
+    def changed(self) -> bool:
+        return config.file_signature(self.config_file) != self.signature
+
+    def take_due(self, now: float) -> bool:
+        """True (once) when it is time to re-read config.json."""
+        if self.due is not None and self.due <= now:
+            self.due = None
+            return True
+        return False
+
+    def forget_reading(self) -> None:
+        """Nothing was taken up from the last reading: read the file again at the next look."""
+        self.signature = None
+
+    def reread(self, cfg: Config) -> Config | None:
+        """`cfg` with the sources config.json names now; None if they are the same (or the file
+        cannot be read: then the watcher goes on as it is, and says so)."""
+        self.signature = config.file_signature(self.config_file)
+        try:
+            fresh = config.reload(cfg)
+        except MemsyncError as exc:
+            log.error("%s; still watching the sources it named before", exc.message)
+            return None
+        if (fresh.vault.path, fresh.db.path) != (cfg.vault.path, cfg.db.path):
+            log.warning("config.json names another vault or index now: restart the watcher to "
+                        "use them; it goes on with %s", cfg.vault.path)
+        # Sources that overlap are left out against the vault we go on with, not a new one.
+        ours = replace(cfg, listed_sources=fresh.listed_sources)
+        for left_out in ours.ignored_sources:
+            log.warning("%s", ours.ignored_problem(left_out))
+        if ours.extra_sources == cfg.extra_sources:
+            return None
+        return ours
+
+
+def changes(before: Config, after: Config) -> tuple[list[str], list[str]]:
+    """(gone, new): sources no longer read as before (removed, or another folder or adapter),
+    and sources read afresh."""
+    old = {s.name: s for s in before.sources}
+    now = {s.name: s for s in after.sources}
+    gone = [name for name, source in old.items() if now.get(name) != source]
+    new = [name for name, source in now.items() if old.get(name) != source]
+    return gone, new

@@ -1,0 +1,109 @@
+"""One watcher per data home: the lock file that says which process it is."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+from .. import dates, private
+from ..errors import BadEnvironment
+
+log = logging.getLogger(__name__)
+
+
+class WatcherLocked(BadEnvironment):
+    code = "watcher_locked"
+
+
+class WatchLock:
+    """`<home>/watch.lock`: JSON naming the holder, held with flock for as long as it lives.
+
+    The kernel drops the flock when the holder dies, even by kill -9, so a lock file whose flock
+    can be taken is stale whatever pid it names (pids get reused). The file appears complete in
+    one step (written aside, then hard-linked into place), so readers never see it half written.
+    """
+
+    def __init__(self, path: Path, vault: str):
+        self.path = path
+        self.vault = vault
+        self._fd: int | None = None
+        self._ino = 0
+
+    def acquire(self) -> None:
+        private.mkdir(self.path.parent)
+        record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso()}
+        aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
+        fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        try:
+            os.write(fd, json.dumps(record).encode())
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a brand-new file: cannot be held
+            for _attempt in range(5):
+                try:
+                    os.link(aside, self.path)
+                    break
+                except FileExistsError:
+                    if self._take_over(aside):
+                        break
+            else:
+                raise WatcherLocked(self._held_message())
+        except BaseException:
+            os.close(fd)
+            raise
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(aside)
+        self._fd, self._ino = fd, os.fstat(fd).st_ino
+
+    def _take_over(self, aside: Path) -> bool:
+        """Replace a lock nobody holds. False if the file changed under us: try again."""
+        try:
+            old = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            try:
+                fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise WatcherLocked(self._held_message()) from None
+            try:
+                if os.stat(self.path).st_ino != os.fstat(old).st_ino:
+                    return False
+            except FileNotFoundError:
+                return False
+            stale = _read_json(self.path).get("pid", "?")
+            os.replace(aside, self.path)
+            log.warning("took over a stale watcher lock (pid %s is gone)", stale)
+            return True
+        finally:
+            os.close(old)
+
+    def _held_message(self) -> str:
+        holder = _read_json(self.path)
+        pid = holder.get("pid", "unknown")
+        since = f", since {holder['since']}" if holder.get("since") else ""
+        return (
+            f"another memsync watcher (pid {pid}{since}) already watches {holder.get('vault', self.vault)} "
+            f"for this data home; stop it first (kill {pid}) or use another --home"
+        )
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(self.path).st_ino == self._ino:
+                os.unlink(self.path)
+        os.close(self._fd)
+        self._fd = None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

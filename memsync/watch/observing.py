@@ -1,0 +1,225 @@
+"""The watchdog side of the watcher: the observer, its handlers, and its health checks.
+
+Handlers run on watchdog's threads and only record hints (the watcher's `enqueue`,
+`config_touched`, `request_rescan`); they never touch the disk or the index. What the observer
+cannot vouch for (an overflow, a dead thread, a folder watched under the wrong path) is reported
+back so the watcher reconciles it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import warnings
+from pathlib import Path
+from typing import Protocol
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEventHandler,
+)
+
+from .. import plan
+from ..config import Config
+from ..errors import BadEnvironment, MemsyncError
+
+log = logging.getLogger(__name__)
+
+# No Opened / ClosedNoWrite: our own reads would feed the watcher forever. No Attrib or
+# DirModified: they say nothing about content that the other events do not say too.
+EVENT_FILTER = [
+    FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
+    DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+]
+# config.json is written by `memsync sources` (a rename into place) or by an editor (in steps).
+CONFIG_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,
+                 FileClosedEvent]
+# watchdog holds each unpaired rename-away this long hoping for its other half, and every event
+# queued behind it waits too; paired halves arrive together, so a short wait is enough.
+MOVE_PAIRING = 0.1
+
+
+class Sink(Protocol):
+    """What the handlers report to (the Watcher)."""
+
+    def enqueue(self, source: str, actions: list[plan.Action]) -> None: ...
+    def config_touched(self) -> None: ...
+    def request_rescan(self, source: str | None, why: str = ...) -> None: ...
+
+
+class _Handler(FileSystemEventHandler):
+    """Runs on watchdog's dispatcher thread: turn the event into actions, record them, return."""
+
+    def __init__(self, sink: Sink, source: str, root: str, wants):
+        super().__init__()
+        self.sink, self.source, self.root, self.wants = sink, source, root, wants
+
+    def dispatch(self, event) -> None:
+        try:
+            actions = plan.actions(event, self.root, self.wants)
+        except Exception:  # never let a surprise kill watchdog's thread: fall back to a rescan
+            log.exception("could not interpret %r; rescanning %s", event, self.source)
+            self.sink.request_rescan(self.source)
+            return
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("event %s %s %s -> %s", event.event_type, event.src_path,
+                      getattr(event, "dest_path", ""), actions)
+        if actions:
+            self.sink.enqueue(self.source, actions)
+
+
+class _ConfigHandler(FileSystemEventHandler):
+    """Watches the data home (not recursively) for its config.json being written or replaced."""
+
+    def __init__(self, sink: Sink, config_file: Path):
+        super().__init__()
+        self.sink, self.name = sink, config_file.name
+
+    def dispatch(self, event) -> None:
+        # The index's own files live here too: their writes are seen and ignored.
+        ends = (event.src_path, getattr(event, "dest_path", "") or "")
+        if any(os.path.basename(os.fsdecode(end)) == self.name for end in ends):
+            self.sink.config_touched()
+
+
+class OverflowAlarm(logging.Handler):
+    """watchdog reports a lost-events overflow only as a log record: turn it into a rescan."""
+
+    def __init__(self, sink: Sink):
+        super().__init__(logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.sink.request_rescan(None, "inotify queue overflowed; events were lost")
+
+
+class Observation:
+    """The one live observer of a watcher, replaced whole when it cannot be trusted."""
+
+    def __init__(self, sink: Sink):
+        self.sink = sink
+        self.observer = None
+        self._lock = threading.Lock()  # guards swapping `observer`
+
+    def start(self, cfg: Config, wants: dict) -> None:
+        self.observer = self._new(cfg, wants)
+
+    def _new(self, cfg: Config, wants: dict):
+        from watchdog.observers import Observer
+
+        with contextlib.suppress(ImportError):
+            from watchdog.observers.inotify_move_event_grouper import InotifyMoveEventGrouper
+
+            InotifyMoveEventGrouper.delay = MOVE_PAIRING
+        # A new folder's walk can register a callback twice; watchdog says so on stderr. Harmless.
+        warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
+        observer = Observer()
+        for source in cfg.sources:
+            root = os.path.abspath(source.root)
+            if not os.path.isdir(root):
+                log.warning("source %s: %s is not a folder; not watching it", source.name, root)
+                continue
+            handler = _Handler(self.sink, source.name, root, wants[source.name])
+            observer.schedule(handler, root, recursive=True, event_filter=EVENT_FILTER)
+        home = cfg.config_file.parent
+        if home.is_dir():
+            observer.schedule(_ConfigHandler(self.sink, cfg.config_file), str(home),
+                              recursive=False, event_filter=CONFIG_EVENTS)
+        try:
+            observer.start()
+        except OSError as exc:
+            with contextlib.suppress(RuntimeError):
+                observer.stop()
+            raise BadEnvironment(
+                f"cannot watch {cfg.vault.path}: {exc}; if the inotify watch limit is "
+                "reached, raise fs.inotify.max_user_watches (sysctl) or watch a smaller vault"
+            ) from None
+        return observer
+
+    def stop(self) -> None:
+        with self._lock:
+            observer, self.observer = self.observer, None
+        _halt(observer)
+
+    def refresh(self, cfg: Config, wants: dict, stopping: bool) -> None:
+        """Watch every folder afresh after folders appeared or moved.
+
+        watchdog can miss putting a watch on a folder created inside a new folder that is
+        renamed at once (it looks for the child under the old name), and then reports nothing
+        from it ever after. A new observer walks the tree as it is now; it starts before the
+        old one stops, so no event falls between them (some arrive twice, which is harmless).
+        The caller reconciles afterwards what happened unwatched or was still in the old
+        observer's hands.
+        """
+        try:
+            fresh = self._new(cfg, wants)
+        except MemsyncError as exc:
+            log.error("%s", exc.message)
+            return
+        with self._lock:
+            old, self.observer = self.observer, fresh
+            if stopping:
+                old, self.observer = fresh, old
+        _halt(old)
+
+    def missing_watch(self, cfg: Config, trees: dict[str, list[str]]) -> bool:
+        """Whether a folder below `trees` (per source) has no inotify watch, or a watch is filed
+        under a folder that is not there.
+
+        The second happens when a folder is created, renamed and created again under its old
+        name faster than watchdog reads the events: it then files the new folder's watches
+        under the renamed one's path and reports its files under that wrong path for good.
+        This reads watchdog 7's private bookkeeping (path <-> watch); if that ever changes, we
+        assume the worst and re-watch.
+        """
+        observer = self.observer
+        if observer is None:
+            return False
+        try:
+            watched = set()
+            for emitter in list(observer.emitters):
+                by_path = emitter._inotify._active_callbacks_by_path
+                by_watch = emitter._inotify._active_callbacks_by_watch
+                for wd, path in list(by_watch.items()):
+                    if by_path.get(path) != wd or not os.path.isdir(path):
+                        return True
+                watched.update(os.fsdecode(p) for p in by_path)
+        except AttributeError:
+            return True
+        for source, folders in trees.items():
+            root = cfg.source(source).root
+            for tree in folders:
+                start = os.path.join(root, *tree.split("/")) if tree else root
+                for dirpath, dirs, _files in os.walk(start):
+                    dirs[:] = [d for d in dirs if not d.startswith(".")]  # not ours to index
+                    if dirpath not in watched:
+                        return True
+        return False
+
+    def dead(self) -> bool:
+        """Whether a thread of the observer stopped: changes are going unseen."""
+        observer = self.observer
+        if observer is None:
+            return False
+        # An emitter stops by itself when its folder is deleted or unmounted; the inotify reader
+        # thread (private in watchdog 7) dies on any exception in its callbacks.
+        reader = getattr(observer, "_inotify_fd", None)
+        threads = [observer, *observer.emitters, *([reader] if reader is not None else [])]
+        return not all(thread.is_alive() for thread in threads)
+
+
+def _halt(observer) -> None:
+    if observer is not None:
+        observer.stop()
+        with contextlib.suppress(RuntimeError):
+            observer.join(timeout=5)

@@ -1,0 +1,177 @@
+"""Applying a batch so renamed cards keep their ids, even when watchdog could not pair a rename.
+
+watchdog cannot always pair the two halves of a rename (the target folder was too new to be
+watched yet, or the source folder was): the card then seems to vanish in one place and appear in
+another, in either order. New files are remembered by content hash for a short while, and a card
+whose file vanished is dropped only on a second look, one quiet window later; whichever comes
+second is turned into a rename, so the card keeps its id and read stats. A rename whose target
+is already gone again is held back briefly for the rename that moved it on.
+
+Runs on the watcher's worker thread only.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from .. import plan
+from ..model import SyncReport
+from ..sync import storable
+
+PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
+
+Key = tuple[str, str]  # (source, path) or (source, content hash)
+
+
+class Pairing:
+    def __init__(self, root_of: Callable[[str], str]):
+        self.root_of = root_of  # source name -> its folder on disk
+        self.arrived: dict[Key, tuple[str, float]] = {}  # (source, hash) -> path, when
+        self.held: dict[Key, float] = {}  # deletions waiting for a second look
+        self.hashes: dict[Key, tuple[str, float]] = {}  # renamed: (hash, when)
+
+    def forget(self, sources) -> None:
+        for memory in (self.arrived, self.held, self.hashes):
+            for key in [k for k in memory if k[0] in sources]:
+                del memory[key]
+
+    def full(self, source: str, rel: str) -> str:
+        return os.path.join(self.root_of(source), *rel.split("/"))
+
+    def apply(self, indexer, source: str, wants, moves: list, paths: list[str], trees: list[str],
+              final: bool) -> tuple[SyncReport, list[str]]:
+        """One source's share of a batch, as one indexer batch: renames re-keyed in order, then
+        every path touched, every file found in a folder that appeared, and every indexed file
+        of a folder that changed or vanished. Returns the report and the paths held back for a
+        second look (unless `final`: then nothing waits)."""
+        index = indexer.index
+        report = SyncReport()
+        pairs, moved_trees = plan.expand_moves(moves, lambda: set(index.file_states(source)))
+        if pairs:
+            self._carry_hashes(index, source, pairs)
+            report.merge(indexer.move_many(source, pairs, paths=()))
+            self._follow_arrivals(source, pairs)
+        candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
+        for tree in plan.outermost([*moved_trees, *trees]):
+            candidates.update(dict.fromkeys(index.file_states(source, tree or None)))
+            candidates.update(dict.fromkeys(walk(self.root_of(source), tree, wants)))
+        states = {p: index.file_state(source, p) for p in candidates if storable(p)}
+        vanished = {
+            p: state[1] or self.hashes.get((source, p), ("", 0))[0]
+            for p, state in states.items()
+            if state is not None and not os.path.lexists(self.full(source, p))
+        }
+        renames = self._pair_with_arrivals(source, vanished)
+        to_sync, held = self._hold_deletions(
+            source, list(candidates), vanished, {a for a, _ in renames}, final,
+        )
+        to_sync += [b for _a, b in renames if b not in to_sync]
+        if renames or to_sync:
+            report.merge(indexer.move_many(source, renames, paths=to_sync))
+        for path in to_sync:
+            if path in states and states[path] is None:
+                state = index.file_state(source, path)
+                if state is not None:
+                    self.arrived[(source, state[1])] = (path, time.monotonic())
+        return report, held
+
+    def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]]) -> None:
+        """Remember each renamed file's content hash at its new path: the index forgets it on a
+        rename (the card is re-read), and a file that is gone again cannot be re-read."""
+        now = time.monotonic()
+        known: dict[str, str] = {}
+        for src, dst in pairs:
+            content = known.pop(src, None)
+            if content is None:
+                content = self.hashes.get((source, src), ("", 0))[0]
+                state = index.file_state(source, src) if storable(src) else None
+                content = (state[1] if state else "") or content
+            if content:
+                known[dst] = content
+        for path, content in known.items():
+            self.hashes[(source, path)] = (content, now)
+
+    def _follow_arrivals(self, source: str, pairs: list[tuple[str, str]]) -> None:
+        """A remembered new file that was renamed on is remembered at its new path."""
+        where = {path: key for key, (path, _when) in self.arrived.items() if key[0] == source}
+        for src, dst in pairs:
+            key = where.pop(src, None)
+            if key is not None:
+                self.arrived[key] = (dst, self.arrived[key][1])
+                where[dst] = key
+
+    def _hold_deletions(self, source, candidates, vanished, renamed, final):
+        """(to sync now, held): a card whose file vanished is kept one quiet window more (unless
+        this is the final pass), in case its content shows up elsewhere meanwhile."""
+        now = time.monotonic()
+        to_sync, held = [], []
+        for path in candidates:
+            key = (source, path)
+            if path in renamed:
+                self.held.pop(key, None)
+                to_sync.append(path)
+                continue
+            if path in vanished and not final and key not in self.held:
+                self.held[key] = now
+                held.append(path)
+                continue
+            self.held.pop(key, None)
+            to_sync.append(path)
+        for key, when in list(self.held.items()):
+            if now - when > PAIR_WINDOW:  # it came back, or was taken care of by a reconcile
+                del self.held[key]
+        return to_sync, held
+
+    def _pair_with_arrivals(self, source: str, candidates: dict) -> list[tuple[str, str]]:
+        """(gone, arrived) for each vanished path (-> its content hash) whose content arrived
+        elsewhere moments ago."""
+        now = time.monotonic()
+        for key, (_path, when) in list(self.arrived.items()):
+            if now - when > PAIR_WINDOW:
+                del self.arrived[key]
+        for key, (_hash, when) in list(self.hashes.items()):
+            if now - when > 2 * PAIR_WINDOW:
+                del self.hashes[key]
+        pairs = []
+        for path, content in candidates.items():
+            if not content:
+                continue
+            arrived = self.arrived.pop((source, content), None)
+            if arrived and arrived[0] != path and os.path.lexists(self.full(source, arrived[0])):
+                pairs.append((path, arrived[0]))
+        return pairs
+
+    def hold_vanished(self, batch: plan.Batch) -> tuple[list, list]:
+        """(renames to apply now, renames to hold back). A rename whose target is already gone
+        again, with no later rename in hand that moved it on, was followed by a rename or a
+        delete still on its way: hold it (and every later rename, to keep their order) briefly,
+        so a chain a->b->c is applied whole and the card keeps its id. The ends of held file
+        renames are taken out of the batch's paths."""
+        now = time.monotonic()
+        moves = batch.moves
+        for i, (source, _src, dst, _tree, seen) in enumerate(moves):
+            if now - seen >= plan.HOLD or os.path.lexists(self.full(source, dst)):
+                continue
+            if any(m[0] == source and plan.covered(dst, [m[1]]) for m in moves[i + 1:]):
+                continue  # the chain goes on within this batch
+            held = moves[i:]
+            for source_, src_, dst_, tree_, _seen in held:
+                if not tree_ and source_ in batch.paths:
+                    ends = {src_, dst_}
+                    batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
+            return moves[:i], held
+        return moves, []
+
+
+def walk(root: str, folder: str, wants) -> list[str]:
+    """Card paths on disk below `folder` (relative to `root`), skipping dot-folders."""
+    start = os.path.join(root, *folder.split("/")) if folder else root
+    found = []
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        found += [prefix + name for name in filenames if wants(prefix + name)]
+    return found

@@ -1,0 +1,36 @@
+"""What the watcher says about its work: one log line per batch or reconcile, and the problems
+it met (a broken card never stops the watcher; it is named here and in `memsync stats`)."""
+
+from __future__ import annotations
+
+import logging
+
+from ..model import SyncReport
+
+log = logging.getLogger(__name__)
+
+
+def log_batch(report: SyncReport, items: int) -> None:
+    log.info(
+        "batch: %d items, %d paths looked at -> +%d ~%d -%d moved %d, in %.1f ms",
+        items, report.scanned, report.added, report.updated, report.removed, report.moved,
+        report.seconds * 1000,
+    )
+    warn_problems(report)
+
+
+def log_reconcile(report: SyncReport, why: str) -> None:
+    log.info(
+        "%s reconcile: %d files, +%d ~%d -%d, %d read, in %.0f ms", why, report.scanned,
+        report.added, report.updated, report.removed, report.hashed, report.seconds * 1000,
+    )
+    warn_problems(report)
+
+
+def warn_problems(report: SyncReport, limit: int = 20) -> None:
+    retried = set(report.retry)  # still being written: not a problem yet
+    problems = [p for p in report.problems if p["path"] not in retried]
+    for problem in problems[:limit]:
+        log.warning("%s: %s", problem["path"], problem["message"])
+    if len(problems) > limit:
+        log.warning("... and %d more problems (see `memsync stats`)", len(problems) - limit)

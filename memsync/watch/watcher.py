@@ -1,0 +1,178 @@
+"""The Watcher: what its owner and watchdog's threads call (start, stop, the waits, enqueue).
+
+Its state is shared with the worker thread (memsync.watch.loop, which the Watcher inherits) and
+guarded by `_cond`; watchdog's threads only ever hold `_cond` for a moment to record hints.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from .. import api, plan, vault
+from ..config import Config
+from ..index import Index
+from ..model import SyncReport
+from .following import ConfigFollower
+from .lock import WatchLock
+from .loop import IdleWork, WorkerLoop
+from .observing import Observation, OverflowAlarm
+from .pairing import Pairing
+
+log = logging.getLogger(__name__)
+
+
+class Watcher(WorkerLoop):
+    """Keeps the index of `cfg`'s sources live. start() returns once watching; stop() applies
+    every pending change before it returns."""
+
+    def __init__(self, cfg: Config, debounce: float = plan.QUIET, rescan_every: float = 600.0,
+                 idle_work: Iterable[IdleWork] = ()):
+        self.cfg = cfg
+        self.debounce = debounce
+        self.rescan_every = rescan_every  # safety net for what no event reported
+        self.pending = plan.Pending(quiet=debounce, cap=max(plan.CAP, 10 * debounce))
+        self.totals = SyncReport()
+        self.batches = 0
+        self.idle_work: list[IdleWork] = list(idle_work)
+        self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
+        self._cond = threading.Condition()
+        self._rescan: dict[str, str] = {}  # source -> why
+        self._stopping = False
+        self._busy = False
+        self._wake_at: float | None = None  # when the sleeping worker will wake by itself
+        self._ready = False  # the start-up reconcile is done
+        self._opened = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._eyes = Observation(self)
+        self._alarm = OverflowAlarm(self)
+        self._pairing = Pairing(lambda name: self.cfg.source(name).root)
+        self._wants = _wants_by_source(cfg)
+        self._config = ConfigFollower(cfg.config_file)
+        self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
+
+    @property
+    def _observer(self):
+        return self._eyes.observer
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("this watcher was already started")
+        fresh = self._config.reread(self.cfg)  # an MCP server's Config may be hours old
+        if fresh is not None:
+            self._adopt(fresh)
+        self.cfg.ensure_vault()
+        self._lock.acquire()
+        try:
+            # A supersede whose process died between its two files is finished or rolled back by
+            # the write side before we index either file.
+            for step in vault.recover(self.cfg):
+                log.warning("supersede of %s recovered: %s", step.get("old"), step.get("action"))
+            if threading.active_count() == 1:
+                self._index_unwatched()
+            # Observer first: whatever changes during the start-up reconcile is queued, not lost.
+            logging.getLogger("watchdog").addHandler(self._alarm)
+            self._eyes.start(self.cfg, self._wants)
+            self._thread = threading.Thread(target=self._run, name="memsync-watch", daemon=True)
+            self._thread.start()
+            self._opened.wait()
+            if self._error is not None:
+                raise self._error
+        except BaseException:
+            self._teardown()
+            raise
+
+    def _index_unwatched(self) -> None:
+        """Catch up before any thread exists, so the indexer may fork readers: a first start on
+        a big vault then takes half the time. Whatever changes meanwhile is found by the start-up
+        reconcile, which runs once the observer is watching and costs little after this."""
+        index = Index(self.cfg.db.path)
+        try:
+            self._reconcile_all(api.indexer(self.cfg, index), "catch-up")
+        except Exception:  # the start-up reconcile tries again, and keeps watching if it fails
+            log.exception("the catch-up reconcile failed")
+        finally:
+            index.close()
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._eyes.stop()
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        self._thread.join()
+        self._thread = None
+        self._teardown()
+
+    def _teardown(self) -> None:
+        self._eyes.stop()
+        logging.getLogger("watchdog").removeHandler(self._alarm)
+        self._lock.release()
+
+    def wait_started(self, timeout: float) -> bool:
+        """True once the start-up reconcile is done: the index has caught up with the disk as it
+        was at start (later changes may still be on their way, as always)."""
+        return self._wait_for(lambda: self._ready, timeout)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once the start-up reconcile is done and nothing is pending or in progress
+        (idle work aside: it is background work, not catching up)."""
+        return self._wait_for(self._idle, timeout)
+
+    def _wait_for(self, condition: Callable[[], bool], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not condition():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def _idle(self) -> bool:
+        return (self._ready and not self._busy and not self.pending and not self._rescan
+                and self._config.due is None)
+
+    # --- called from watchdog's threads -------------------------------------------------------
+
+    def enqueue(self, source: str, actions: list[plan.Action]) -> None:
+        now = time.monotonic()
+        with self._cond:
+            for action in actions:
+                self.pending.add(source, action, now)
+                if action.op in ("tree", "move_tree"):
+                    folder = action.dest if action.op == "move_tree" else action.path
+                    self.pending.add_later(source, folder, now + plan.RECHECK)
+            # Wake the worker only if this is due before the deadline it sleeps towards: during
+            # a burst of thousands of events it then wakes once per quiet window, not per event.
+            due = self.pending.next_due()
+            if self._wake_at is None or (due is not None and due < self._wake_at):
+                self._cond.notify_all()
+
+    def config_touched(self) -> None:
+        with self._cond:
+            self._config.touched(time.monotonic())
+            self._cond.notify_all()
+
+    def request_rescan(self, source: str | None, why: str = "requested") -> None:
+        with self._cond:
+            for name in [source] if source else [s.name for s in self.cfg.sources]:
+                self._rescan.setdefault(name, why)
+            self._cond.notify_all()
+
+    # --- following config.json ----------------------------------------------------------------
+
+    def _adopt(self, cfg: Config) -> None:
+        self.cfg, self._wants = cfg, _wants_by_source(cfg)
+
+
+def _wants_by_source(cfg: Config) -> dict:
+    import memsync.adapters as adapters
+
+    return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}
