@@ -18,8 +18,8 @@ reconcile of the affected subtree. One watcher per data home, enforced by a lock
 Importing this package imports watchdog: the read path never does.
 """
 
-from .lock import WatcherLocked
+from .lock import WatcherLocked, WatchLock
 from .loop import IdleWork
 from .watcher import Watcher
 
-__all__ = ["IdleWork", "Watcher", "WatcherLocked"]
+__all__ = ["IdleWork", "WatchLock", "Watcher", "WatcherLocked"]
