@@ -10,6 +10,7 @@ import hashlib
 import json
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,6 +83,13 @@ class Index:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.conn = connect(self.path)
+
+    @classmethod
+    def existing(cls, path: Path | str) -> Index:
+        """An index opened as it is, for `memsync doctor`: never created, never migrated."""
+        index = cls.__new__(cls)
+        index.path, index.conn = Path(path), open_existing(path)
+        return index
 
     def close(self) -> None:
         self.conn.close()
@@ -340,3 +348,28 @@ class Index:
             {"source": r[0], "path": r[1], "message": r[2]}
             for r in self.conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
         ]
+
+
+# --- health (memsync doctor) ----------------------------------------------------------------
+
+def open_existing(path: Path | str) -> sqlite3.Connection:
+    """Open an index that must exist; nothing is created or migrated (DB_ERRORS if it cannot)."""
+    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=rw"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                           check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """What SQLite's integrity_check and FTS5's integrity-check find; [] when both pass.
+    FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back."""
+    found = [f"SQLite: {r[0]}" for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+    conn.execute("BEGIN")
+    try:
+        conn.execute("INSERT INTO cards_fts (cards_fts, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError as exc:
+        found.append(f"full-text index: {exc}")
+    finally:
+        conn.execute("ROLLBACK")
+    return found

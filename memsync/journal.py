@@ -166,3 +166,31 @@ def replay(home: Path, handle: Callable[[dict], bool]) -> int:
             else:
                 os.close(fd)
     return done
+
+
+def orphans(home: Path) -> list[tuple[Path, dict | None]]:
+    """The plans whose writer is gone, as (path, plan), plan None when it cannot be read.
+    Read-only (for `memsync doctor`): nothing is created, replayed or removed."""
+    where = folder(home)
+    found: list[tuple[Path, dict | None]] = []
+    for path in sorted(where.glob("*.json")) if where.is_dir() else ():
+        try:
+            fd = os.open(path.with_suffix(".lock"), os.O_RDWR)
+        except FileNotFoundError:
+            fd = None  # its writer died before it could lock, or the lock went with a recovery
+        except OSError:
+            continue
+        try:
+            if fd is not None and not _owner_gone(fd, path):
+                continue
+        finally:
+            if fd is not None:
+                os.close(fd)
+        try:
+            plan = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            plan = None
+        found.append((path, plan if isinstance(plan, dict) else None))
+    return found

@@ -92,3 +92,4 @@ from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads i
 from . import watch  # noqa: E402,F401
 from . import sources  # noqa: E402,F401,I001  (list, add and remove read-only sources)
 from . import write  # noqa: E402,F401,I001  (capture, update, supersede, delete)
+from . import doctor  # noqa: E402,F401,I001  (memsync doctor)

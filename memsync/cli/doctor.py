@@ -1,0 +1,48 @@
+"""`memsync doctor`: is the index sound? Exit 0 sound, 1 findings, 2 cannot check."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import Context, command, emit, main
+
+
+def human(result: dict) -> str:
+    lines = []
+    for done in result.get("fixed", []):
+        lines.append(f"fixed: {done}")
+    checked = result["checked"]
+    if result["sound"]:
+        lines.append(f"the index is sound ({checked['cards']} cards from {checked['files']} "
+                     f"files in {checked['sources']} sources checked)")
+        return "\n".join(lines)
+    findings = result["findings"]
+    lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}:")
+    for finding in findings:
+        lines.append(f"✗ {finding['check']}: {finding['message']}")
+        lines.append(f"    fix: {finding['fix']}")
+    return "\n".join(lines)
+
+
+@command(main, "doctor")
+@click.option("--fix", is_flag=True,
+              help="Repair what lives in the index and the home; never writes a vault or source byte.")
+@click.option("--finish-writes", is_flag=True,
+              help="Also finish (or undo) an interrupted supersede, as the next write command would.")
+def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool):
+    """Check the index: SQLite and full-text integrity, drift from the files, supersede pointers,
+    interrupted writes, card problems, sources, the watcher lock and file permissions.
+
+    \b
+    Example:
+      memsync doctor          # read-only; exit 1 lists each finding with its fix
+      memsync doctor --fix    # re-sync drifted files, tighten permissions, ...
+    """
+    from .. import doctor as doctor_mod  # reads files with the indexer: loads the parsers
+
+    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes)
+    emit(result, as_json, human)
+    if not result["sound"]:
+        sys.exit(1)

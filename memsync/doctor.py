@@ -1,0 +1,173 @@
+"""`memsync doctor`: is this index sound? Read-only unless asked to repair.
+
+`diagnose` runs every check of memsync.doctor_checks over the index (opened as it is: not
+created, not migrated) and the data home. `run` adds the repairs of `--fix`, which touch only
+what lives in the index and the home: drifted files go through the one indexer path again, a
+damaged full-text index is rebuilt, stray ids are retired, settled journal entries dropped, a
+stale lock removed, loose modes tightened. No vault or source byte is written, except that
+`--finish-writes` completes an interrupted supersede exactly as the next write command would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+from . import api, journal, migrations, private
+from .config import Config
+from .doctor_checks import Finding, home_checks, index_checks, supersede_state, unreadable
+from .errors import BadEnvironment
+from .index import DB_ERRORS, Index
+
+
+def diagnose(cfg: Config) -> tuple[list[Finding], dict]:
+    """(findings, what was looked at). BadEnvironment when there is nothing to check."""
+    db = cfg.db.path
+    if not db.is_file():
+        raise BadEnvironment(f"no index at {db}: run `memsync index` first (see `memsync paths`)")
+    try:
+        index = Index.existing(db)
+    except DB_ERRORS as exc:
+        raise BadEnvironment(f"cannot open the index at {db} ({exc}); check its permissions") from None
+    checked = {"cards": 0, "files": 0, "sources": len(cfg.sources)}
+    try:
+        version = index.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(migrations.MIGRATIONS):
+            raise BadEnvironment(
+                f"the index at {db} was written by a newer memsync (schema {version}); "
+                "upgrade memsync to check it")
+        found = index_checks(cfg, index)
+        checked["cards"] = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        checked["files"] = index.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    except DB_ERRORS as exc:
+        found = [unreadable(cfg, exc)]
+    finally:
+        index.close()
+    return found + home_checks(cfg), checked
+
+
+def run(cfg: Config, fix: bool = False, finish_writes: bool = False) -> dict:
+    findings, checked = diagnose(cfg)
+    fixed: list[str] = []
+    if finish_writes:
+        from .supersede import recover
+
+        fixed += [f"supersede of {r['old']}: {r['action']}" for r in recover(cfg)]
+    if fix and any(f.fixable for f in findings):
+        fixed += repair(cfg, findings)
+    if fixed:
+        findings, checked = diagnose(cfg)
+    result = {"sound": not findings, "findings": [f.to_dict() for f in findings],
+              "checked": checked}
+    if fix or finish_writes:
+        result["fixed"] = fixed
+    return result
+
+
+def summary(cfg: Config) -> dict:
+    """The short form memory_stats gives when asked to check."""
+    try:
+        findings, _checked = diagnose(cfg)
+    except BadEnvironment as err:
+        return {"sound": False, "findings": [{"check": "index", "message": err.message}]}
+    return {"sound": not findings,
+            "findings": [{"check": f.check, "message": f.message, "fix": f.fix} for f in findings]}
+
+
+# --- repairs ----------------------------------------------------------------------------------
+
+def repair(cfg: Config, findings: list[Finding]) -> list[str]:
+    """Fix what can be fixed without writing a vault or source byte; returns what was done."""
+    todo = [f for f in findings if f.fixable]
+    done: list[str] = []
+    loose = [p for f in todo if f.action == "tighten" for p in f.paths]
+    if loose:
+        changed = private.tighten([Path(p) for p in loose])
+        done.append(f"made {len(changed)} paths private")
+    if any(f.action == "unlock" for f in todo) and _remove_stale_lock(cfg):
+        done.append(f"removed the stale watcher lock {cfg.lock_file}")
+    for f in todo:
+        if f.action == "set_aside":
+            done += _set_aside(Path(f.paths[0]))
+    if any(f.action == "drop" for f in todo):
+        done += _drop_settled_journal(cfg)
+    rebuild = any(f.action == "rebuild" for f in todo)
+    if rebuild or any(f.action == "migrate" for f in todo):
+        # Opening the index migrates it; then every file is looked at again (a rebuild re-reads
+        # them all), which also settles any drift and stray id the checks could not see.
+        api.reindex(cfg, rebuild=rebuild)
+        return done + ["rebuilt the index from the files" if rebuild else "migrated the index"]
+    syncs = [f for f in todo if f.action == "sync"]
+    retires = [f for f in todo if f.action == "retire"]
+    if syncs or retires:
+        with api.open_index(cfg) as index:
+            work = api.indexer(cfg, index)
+            for f in syncs:
+                work.sync_paths(f.source, f.paths)
+                done.append(f"re-synced {len(f.paths)} files of {f.source}")
+            for f in retires:
+                done.append(f"retired {_retire(cfg, index, f)} ids of {f.source}")
+    return done
+
+
+def _retire(cfg: Config, index: Index, finding: Finding) -> int:
+    """Retire ids (and their read counts) bound to trash paths still gone: a purge's work."""
+    count = 0
+    with index.transaction():
+        for path in finding.paths:
+            if not os.path.lexists(os.path.join(cfg.vault.path, *path.partition("#")[0].split("/"))):
+                index.clear_stats_for_path("vault", path)
+                count += 1
+    return count
+
+
+def _set_aside(path: Path) -> list[str]:
+    """An unreadable plan cannot be replayed: rename it out of the journal's way (kept for a
+    person to read) and drop its lock."""
+    if not path.exists():
+        return []
+    os.replace(path, path.with_name(path.name + ".unreadable"))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path.with_suffix(".lock"))
+    return [f"set aside the unreadable journal entry {path.name} as {path.name}.unreadable"]
+
+
+def _drop_settled_journal(cfg: Config) -> list[str]:
+    """Drop the plans of dead supersedes whose files need nothing more (re-syncing both)."""
+    vault, dropped = cfg.vault.path, []
+
+    def settled(plan: dict) -> bool:
+        if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
+            return False
+        if supersede_state(vault, plan) == "half done":
+            return False
+        with api.open_index(cfg) as index:
+            api.indexer(cfg, index).sync_paths("vault", [p for p in (plan["old"], plan.get("new")) if p])
+        dropped.append(plan["old"])
+        return True
+
+    journal.replay(cfg.home.path, settled)
+    return [f"dropped the settled journal entry of {old}" for old in dropped]
+
+
+def _remove_stale_lock(cfg: Config) -> bool:
+    """Remove watch.lock if nobody holds it, checking it is still the file we looked at."""
+    try:
+        fd = os.open(cfg.lock_file, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False  # a watcher took it meanwhile
+        if os.stat(cfg.lock_file).st_ino != os.fstat(fd).st_ino:
+            return False
+        os.unlink(cfg.lock_file)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)

@@ -1,0 +1,265 @@
+"""The checks behind `memsync doctor`, each a function that looks and returns findings.
+
+Nothing here writes: the index is read through a connection that is never committed, files are
+looked at the way the indexer looks at them (memsync.reading: stat signature first, hash only
+when it differs) and the journal's plans are read, not replayed. memsync.doctor runs them and,
+with --fix, repairs what lives in the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import memsync.adapters as adapters
+
+from . import api, journal, migrations, private, reading, vaultio
+from .config import Config
+from .index import Index, integrity_problems
+from .model import TRASH
+from .sync import MAX_FILE_BYTES, Indexer
+
+SHOWN = 5  # paths named in one message; the JSON lists them all
+REINDEX = "run `memsync index` (or `memsync doctor --fix`)"
+REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids and read counts are kept)"
+
+
+@dataclass
+class Finding:
+    check: str  # integrity | schema | drift | supersede | journal | problem | id | source | lock | permissions
+    message: str
+    fix: str  # what to do, in a sentence
+    fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
+    paths: list[str] = field(default_factory=list)
+    source: str | None = None
+    action: str | None = None  # what --fix does: sync | rebuild | migrate | retire | drop | set_aside | unlock | tighten
+
+    def to_dict(self) -> dict:
+        data = {"check": self.check, "message": self.message, "fix": self.fix,
+                "fixable": self.fixable}
+        if self.paths:
+            data["paths"] = self.paths
+        if self.source:
+            data["source"] = self.source
+        return data
+
+
+def named(paths: list[str]) -> str:
+    shown = ", ".join(paths[:SHOWN])
+    return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+# --- the index file ---------------------------------------------------------------------------
+
+def schema(index: Index) -> list[Finding]:
+    version, known = index.conn.execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS)
+    if version >= known:
+        return []
+    return [Finding("schema", f"the index has schema {version}, this memsync writes {known}",
+                    "run `memsync doctor --fix` or any memsync command: it migrates the index",
+                    fixable=True, action="migrate")]
+
+
+def integrity(cfg: Config, index: Index) -> list[Finding]:
+    found = []
+    for problem in integrity_problems(index.conn):
+        if problem.startswith("SQLite"):
+            found.append(Finding(
+                "integrity", f"the index file is damaged ({problem})",
+                f"move {cfg.db.path} aside and run `memsync index` to build a new one from the "
+                "files (read counts live only in the old file)"))
+        else:
+            found.append(Finding("integrity", f"the full-text index is damaged ({problem})",
+                                 REBUILD, fixable=True, action="rebuild"))
+    unpaired = index.conn.execute(
+        "SELECT (SELECT count(*) FROM cards WHERE seq NOT IN (SELECT rowid FROM cards_fts)), "
+        "(SELECT count(*) FROM cards_fts WHERE rowid NOT IN (SELECT seq FROM cards))"
+    ).fetchone()
+    if any(unpaired):
+        found.append(Finding(
+            "integrity", f"{plural(unpaired[0], 'card')} without full-text rows and "
+            f"{plural(unpaired[1], 'full-text row')} without a card", REBUILD,
+            fixable=True, action="rebuild"))
+    return found
+
+
+# --- the index against the files --------------------------------------------------------------
+
+def drift(cfg: Config, index: Index) -> list[Finding]:
+    """Files that changed, vanished or appeared without the index knowing."""
+    found = []
+    live = api.watcher_status(cfg)["live"]
+    for source in cfg.sources:
+        if not Path(source.root).is_dir():
+            continue  # said by the sources check
+        changed, appeared, vanished = source_drift(index, source)
+        for paths, what in ((changed, "changed"), (appeared, "appeared"), (vanished, "vanished")):
+            if not paths:
+                continue
+            note = " (a watcher is running: it may not have caught up yet)" if live else ""
+            found.append(Finding(
+                "drift", f"{plural(len(paths), 'file')} of {source.name} {what} without the "
+                f"index knowing: {named(paths)}{note}", REINDEX, fixable=True,
+                paths=paths, source=source.name, action="sync"))
+    return found
+
+
+def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]:
+    adapter = adapters.get(source.adapter)
+    stored = index.file_states(source.name)
+    on_disk = Indexer(index, [source])._walk(source.name, None)  # the indexer's own walk
+    changed, appeared = [], []
+    for rel in sorted(on_disk):
+        state = reading.look(source.root, adapter, MAX_FILE_BYTES, rel, stored.get(rel)).state
+        if state in ("content", "unstable") or (rel in stored and state in ("too_large", "bad_name")):
+            (changed if rel in stored else appeared).append(rel)
+    vanished = sorted(rel for rel in stored if rel not in on_disk)
+    return changed, appeared, vanished
+
+
+def supersede_pointers(index: Index) -> list[Finding]:
+    """superseded_by / supersedes naming a missing card, or a pair that does not agree."""
+    cards = {(r["source"], r["path"]): r for r in index.conn.execute(
+        "SELECT source, path, superseded_by, supersedes FROM cards "
+        "WHERE superseded_by IS NOT NULL OR supersedes IS NOT NULL")}
+    found = []
+    for (source, path), row in sorted(cards.items()):
+        for key, back in (("superseded_by", "supersedes"), ("supersedes", "superseded_by")):
+            target = row[key]
+            if not target:
+                continue
+            other = cards.get((source, target)) or index.card_by_path(source, target)
+            if other is None:
+                found.append(Finding(
+                    "supersede", f"{source}:{path} says {key}: {target}, and no such card is "
+                    "indexed", _dangling_fix(source, path, key, target), paths=[path], source=source))
+            elif other[back] != path:
+                says = f"says {back}: {other[back]}" if other[back] else f"has no {back}"
+                found.append(Finding(
+                    "supersede", f"{source}:{path} says {key}: {target}, but {target} {says}",
+                    f"make the two agree: set `{back}: {path}` in {target}, or remove `{key}` "
+                    f"from {path}", paths=[path, target], source=source))
+    return found
+
+
+def _dangling_fix(source: str, path: str, key: str, target: str) -> str:
+    if source == "vault":
+        return (f"if {target} is in the trash, bring it back with `memsync delete --restore "
+                f"{TRASH}/{target}`; otherwise remove the `{key}` line from {path}")
+    return f"remove the `{key}` line from {path}, or restore {target}"
+
+
+def card_problems(index: Index) -> list[Finding]:
+    return [Finding("problem", f"{p['source']}:{p['path']}: {p['message']}",
+                    "fix the file (the index takes it up at the next sync)",
+                    paths=[p["path"]], source=p["source"]) for p in index.problems()]
+
+
+def stray_ids(cfg: Config, index: Index) -> list[Finding]:
+    """Ids still bound to a trash path whose file is gone (the trash emptied by hand, not by
+    `delete --purge`). An id bound to an ordinary path that is gone is kept on purpose: the card
+    gets it back if the file returns (an undo, a git checkout)."""
+    vault = cfg.vault.path
+    rows = index.conn.execute(
+        "SELECT path FROM card_ids WHERE source = 'vault' AND substr(path, 1, ?) = ?",
+        (len(TRASH) + 1, TRASH + "/")).fetchall()
+    gone = sorted(p for (p,) in rows if not Path(vault, *p.partition("#")[0].split("/")).exists())
+    if not gone:
+        return []
+    return [Finding(
+        "id", f"{plural(len(gone), 'id')} still bound to trash paths that are gone (the trash "
+        f"was emptied by hand): {named(gone)}", "run `memsync doctor --fix` to retire them and "
+        "drop their read counts, as `memsync delete --purge` would", fixable=True, paths=gone,
+        source="vault", action="retire")]
+
+
+# --- the home ---------------------------------------------------------------------------------
+
+def half_done_writes(cfg: Config) -> list[Finding]:
+    found = []
+    vault = cfg.vault.path
+    for path, plan in journal.orphans(cfg.home.path):
+        if plan is None:
+            found.append(Finding(
+                "journal", f"journal entry {path.name} cannot be read (truncated or damaged)",
+                "run `memsync doctor --fix` to set it aside; then run `memsync doctor` again to "
+                "see whether the supersede it described left its two cards disagreeing",
+                fixable=True, paths=[str(path)], action="set_aside"))
+            continue
+        if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
+            continue
+        state = supersede_state(vault, plan)
+        old, new = plan.get("old"), plan.get("new")
+        if state == "half done":
+            found.append(Finding(
+                "journal", f"a supersede of {old} by {new} was interrupted: {new} is written, "
+                f"{old} is not marked yet", "run `memsync doctor --fix --finish-writes` (it "
+                f"marks {old} as superseded, or removes {new} if it cannot), or any write "
+                "command, which does the same first", paths=[str(path)]))
+        else:
+            found.append(Finding(
+                "journal", f"a supersede of {old} was interrupted after its files were settled "
+                f"({state}); its journal entry is left", "run `memsync doctor --fix` to drop it",
+                fixable=True, paths=[str(path)], action="drop"))
+    return found
+
+
+def supersede_state(vault: Path, plan: dict) -> str:
+    """What recovery (memsync.supersede) would find, read only."""
+    old_rel, new_rel = plan.get("old"), plan.get("new")
+    new_card = vaultio.read_card(vault, new_rel) if new_rel and old_rel else None
+    if new_card is None or new_card.supersedes != old_rel:
+        return "nothing to undo"
+    old = vaultio.read_card(vault, old_rel)
+    if old is not None and old.superseded_by == new_rel:
+        return "already complete"
+    return "half done"
+
+
+def sources(cfg: Config) -> list[Finding]:
+    return [Finding("source", problem, "fix the path in config.json (see `memsync paths`)")
+            for problem in cfg.folder_problems()]
+
+
+def stale_lock(cfg: Config) -> list[Finding]:
+    status = api.watcher_status(cfg)
+    if status["live"] or not cfg.lock_file.exists():
+        return []
+    return [Finding("lock", f"{cfg.lock_file} names watcher pid {status.get('stale_pid')}, which "
+                    "is gone", "run `memsync doctor --fix` to remove it (a new watcher also "
+                    "takes it over)", fixable=True, paths=[str(cfg.lock_file)], action="unlock")]
+
+
+def permissions(cfg: Config) -> list[Finding]:
+    loose = private.open_paths(cfg.home.path, cfg.db.path)
+    if not loose:
+        return []
+    return [Finding("permissions", f"other users can read {named([str(p) for p in loose])}",
+                    "run `memsync doctor --fix` (folders become 0700, files 0600)", fixable=True,
+                    paths=[str(p) for p in loose], action="tighten")]
+
+
+def index_checks(cfg: Config, index: Index) -> list[Finding]:
+    """Every check that reads the index; a schema behind ours stops them (columns may differ)."""
+    behind = schema(index)
+    if behind:
+        return behind + integrity(cfg, index)
+    found = integrity(cfg, index)
+    if any(f.check == "integrity" and not f.fixable for f in found):
+        return found  # a damaged file: what else it says cannot be trusted
+    return (found + drift(cfg, index) + supersede_pointers(index) + card_problems(index)
+            + stray_ids(cfg, index))
+
+
+def home_checks(cfg: Config) -> list[Finding]:
+    return half_done_writes(cfg) + sources(cfg) + stale_lock(cfg) + permissions(cfg)
+
+
+def unreadable(cfg: Config, exc: Exception) -> Finding:
+    return Finding("integrity", f"the index at {cfg.db.path} cannot be read ({exc})",
+                   f"move {cfg.db.path} aside and run `memsync index` to build a new one")
+
