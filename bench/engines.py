@@ -1,27 +1,24 @@
 """The systems under test, built from the same documents in the same run.
 
-- memsync: documents written as Markdown files into a scratch vault, indexed by memsync's own
-  Indexer, searched through memsync.search.LexicalSearcher (weights and tier policy variable).
-- reference: the plain FTS5 floor: the same pre-tokenized text (memsync.cjk.to_index_text of
-  title + body) in one bare FTS5 column, every query token quoted and OR-ed, ranked by bm25().
+- memsync: a vault of Markdown files (real ones, or documents written out as files) indexed by
+  memsync's own Indexer and searched through any `Searcher` built on that index.
+- the floor: plain FTS5 variants over the same documents (bench/floor.py).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
 import memsync.search as search_mod
-from memsync import cjk, query
 from memsync.index import Index
 from memsync.model import Source
-from memsync.search import LexicalSearcher, Query
+from memsync.search import Query, Searcher
 
-PORTER = "porter unicode61 remove_diacritics 0"
+from .floor import Floor
 
 
 def card_text(title: str, body: str, meta: dict | None = None) -> str:
@@ -62,22 +59,12 @@ def write_vault(root: Path, docs: Iterable[tuple[str, str, str]]) -> dict[str, s
     return stems
 
 
-def build_memsync(vault: Path, db: Path, tokenize: str | None = None) -> Index:
-    """Index `vault` with memsync's own code. `tokenize` swaps the FTS5 tokenizer of this
-    scratch index only (used to measure stemming without touching memsync.cjk)."""
+def build_memsync(vault: Path, db: Path) -> Index:
+    """Index `vault` with memsync's own code, exactly as `memsync index --rebuild` would."""
     from memsync.sync import Indexer
 
     index = Index(db)
-    indexer = Indexer(index, [Source("vault", "markdown", str(vault), True)])
-    if not tokenize:
-        indexer.rebuild()
-        return index
-    with index.transaction() as conn:
-        conn.execute("DROP TABLE cards_fts")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE cards_fts USING fts5(title, tags, body, tokenize = '{tokenize}')"
-        )
-    indexer.reconcile()  # a rebuild would recreate the stock table; on an empty index this is the same work
+    Indexer(index, [Source("vault", "markdown", str(vault), True)]).rebuild()
     return index
 
 
@@ -97,42 +84,18 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-def memsync_ranked(searcher: LexicalSearcher, text: str, k: int, ids: dict[str, str]) -> list[str]:
-    return [ids[stem(h.path)] for h in searcher.search(Query(text, k)).hits]
+def ranked(searcher: Searcher, text: str, k: int, doc_id: Callable[[str], str]) -> list[str]:
+    """The top `k` of any Searcher, as document ids."""
+    return [doc_id(h.path) for h in searcher.search(Query(text, k)).hits]
 
 
-class Reference:
-    """The plain FTS5 floor over the same pre-tokenized text."""
+class FloorSearcher:
+    """A floor variant behind the `Searcher` seam, so the golden set can score it too. It knows
+    no validity, dates or filters: it ranks every card."""
 
-    def __init__(self, docs: Iterable[tuple[str, str, str]], tokenize: str = "unicode61 remove_diacritics 0"):
-        self.conn = sqlite3.connect(":memory:")
-        self.conn.execute(f"CREATE VIRTUAL TABLE ref USING fts5(text, tokenize = '{tokenize}')")
-        self.ids: list[str] = []
-        rows = []
-        for doc_id, title, body in docs:
-            self.ids.append(doc_id)
-            rows.append((len(self.ids), cjk.to_index_text(f"{title} {body}")))
-        with self.conn:
-            self.conn.executemany("INSERT INTO ref (rowid, text) VALUES (?, ?)", rows)
-
-    def ranked(self, text: str, k: int) -> list[str]:
-        terms = list(dict.fromkeys(t for phrase in cjk.phrases(text) for t in phrase))
-        if not terms:
-            return []
-        expr = " OR ".join(query.quote(t) for t in terms)
-        rows = self.conn.execute(
-            "SELECT rowid FROM ref WHERE ref MATCH ? ORDER BY bm25(ref) LIMIT ?", (expr, k)
-        ).fetchall()
-        return [self.ids[r[0] - 1] for r in rows]
-
-
-class ReferenceSearcher:
-    """The floor behind the `Searcher` seam, so the golden set can score it too. It knows no
-    validity, dates or filters: it ranks every card."""
-
-    def __init__(self, docs: list[tuple[str, str, str]]):
-        self.reference = Reference(docs)
+    def __init__(self, docs: list[tuple[str, str, str]], tokenizer: str = "bigram", mode: str = "or"):
+        self.floor, self.mode = Floor(docs, tokenizer), mode
 
     def search(self, q: Query):
-        hits = [SimpleNamespace(path=p) for p in self.reference.ranked(q.text, q.limit)]
+        hits = [SimpleNamespace(path=p) for p in self.floor.ranked(q.text, q.limit, self.mode)]
         return SimpleNamespace(hits=hits, matched="bm25-or" if hits else None)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .machine import RESULTS
+from .perf_tables import render_tables
 
 OUT = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -42,83 +43,125 @@ def _stamp(data: dict) -> str:
 
 # --- retrieval ------------------------------------------------------------------------------
 
+# Sections of RESULTS.md that stay out of the README (it keeps one row per set).
+DETAIL_HEADINGS = ("### Every floor variant", "### Detail", "### Tuning grid")
+
+
+def _pts(ours: float, floor: float) -> str:
+    return f"{100 * (ours - floor):+.2f}"
+
+
+def _systems(data: dict) -> list[str]:
+    names: list[str] = []
+    for r in data["sets"].values():
+        names += [n for n in r["systems"] if n not in names and not n.startswith("w=")]
+    return names
+
+
+def _met(text: str, met: dict | None, key: str) -> str:
+    return text if met is None else f"{text} ({'met' if met[key] else '**not met**'})"
+
+
+def _golden_md(g: dict) -> list[str]:
+    t = g["targets"]
+    out = ["", f"Golden memory-style set ({g['docs']} cards, {g['queries']} queries, {g['pairs']} pairs). "
+           f"Targets: keyword first hit {t['keyword_first_hit']:.0%}, pairs held ≥ {t['pairs_held']:.0%}; "
+           "keyword noise@5 (a keyword hit that does not contain the keyword) is judged, not a bar. "
+           f"The floor (`{g['floor']['variant']}`) knows no validity or dates, so it also returns "
+           "superseded cards.", ""]
+    rows = []
+    entries = [(f"FTS5 floor ({g['floor']['variant']})", g["floor"]["summary"], None)]
+    entries += [(name, gs["summary"], gs["met"]) for name, gs in g["systems"].items() if not name.startswith("w=")]
+    for label, s, met in entries:
+        rows.append([label, _pct(s["first_hit"]), _pct(s["p_at_5"]), _pct(s["noise_at_5"]),
+                     _met(_pct(s["keyword_first_hit"]), met, "keyword_first_hit"),
+                     _pct(s["keyword_noise_at_5"]), _met(_pct(s["pairs_held"]), met, "pairs_held")])
+    out += _table(["system", "first hit", "P@5 (capped)", "noise@5", "keyword first hit",
+                   "keyword noise@5", "pairs held"], rows)
+    ours = g["systems"].get("memsync")
+    if ours:
+        out += ["", "memsync on the golden set, by group:", ""]
+        rows = []
+        for name, s in ours["groups"].items():
+            tiers = ", ".join(f"{t} {n}" for t, n in s["tiers"].items())
+            rows.append([name, s["queries"], _pct(s["first_hit"]), _pct(s["p_at_5"]), _pct(s["noise_at_5"]), tiers])
+        out += _table(["group", "queries", "first hit", "P@5 (capped)", "noise@5", "tiers"], rows)
+        failed = ours.get("failed_pairs") or []
+        if failed:
+            out += ["", "Pairs not held:"] + [
+                f"- `{p['query']}`: {p['above']} above {p['below']} ({p['why']})" for p in failed]
+    return out
+
 
 def retrieval_md(data: dict) -> list[str]:
     out = ["## Retrieval quality", "", _stamp(data), ""]
     if data.get("quick"):
-        out += ["**Quick run: only part of each real set's queries; not for decisions.**", ""]
+        out += ["**Quick run: only part of each public set's queries; not for decisions.**", ""]
+    systems = _systems(data)
     out += [
-        "Real sets: memsync as shipped (`WEIGHTS`, tier policy of `LexicalSearcher`) beside the plain "
-        "FTS5 floor (same pre-tokenized text in one column, every query token quoted and OR-ed, "
-        "`bm25()`), and the same floor with FTS5's Porter stemmer.", "",
-    ]
+        "nDCG@10 of memsync as shipped (its own Indexer over each vault's files, the shipped "
+        "`LexicalSearcher`) beside the best of eight plain FTS5 variants measured in the same run: "
+        "`unicode61`, `porter` (porter unicode61), `trigram`, `bigram` (memsync's CJK bigrams "
+        "pre-tokenized into unicode61), each with `or` (tokens quoted and OR-ed) or `andor` (AND "
+        "first, OR only when AND finds nothing); title and body in one row, ranked by `bm25()` "
+        "(bench/floor.py). Difference in nDCG points. Obsidian rows are the Obsidian Help "
+        "development vaults; the floor indexes each note's file stem and its text without the YAML "
+        "block. Targets (issue 11): ≥ +3 points on every Obsidian vault, ≥ the floor on SciFact "
+        "and CMRC.", ""]
+    heads = ["set", "docs", "queries"]
+    for name in systems:
+        heads += [f"{name} nDCG@10"]
+    heads += ["best plain FTS5 nDCG@10 (variant)"] + [f"{name} − floor" for name in systems]
     rows = []
-    for name, r in data["real"].items():
-        for label, key in (("FTS5 floor", "reference"), ("FTS5 floor + porter", "reference_porter"),
-                           (f"memsync ({data['shipped']})", "memsync")):
-            m = r[key]
-            rows.append([name, r["docs"], r["queries"], label, _f(m["ndcg@10"]), _f(m["recall@10"]),
-                         _f(m["recall@100"]), _f(m["mrr@10"])])
-    out += _table(["set", "docs", "queries", "system", "nDCG@10", "R@10", "R@100", "MRR@10"], rows)
+    for set_name, r in data["sets"].items():
+        best = r["floor"][r["best_floor"]]["ndcg@10"]
+        row = [set_name, r["docs"], r["queries"]]
+        row += [_f(r["systems"][n]["ndcg@10"]) if n in r["systems"] else "–" for n in systems]
+        row += [f"{_f(best)} ({r['best_floor']})"]
+        row += [_pts(r["systems"][n]["ndcg@10"], best) if n in r["systems"] else "–" for n in systems]
+        rows.append(row)
+    out += _table(heads, rows)
     for name, why in data.get("skipped", {}).items():
         out.append(f"\nSkipped {name}: {why}")
-    g = data["golden"]
-    out += ["", f"Golden memory-style set ({g['docs']} cards, {g['queries']} queries, {g['pairs']} pairs). "
-            "The floor knows no validity or dates, so it also returns superseded cards.", ""]
-    rows = []
-    for label, key in (("FTS5 floor", "reference"), (f"memsync ({data['shipped']})", "memsync")):
-        s = g[key]["summary"]
-        rows.append([label, _pct(s["first_hit"]), _pct(s["p_at_5"]), _pct(s["noise_at_5"]),
-                     _pct(s["keyword_first_hit"]), _pct(s["keyword_noise_at_5"]), _pct(s["pairs_held"])])
-    out += _table(["system", "first hit", "P@5 (capped)", "noise@5", "keyword first hit",
-                   "keyword noise@5", "pairs held"], rows)
-    out += ["", "memsync on the golden set, by group:", ""]
-    rows = []
-    for name, s in g["memsync"]["groups"].items():
-        tiers = ", ".join(f"{t} {n}" for t, n in s["tiers"].items())
-        rows.append([name, s["queries"], _pct(s["first_hit"]), _pct(s["p_at_5"]), _pct(s["noise_at_5"]), tiers])
-    out += _table(["group", "queries", "first hit", "P@5 (capped)", "noise@5", "tiers"], rows)
-    failed = g["memsync"].get("failed_pairs") or []
-    if failed:
-        out += ["", "Pairs not held:"] + [f"- `{p['query']}`: {p['above']} above {p['below']} ({p['why']})" for p in failed]
-    tuning = data.get("tuning")
-    if tuning:
-        sets = list(next(iter(tuning["table"].values()))["parts"])
-        out += ["", "### Tuning grid", "",
-                "nDCG@10 on each real set (top-10 pages) and the golden score (mean of first hit, "
-                "P@5, 1 − noise, pairs held); variants are ranked by the mean over all sets.", ""]
+    if "golden" in data:
+        out += _golden_md(data["golden"])
+    variants = list(next(iter(data["sets"].values()))["floor"]) if data["sets"] else []
+    if variants:
+        out += ["", "### Every floor variant", "", "nDCG@10 of each plain FTS5 variant; the best in bold.", ""]
         rows = []
-        for name, t in sorted(tuning["table"].items(), key=lambda kv: -kv[1]["mean"]):
-            mark = " **(best)**" if name == tuning["best"] else ""
-            mark += " **(best without stemming)**" if name == tuning.get("best_settable") != tuning["best"] else ""
-            mark += " (shipped)" if name == tuning["shipped"] else ""
+        for set_name, r in data["sets"].items():
+            rows.append([set_name] + [f"**{_f(r['floor'][v]['ndcg@10'])}**" if v == r["best_floor"]
+                                      else _f(r["floor"][v]["ndcg@10"]) for v in variants])
+        out += _table(["set", *variants], rows)
+        out += ["", "### Detail", "", "memsync and the best floor variant, all figures (R@100 from "
+                "100-deep result lists); for the Obsidian vaults also by query kind.", ""]
+        rows = []
+        for set_name, r in data["sets"].items():
+            entries = [(n, r["systems"][n]) for n in systems if n in r["systems"]]
+            entries += [(f"floor: {r['best_floor']}", r["floor"][r["best_floor"]])]
+            entries += [(f"{n}, {kind} queries", m) for n in systems for kind, m in r.get("by_kind", {}).get(n, {}).items()]
+            for label, m in entries:
+                rows.append([set_name, label, m["queries"], _f(m["ndcg@10"]), _f(m["recall@10"]),
+                             _f(m["recall@100"]), _f(m["mrr@10"])])
+        out += _table(["set", "system", "queries", "nDCG@10", "R@10", "R@100", "MRR@10"], rows)
+    grid = data.get("grid")
+    if grid:
+        sets = list(next(iter(grid["table"].values()))["parts"])
+        out += ["", "### Tuning grid", "",
+                "nDCG@10 on each real set and the golden score (mean of first hit, P@5, 1 − noise, "
+                "pairs held); variants ranked by the mean over all sets.", ""]
+        rows = []
+        for name, t in sorted(grid["table"].items(), key=lambda kv: -kv[1]["mean"]):
+            mark = " **(best)**" if name == grid["best"] else ""
             rows.append([name + mark, *(_f(t["parts"][s]) for s in sets), _f(t["mean"])])
         out += _table(["variant", *sets, "mean"], rows)
-        out += ["", "`porter` variants index the same text with FTS5's `porter unicode61` tokenizer in a "
-                "scratch index (memsync's own tokenizer is unchanged)."]
     return out
-
-
-def retrieval_summary(data: dict) -> str:
-    lines = []
-    for name, r in data["real"].items():
-        lines.append(f"{name:<14} nDCG@10 memsync {r['memsync']['ndcg@10']:.4f}  floor {r['reference']['ndcg@10']:.4f}")
-    s = data["golden"]["memsync"]["summary"]
-    lines.append(f"golden         first hit {_pct(s['first_hit'])}, keyword noise {_pct(s['keyword_noise_at_5'])}, "
-                 f"pairs held {_pct(s['pairs_held'])}")
-    if data.get("tuning"):
-        t = data["tuning"]
-        lines.append(f"best variant: {t['best']}; best without stemming: {t.get('best_settable')}; "
-                     f"shipped: {t['shipped']}")
-    return "\n".join(lines)
 
 
 # --- performance ----------------------------------------------------------------------------
 
 
 def perf_md(data: dict) -> list[str]:
-    from .perf import render_tables
-
     return ["## Performance", "", _stamp(data), "", *render_tables(data)]
 
 
@@ -134,8 +177,6 @@ def write() -> Path:
         parts += perf_md(perf) + [""]
     big = _load("perf-100k")
     if big:
-        from .perf import render_tables
-
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
     OUT.write_text("\n".join(parts), encoding="utf-8")
@@ -153,9 +194,9 @@ def write_readme(lines: list[str]) -> None:
     if START not in text or END not in text:
         return
     kept, skipping = [], False
-    for line in lines:  # the tuning grid stays in RESULTS.md only
+    for line in lines:  # detail sections stay in RESULTS.md only
         if line.startswith("#"):
-            skipping = line.startswith("### Tuning grid")
+            skipping = line.startswith(DETAIL_HEADINGS)
         if not skipping:
             kept.append("#" + line if line.startswith("#") else line)
     body = "\n".join(kept).strip()

@@ -1,12 +1,31 @@
-"""Retrieval quality: memsync beside the plain FTS5 floor, on real data and on the golden set.
+"""Retrieval quality: memsync beside the best plain FTS5 variant, on real data and on the golden set.
 
-    python -m bench.retrieval [--quick] [--no-tuning]
+    python -m bench.retrieval                       # every set; writes results/retrieval.json + tables
+    python -m bench.retrieval --sets obsidian       # the five Obsidian Help vaults only
+    python -m bench.retrieval --sets scifact,cmrc-sentence --quick
+    python -m bench.retrieval --grid                # also the weights x tier-policy grid
 
-Sets: SciFact train (English), CMRC 2018 trial at passage and sentence level (Chinese), and the
-memory-style golden vault in bench/golden/. Every figure is computed in this run, from indexes
-built here with memsync's own Indexer. The tuning grid (BM25 column weights, strict fallback vs
-fill, Porter stemming in a scratch index) is scored on all sets together; the result says which
-variant won, and memsync/search.py carries the winner.
+Sets (bench/evalsets.py): SciFact train, CMRC 2018 trial at passage and sentence level, the
+Obsidian Help development vaults (zh-TW, ko, de, fr, es: MEMSYNC_OBSIDIAN_SETS=/folder/of/sets, or
+MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian.py), and the
+golden memory-style vault in bench/golden/. memsync indexes each vault's files with its own
+Indexer; the floor (bench/floor.py: eight plain FTS5 variants) is measured in the same run, and
+each set names its best variant. Golden-set targets: keyword first hit 100 %, pairs held >= 95 %.
+A run of only some sets, or a --quick one, is saved as results/retrieval-partial.json and leaves
+RESULTS.md and the README alone.
+
+Scoring another ranking from Python (what the relevance work calls for each candidate):
+
+    from bench.retrieval import score_all, summary
+    from memsync.search import LexicalSearcher
+    results = score_all(lambda index: LexicalSearcher(index, weights=(5, 3, 1)), sets="obsidian,public")
+    print(summary(results))
+
+`score_all(factory, sets=..., quick=..., systems=...)` builds a fresh memsync index of every set
+with the code as it is now, hands it to `factory(index) -> Searcher`, and returns per set the
+system's nDCG@10 / R@10 / R@100 / MRR@10, every floor variant and the best one. `systems` scores
+several searchers side by side ({"memsync": f, "semantic": g}); prepared sets and floor figures
+are cached for the life of the process, so a second call costs only memsync's own work.
 """
 
 from __future__ import annotations
@@ -15,89 +34,77 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from memsync import benchmark
-from memsync import search as search_mod
+from memsync.index import Index
 from memsync.notes import parse
-from memsync.search import LexicalSearcher
+from memsync.search import LexicalSearcher, Searcher
 
-from . import datasets, engines, machine, metrics
+from . import datasets, engines, evalsets, floor, machine, metrics
 
-GRID_WEIGHTS = [(1.0, 1.0, 1.0), (2.0, 1.0, 1.0), (3.0, 1.0, 1.0), (3.0, 2.0, 1.0), (5.0, 3.0, 1.0)]
-DEEP = 100  # recall@100 for the shipped configuration and the floor
+DEEP = 100  # figures go to recall@100
 QUICK_QUERIES = 150
+GOLDEN_TARGETS = {"keyword_first_hit": 1.0, "pairs_held": 0.95}
+GRID_WEIGHTS = [(1.0, 1.0, 1.0), (2.0, 1.0, 1.0), (3.0, 1.0, 1.0), (3.0, 2.0, 1.0), (5.0, 3.0, 1.0)]
+
+SearcherFactory = Callable[[Index], Searcher]
 
 
-def variants(tuning: bool) -> list[dict]:
-    shipped = {"weights": tuple(search_mod.WEIGHTS), "fill": _default_fill(), "stem": False}
-    if not tuning:
-        return [{"name": "shipped", **shipped}]
-    out = []
-    for weights in GRID_WEIGHTS:
-        for fill in (False, True):
-            out.append({"weights": weights, "fill": fill, "stem": False})
-    # Stemming, measured in a scratch index with FTS5's porter tokenizer (memsync.cjk unchanged).
-    for weights, fill in [((5.0, 3.0, 1.0), False), ((5.0, 3.0, 1.0), True), ((3.0, 1.0, 1.0), True)]:
-        out.append({"weights": weights, "fill": fill, "stem": True})
-    for v in out:
-        v["name"] = _name(v)
-    if not any(_same(v, shipped) for v in out):
-        out.insert(0, {"name": _name(shipped), **shipped})
-    return out
+def shipped(index: Index) -> Searcher:
+    """memsync's searcher with the settings it ships with."""
+    return LexicalSearcher(index)
 
 
-def _default_fill() -> bool:
-    import inspect
+# --- one real set -----------------------------------------------------------------------------
 
-    return bool(inspect.signature(LexicalSearcher).parameters["fill"].default)
-
-
-def _name(v: dict) -> str:
-    w = "/".join(f"{x:g}" for x in v["weights"])
-    return f"w={w} {'fill' if v['fill'] else 'strict'}{' porter' if v['stem'] else ''}"
+_FLOOR_CACHE: dict[tuple[str, int], dict] = {}
 
 
-def _same(a: dict, b: dict) -> bool:
-    return tuple(a["weights"]) == tuple(b["weights"]) and a["fill"] == b["fill"] and a["stem"] == b["stem"]
+def score_floor(s: evalsets.EvalSet) -> dict[str, dict]:
+    """Every floor variant's figures on `s` (cached: the floor does not change within a run)."""
+    key = (s.name, len(s.queries))
+    if key not in _FLOOR_CACHE:
+        tables = floor.all_variants(s.floor_docs)
+        out = {}
+        for variant in floor.VARIANTS:
+            tokenizer, mode = variant.split()
+            out[variant] = metrics.summarize(
+                [(tables[tokenizer].ranked(q, DEEP, mode), rel) for q, rel in s.queries])
+        for table in tables.values():
+            table.close()
+        _FLOOR_CACHE[key] = out
+    return _FLOOR_CACHE[key]
 
 
-# --- real data sets -------------------------------------------------------------------------
+def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
+    groups: dict[str, list] = {}
+    for kind, run in zip(s.kinds, runs):
+        groups.setdefault(kind, []).append(run)
+    return {kind: metrics.summarize(r) for kind, r in sorted(groups.items())}
 
 
-def run_real(corpus: datasets.Corpus, work: Path, grid: list[dict], shipped: dict) -> dict:
+def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Path,
+              with_floor: bool = True) -> dict:
     started = time.perf_counter()
-    vault = work / corpus.name
-    ids = engines.write_vault(vault, corpus.docs)
-    indexes = {False: engines.build_memsync(vault, work / f"{corpus.name}.db")}
-    if any(v["stem"] for v in grid):
-        indexes[True] = engines.build_memsync(vault, work / f"{corpus.name}-porter.db", engines.PORTER)
-    indexed = indexes[False].conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-    if indexed != len(corpus.docs):
-        raise SystemExit(f"{corpus.name}: memsync indexed {indexed} of {len(corpus.docs)} documents")
-    out = {"docs": len(corpus.docs), "queries": len(corpus.queries)}
-    ref = engines.Reference(corpus.docs)
-    out["reference"] = metrics.summarize([(ref.ranked(q, DEEP), rel) for q, rel in corpus.queries])
-    porter_ref = engines.Reference(corpus.docs, engines.PORTER)
-    out["reference_porter"] = metrics.summarize(
-        [(porter_ref.ranked(q, DEEP), rel) for q, rel in corpus.queries]
-    )
-    with engines.deep_pages(DEEP):
-        searcher = LexicalSearcher(indexes[False], weights=shipped["weights"], fill=shipped["fill"])
-        out["memsync"] = metrics.summarize(
-            [(engines.memsync_ranked(searcher, q, DEEP, ids), rel) for q, rel in corpus.queries]
-        )
-    out["variants"] = {}
-    for v in grid:
-        searcher = LexicalSearcher(indexes[v["stem"]], weights=v["weights"], fill=v["fill"])
-        figures = metrics.summarize(
-            [(engines.memsync_ranked(searcher, q, 10, ids), rel) for q, rel in corpus.queries]
-        )
-        figures.pop("recall@100")  # top-10 pages only: the grid is scored on nDCG@10
-        out["variants"][v["name"]] = figures
-        print(f"  {corpus.name:<14} {v['name']:<24} nDCG@10 {figures['ndcg@10']:.4f}", file=sys.stderr)
-    for index in indexes.values():
+    index = engines.build_memsync(s.vault, work / f"{s.name}-{time.monotonic_ns()}.db")
+    try:
+        indexed = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        out = {"docs": len(s.floor_docs), "indexed": indexed, "queries": len(s.queries), "note": s.note,
+               "systems": {}, "by_kind": {}}
+        with engines.deep_pages(DEEP):
+            for name, factory in systems.items():
+                searcher = factory(index)
+                runs = [(engines.ranked(searcher, q, DEEP, s.doc_id), rel) for q, rel in s.queries]
+                out["systems"][name] = metrics.summarize(runs)
+                if s.kinds:
+                    out["by_kind"][name] = _by_kind(s, runs)
+    finally:
         index.close()
+    if with_floor:
+        out["floor"] = score_floor(s)
+        out["best_floor"] = floor.best(out["floor"])
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -133,86 +140,141 @@ def golden_score(summary: dict) -> float:
     return sum(parts) / len(parts)
 
 
-def run_golden(work: Path, grid: list[dict], shipped: dict) -> dict:
+def golden_targets(summary: dict) -> dict[str, bool]:
+    return {key: (summary[key] or 0) >= bar - 1e-9 for key, bar in GOLDEN_TARGETS.items()}
+
+
+def run_golden(systems: dict[str, SearcherFactory], work: Path) -> dict:
     vault = datasets.GOLDEN / "vault"
     cases, pairs = benchmark.load(datasets.GOLDEN / "queries.json")
-    indexes = {False: engines.build_memsync(vault, work / "golden.db")}
-    if any(v["stem"] for v in grid):
-        indexes[True] = engines.build_memsync(vault, work / "golden-porter.db", engines.PORTER)
-    out = {"docs": len(golden_docs(vault)), "queries": len(cases), "pairs": len(pairs)}
-    ref = benchmark.run(engines.ReferenceSearcher(golden_docs(vault)), cases, pairs)
-    out["reference"] = {"summary": _golden_summary(ref), "groups": ref["groups"]}
-    report = benchmark.run(
-        LexicalSearcher(indexes[False], weights=shipped["weights"], fill=shipped["fill"]), cases, pairs
-    )
-    out["memsync"] = {"summary": _golden_summary(report), "groups": report["groups"],
-                      "failed_pairs": report["pairs"]["failed"]}
-    out["variants"] = {}
-    for v in grid:
-        searcher = LexicalSearcher(indexes[v["stem"]], weights=v["weights"], fill=v["fill"])
-        summary = _golden_summary(benchmark.run(searcher, cases, pairs))
-        summary["score"] = golden_score(summary)
-        out["variants"][v["name"]] = summary
-    for index in indexes.values():
+    docs = golden_docs(vault)
+    out = {"docs": len(docs), "queries": len(cases), "pairs": len(pairs), "targets": GOLDEN_TARGETS,
+           "systems": {}}
+    ref = benchmark.run(engines.FloorSearcher(docs, "bigram", "or"), cases, pairs)
+    out["floor"] = {"variant": "bigram or", "summary": _golden_summary(ref), "groups": ref["groups"]}
+    index = engines.build_memsync(vault, work / f"golden-{time.monotonic_ns()}.db")
+    try:
+        for name, factory in systems.items():
+            report = benchmark.run(factory(index), cases, pairs)
+            summary = _golden_summary(report)
+            out["systems"][name] = {"summary": summary, "score": golden_score(summary),
+                                    "met": golden_targets(summary), "groups": report["groups"],
+                                    "failed_pairs": report["pairs"]["failed"]}
+    finally:
         index.close()
     return out
 
 
-# --- choosing ---------------------------------------------------------------------------------
+# --- scoring everything -----------------------------------------------------------------------
+
+_PREPARED: dict[tuple, tuple] = {}
 
 
-def choose(results: dict, grid: list[dict]) -> dict:
-    """Score each variant on all sets together: the mean of nDCG@10 on each real set and the
-    golden score. Ties keep the shipped configuration."""
+def _prepared(names: list[str], quick: bool, obsidian_sets, obsidian_git):
+    key = (tuple(names), quick, obsidian_sets, obsidian_git)
+    if key not in _PREPARED:
+        tmp = tempfile.TemporaryDirectory(prefix="memsync-retrieval-")  # lives as long as the process
+        sets, skipped = evalsets.prepare(names, Path(tmp.name), QUICK_QUERIES if quick else None,
+                                         obsidian_sets, obsidian_git)
+        _PREPARED[key] = (tmp, sets, skipped)
+    return _PREPARED[key]
+
+
+def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *, quick: bool = False,
+              systems: dict[str, SearcherFactory] | None = None, with_floor: bool = True,
+              obsidian_sets: str | None = None, obsidian_git: str | None = None,
+              log: bool = True) -> dict:
+    """Score `searcher_factory` (or every entry of `systems`) on the chosen sets; see the module
+    docstring. Returns {"sets": {name: figures}, "skipped": {name: why}, "golden": … if chosen}."""
+    systems = systems or {"memsync": searcher_factory}
+    names = evalsets.expand(sets)
+    tmp, prepared, skipped = _prepared(names, quick, obsidian_sets, obsidian_git)
+    work = Path(tmp.name)
+    results: dict = {"sets": {}, "skipped": dict(skipped)}
+    for s in prepared:
+        results["sets"][s.name] = r = score_set(s, systems, work, with_floor)
+        if log:
+            print(_set_line(s.name, r), file=sys.stderr)
+    if "golden" in names:
+        results["golden"] = run_golden(systems, work)
+    return results
+
+
+def _set_line(name: str, r: dict) -> str:
+    parts = [f"{name:<15}"] + [f"{sys_name} {m['ndcg@10']:.4f}" for sys_name, m in r["systems"].items()]
+    if "best_floor" in r:
+        best = r["floor"][r["best_floor"]]["ndcg@10"]
+        ours = next(iter(r["systems"].values()))["ndcg@10"]
+        parts.append(f"floor {best:.4f} ({r['best_floor']}) {100 * (ours - best):+.2f} pts")
+    return "  ".join(parts)
+
+
+def summary(results: dict) -> str:
+    """A few lines for a terminal: each set's systems beside the best floor, then the golden set."""
+    lines = [_set_line(name, r) for name, r in results["sets"].items()]
+    lines += [f"skipped {name}: {why}" for name, why in results.get("skipped", {}).items()]
+    g = results.get("golden")
+    for name, gs in (g or {}).get("systems", {}).items():
+        s = gs["summary"]
+        met = ", ".join(f"{k} {'met' if ok else 'NOT met'}" for k, ok in gs["met"].items())
+        lines.append(f"golden {name}: first hit {s['first_hit']:.1%}, keyword first hit "
+                     f"{s['keyword_first_hit']:.1%}, keyword noise@5 {s['keyword_noise_at_5']:.1%}, "
+                     f"pairs held {s['pairs_held']:.1%} ({met})")
+    return "\n".join(lines)
+
+
+# --- the weights x tier-policy grid (opt-in) --------------------------------------------------
+
+
+def grid_systems() -> dict[str, SearcherFactory]:
+    out = {}
+    for weights in GRID_WEIGHTS:
+        for fill in (False, True):
+            name = f"w={'/'.join(f'{x:g}' for x in weights)} {'fill' if fill else 'strict'}"
+            out[name] = lambda index, w=weights, f=fill: LexicalSearcher(index, weights=w, fill=f)
+    return out
+
+
+def choose(results: dict) -> dict:
+    """Each grid variant scored on all sets together: the mean of nDCG@10 on every real set and
+    the golden score."""
     table = {}
-    for v in grid:
-        parts = {name: r["variants"][v["name"]]["ndcg@10"] for name, r in results["real"].items()}
-        parts["golden"] = results["golden"]["variants"][v["name"]]["score"]
-        table[v["name"]] = {"parts": parts, "mean": sum(parts.values()) / len(parts)}
-    def pick(names):
-        return max(names, key=lambda name: (round(table[name]["mean"], 6), name == results["shipped"]))
-
-    # Constants in memsync/search.py can set weights and the tier policy; stemming needs a
-    # tokenizer change, so the best variant without it is reported on its own.
-    settable = [v["name"] for v in grid if not v["stem"]]
-    return {"table": table, "best": pick(table), "best_settable": pick(settable),
-            "shipped": results["shipped"]}
+    for name in grid_systems():
+        parts = {s: r["systems"][name]["ndcg@10"] for s, r in results["sets"].items()}
+        if "golden" in results:
+            parts["golden"] = results["golden"]["systems"][name]["score"]
+        table[name] = {"parts": parts, "mean": sum(parts.values()) / len(parts)}
+    return {"table": table, "best": max(table, key=lambda n: round(table[n]["mean"], 6))}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_QUERIES} queries of each real set")
-    parser.add_argument("--no-tuning", action="store_true", help="skip the weights/tier/stemming grid")
-    parser.add_argument("--out", default="retrieval", help="result name under bench/results/")
+    parser.add_argument("--sets", default="all", help="comma-separated sets or groups: obsidian, cmrc, "
+                        "public, all, golden, scifact, cmrc-passage, cmrc-sentence, obsidian-LANG")
+    parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_QUERIES} queries of "
+                        "SciFact and CMRC (the Obsidian vaults run whole)")
+    parser.add_argument("--grid", action="store_true", help="also score the weights x tier-policy grid")
+    parser.add_argument("--obsidian-sets", help="folder of built Obsidian Help sets (MEMSYNC_OBSIDIAN_SETS)")
+    parser.add_argument("--obsidian-git", help="git dir of an obsidian-help snapshot to build the sets "
+                        "from (MEMSYNC_OBSIDIAN_GIT)")
+    parser.add_argument("--out", help="result name under bench/results/ (default: retrieval for a full "
+                        "run, retrieval-partial otherwise)")
     args = parser.parse_args(argv)
-    grid = variants(not args.no_tuning)
-    shipped = {"weights": tuple(search_mod.WEIGHTS), "fill": _default_fill(), "stem": False}
-    results = {**machine.info(), "shipped": _name(shipped), "real": {}, "skipped": {}}
-    missing = datasets.available()
-    loaders = [("scifact", lambda: datasets.scifact(), "scifact"),
-               ("cmrc-passage", lambda: datasets.cmrc("passage"), "cmrc2018"),
-               ("cmrc-sentence", lambda: datasets.cmrc("sentence"), "cmrc2018")]
-    with tempfile.TemporaryDirectory(prefix="memsync-retrieval-") as tmp:
-        work = Path(tmp)
-        for name, load, source in loaders:
-            if missing[source]:
-                results["skipped"][name] = missing[source]
-                print(f"skip {name}: {missing[source]}", file=sys.stderr)
-                continue
-            corpus = load()
-            if args.quick:
-                corpus.queries = corpus.queries[:QUICK_QUERIES]
-            print(f"{name}: {len(corpus.docs)} docs, {len(corpus.queries)} queries", file=sys.stderr)
-            results["real"][name] = run_real(corpus, work, grid, shipped)
-        results["golden"] = run_golden(work, grid, shipped)
-    if len(grid) > 1:
-        results["tuning"] = choose(results, grid)
-    results["quick"] = args.quick
-    path = machine.save(args.out, results)
-    from . import report
+    systems = {"memsync": shipped, **(grid_systems() if args.grid else {})}
+    results = {**machine.info(), "quick": args.quick, "selected": evalsets.expand(args.sets),
+               **score_all(sets=args.sets, quick=args.quick, systems=systems,
+                           obsidian_sets=args.obsidian_sets, obsidian_git=args.obsidian_git)}
+    if args.grid:
+        results["grid"] = choose(results)
+    full = results["selected"] == evalsets.expand("all") and not args.quick
+    path = machine.save(args.out or ("retrieval" if full else "retrieval-partial"), results)
+    if path.stem == "retrieval":
+        from . import report
 
-    report.write()
-    print(report.retrieval_summary(results))
+        report.write()
+    print(summary(results))
+    if args.grid:
+        print(f"best grid variant: {results['grid']['best']}")
     print(f"results: {path}", file=sys.stderr)
     return 0
 

@@ -1,0 +1,92 @@
+"""The retrieval bench's own parts on a tiny Obsidian-style set written here: the set loader, the
+plain FTS5 floor variants, and scoring memsync's real index of the vault's real files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import evalsets, floor, obsidian, retrieval
+
+NOTES = {
+    "Home.md": "Welcome to the garden. Start with [[Plugins/Daily notes]].\n",
+    "Plugins/Daily notes.md": (
+        "---\naliases:\n  - journal page\ncssclasses: wide\n---\n"
+        "Open today's note from the ribbon.\n\n## Date format\nUse YYYY-MM-DD.\n"),
+    "Plugins/Canvas.md": "---\npermalink: canvas\n---\n# Canvas\n\n## Cards and groups\nDrag notes onto the board.\n",
+    "設定/外觀設定.md": "## 主題與字型\n選擇深色或淺色主題。\n",
+}
+QUERIES = [
+    ("q1", "Date format", "heading", "Plugins/Daily notes.md"),
+    ("q2", "journal page", "alias", "Plugins/Daily notes.md"),
+    ("q3", "Cards and groups", "heading", "Plugins/Canvas.md"),
+    ("q4", "主題與字型", "heading", "設定/外觀設定.md"),
+]
+
+
+@pytest.fixture
+def built(tmp_path):
+    """A folder laid out like build.py's output: LANG/vault, queries.jsonl, qrels.json."""
+    root = tmp_path / "sets"
+    folder = root / "de"
+    for rel, text in NOTES.items():
+        path = folder / "vault" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (folder / "vault" / ".obsidian").mkdir()
+    (folder / "vault" / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    lines = [json.dumps({"id": i, "text": t, "meta": {"kind": k}}, ensure_ascii=False) for i, t, k, _ in QUERIES]
+    (folder / "queries.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    qrels = {i: {rel: 1} for i, _, _, rel in QUERIES}
+    (folder / "qrels.json").write_text(json.dumps(qrels, ensure_ascii=False), encoding="utf-8")
+    (folder / "manifest.json").write_text(json.dumps({"commit": "abc1234def"}), encoding="utf-8")
+    return root
+
+
+def test_loader_reads_queries_judgements_and_the_notes_as_a_plain_indexer_sees_them(built):
+    s = obsidian.sets(built, ["de"])["obsidian-de"]
+    assert [q for q, _ in s.queries] == [t for _, t, _, _ in QUERIES]
+    assert s.queries[3][1] == {"設定/外觀設定.md": 1} and s.kinds == ["heading", "alias", "heading", "heading"]
+    docs = {rel: (title, body) for rel, title, body in s.floor_docs()}
+    assert sorted(docs) == sorted(NOTES)  # subfolders kept, .obsidian/ left out
+    title, body = docs["Plugins/Daily notes.md"]
+    assert title == "Daily notes" and body.startswith("Open today") and "aliases" not in body
+
+
+def test_only_development_languages_are_read(built):
+    assert isinstance(obsidian.sets(built, ["fr"])["obsidian-fr"], str)  # not built: a reason, no crash
+    with pytest.raises(SystemExit, match="not a development vault"):
+        obsidian.sets(built, ["en"])
+
+
+def test_every_floor_variant_finds_a_heading_and_andor_only_falls_back_when_and_is_empty(built):
+    docs = obsidian.sets(built, ["de"])["obsidian-de"].floor_docs()
+    tables = floor.all_variants(docs)
+    assert len(floor.VARIANTS) == 8
+    for variant in floor.VARIANTS:
+        tokenizer, mode = variant.split()
+        assert tables[tokenizer].ranked("Cards and groups", 3, mode)[0] == "Plugins/Canvas.md", variant
+    u61 = tables["unicode61"]
+    assert u61.ranked("主題與字型", 3, "andor") == ["設定/外觀設定.md"]  # a whole CJK run is one token
+    assert tables["bigram"].ranked("字型", 3, "or") == ["設定/外觀設定.md"]  # bigrams find a word inside it
+    assert u61.ranked("ribbon board", 5, "andor") == u61.ranked("ribbon board", 5, "or")
+    assert set(u61.ranked("ribbon board", 5, "or")) == {"Plugins/Daily notes.md", "Plugins/Canvas.md"}
+    assert u61.ranked("ribbon today", 5, "andor") == ["Plugins/Daily notes.md"]
+
+
+def test_score_all_indexes_the_real_files_and_names_the_best_floor(built):
+    results = retrieval.score_all(sets="obsidian-de", obsidian_sets=str(built), log=False)
+    r = results["sets"]["obsidian-de"]
+    assert (r["docs"], r["indexed"], r["queries"]) == (4, 4, 4)
+    assert r["systems"]["memsync"]["ndcg@10"] > 0.5  # memsync reads the alias from the frontmatter
+    assert r["best_floor"] in floor.VARIANTS and set(r["floor"]) == set(floor.VARIANTS)
+    assert r["by_kind"]["memsync"]["alias"]["queries"] == 1
+    assert set(results["skipped"]) == set()
+
+
+def test_set_names_expand_and_unknown_ones_are_refused():
+    assert evalsets.expand("cmrc,obsidian-ko") == ["cmrc-passage", "cmrc-sentence", "obsidian-ko"]
+    assert len(evalsets.expand("all")) == 9
+    with pytest.raises(SystemExit, match="unknown set"):
+        evalsets.expand("obsidian-en")
