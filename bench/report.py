@@ -48,7 +48,7 @@ DETAIL_HEADINGS = ("### Every floor variant", "### Detail", "### Tuning grid")
 
 
 def _pts(ours: float, floor: float) -> str:
-    return f"{100 * (ours - floor):+.2f}"
+    return f"{round(100 * (ours - floor), 2) + 0.0:+.2f}"  # + 0.0: never "-0.00"
 
 
 def _systems(data: dict) -> list[str]:

@@ -205,7 +205,7 @@ def _set_line(name: str, r: dict) -> str:
     if "best_floor" in r:
         best = r["floor"][r["best_floor"]]["ndcg@10"]
         ours = next(iter(r["systems"].values()))["ndcg@10"]
-        parts.append(f"floor {best:.4f} ({r['best_floor']}) {100 * (ours - best):+.2f} pts")
+        parts.append(f"floor {best:.4f} ({r['best_floor']}) {round(100 * (ours - best), 2) + 0.0:+.2f} pts")
     return "  ".join(parts)
 
 
