@@ -1,4 +1,4 @@
-.PHONY: install run test lint bench stress clean
+.PHONY: install run test smoke lint bench stress clean
 
 PY ?= python3
 VENV := .venv
@@ -20,6 +20,11 @@ test: install
 	$(BIN)/ruff check .
 	$(BIN)/pytest -q
 
+# The package as users get it: sdist + wheel, the wheel in a fresh venv, pipx and uv installs,
+# each put through tests/smoke_installed.py (also part of `make test`).
+smoke: install
+	$(BIN)/pytest -q -s tests/test_install.py
+
 lint: install
 	$(BIN)/ruff check .
 
@@ -31,4 +36,4 @@ stress: install
 	$(BIN)/pytest -q -m stress --run-stress
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
