@@ -3,8 +3,9 @@
 Messages are written once, in the CLI's words (`memsync update`, `--as-of`), because a person
 reads most of them. A model cannot run a command: it calls a tool with arguments. Each command
 that has a tool maps to it, and each CLI flag that reaches a tool is the argument of the same
-name with underscores, so the translation is mechanical. Commands only a person can run
-(restore, purge, watch, sources) stay as written, and so does anything quoted: titles, paths
+name with underscores, so the translation is mechanical (`memsync delete --restore P` is the
+memory_delete tool with restore=P). Commands only a person can run (purge, watch, sources) stay
+as written, and so does anything quoted: titles, paths
 and values are the user's, not advice.
 """
 
@@ -26,11 +27,12 @@ TOOL_FOR_COMMAND = {
 ARGUMENT_FLAGS = (
     "as-of", "include-invalid", "title", "body", "kind", "tags", "tag", "source", "limit",
     "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
+    "restore", "force",
 )
-PERSON_ONLY_FLAGS = ("--restore", "--purge")
+PERSON_ONLY_FLAGS = ("--purge",)
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
 _FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True)) + r")(?![\w-])")
-_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ([^\s.-][^\s]*)")
+_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ((?!\.\.\.)[^\s-]\S*)")  # a value, not "..."
 # What is not advice: a command in backticks, or a quoted value (Python's repr quotes, or JSON's).
 _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 

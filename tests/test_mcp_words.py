@@ -16,7 +16,7 @@ def test_flags_become_argument_names():
 
 
 def test_what_only_a_person_can_do_is_left_as_written():
-    text = "undo with `memsync delete --restore 03-Knowledge/a.md`"
+    text = "empty it with `memsync delete --purge --all`"
     assert for_model(text) == text
     assert for_model("keep `memsync watch` running") == "keep `memsync watch` running"
 
@@ -29,3 +29,9 @@ def test_the_users_words_are_never_touched():
     assert for_model('{"existing_path": "a --title.md"}') == '{"existing_path": "a --title.md"}'
     assert for_model("moved to .trash/a--b.md") == "moved to .trash/a--b.md"
     assert for_model(None) is None and for_model("") == ""
+
+
+def test_a_restore_is_the_delete_tool_with_restore():
+    assert (for_model("moved to .trash/a.md; undo with `memsync delete --restore .trash/a.md`")
+            == "moved to .trash/a.md; undo with the memory_delete tool with restore=.trash/a.md")
+    assert for_model("Add --force to move that file") == "Add force to move that file"

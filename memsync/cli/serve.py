@@ -1,30 +1,51 @@
-"""`memsync mcp`: the stdio MCP server. The SDK is imported here, inside the command, and nowhere
-on the read path."""
+"""`memsync mcp`: the MCP server, on stdio or Streamable HTTP. The SDK is imported here, inside the
+command, and nowhere on the read path."""
 
 from __future__ import annotations
 
 import click
 
-from ..errors import MemsyncError
+from ..errors import BadArgument, MemsyncError
 from . import Context, fail, main
 
 
 @main.command("mcp")
+@click.option("--http", "bind", metavar="[HOST:]PORT",
+              help="Serve over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (HOST defaults to 127.0.0.1).")
+@click.option("--allow-remote", is_flag=True,
+              help="Allow --http on an address other machines can reach (needs --token).")
+@click.option("--token", envvar="MEMSYNC_MCP_TOKEN", metavar="TOKEN",
+              help="With --http: require 'Authorization: Bearer TOKEN' on every request (env MEMSYNC_MCP_TOKEN).")
 @click.pass_obj
-def mcp(obj: Context):
-    """Serve the memory tools to an agent over MCP (stdio; logs go to stderr).
+def mcp(obj: Context, bind, allow_remote, token):
+    """Serve the memory tools to an agent over MCP (stdio by default; logs go to stderr).
 
     Keeps the index live while it runs: an in-process watcher unless another watcher already
-    holds the vault. Point the client at the absolute path of this executable.
+    holds the vault. Point the client at the absolute path of this executable. With --http, one
+    process serves many clients (one watcher for all of them); SIGTERM stops it cleanly.
 
     \b
     Example:
       claude mcp add memsync -- "$(command -v memsync)" mcp
+      memsync mcp --http 8765        # then connect clients to http://127.0.0.1:8765/mcp
     """
-    from .. import mcp_server
-
+    if bind is None and (allow_remote or token):
+        fail(BadArgument("--allow-remote and --token only go with --http [HOST:]PORT"), as_json=False)
     try:
         cfg = obj.cfg
+        if bind is not None:
+            from .. import mcp_http
+
+            host, _port = mcp_http.parse_bind(bind)
+            mcp_http.check_bind(host, allow_remote, token)
     except MemsyncError as err:
         fail(err, as_json=False)  # before serving, stderr and an exit code are all we have
-    mcp_server.serve(cfg)
+    if bind is None:
+        from .. import mcp_server
+
+        mcp_server.serve(cfg)
+        return
+    try:
+        mcp_http.serve_http(cfg, bind, allow_remote, token)
+    except MemsyncError as err:
+        fail(err, as_json=False)

@@ -35,15 +35,16 @@ def _body_from_stdin() -> str:
     return stream.read()
 
 
-def _tags(text: str | None) -> list[str] | None:
-    return None if text is None else [t for t in text.split(",")]
+def _tags(given: tuple[str, ...]) -> list[str] | None:
+    """--tags a,b and --tags a --tags b (or both) give the same list; none given means unchanged."""
+    return None if not given else [t for value in given for t in value.split(",")]
 
 
 @command(main, "capture")
 @click.option("--title", required=True, help="Short, specific title; it also names the file.")
 @click.option("--body", help="The fact, in Markdown (at least 20 characters). Read from stdin if absent.")
 @click.option("--kind", type=KINDS, help="Card kind; picks the folder. Default: knowledge.")
-@click.option("--tags", help="Comma-separated tags, e.g. nginx,ops.")
+@click.option("--tags", multiple=True, help="Tags: nginx,ops, or --tags again for each one.")
 @click.option("--on-conflict", type=click.Choice(["suffix", "reject"]), default="suffix",
               show_default=True, help="Same title, other body: save as -2, or refuse (exit 3).")
 @click.option("--reject-secrets", is_flag=True, help="Refuse the card if it seems to hold credentials (exit 1).")
@@ -70,7 +71,7 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
 @click.argument("card_id", type=int)
 @click.option("--title", help="New title (the file keeps its name).")
 @click.option("--body", help="New body, at least 20 characters. Never read from stdin.")
-@click.option("--tags", help="New comma-separated tags ('' clears them).")
+@click.option("--tags", multiple=True, help="New tags: nginx,ops, or --tags again for each ('' clears them).")
 @click.option("--priority", help="Free-form priority, e.g. 5 or high ('' clears it).")
 @click.option("--ttl", help="How long the fact stays relevant, e.g. 30d ('' clears it).")
 @click.option("--kind", help="Refused: supersede into the new kind, then delete the old card.")
@@ -96,7 +97,7 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
 @click.option("--title", required=True, help="Title of the new card.")
 @click.option("--body", help="The fact as it is now (at least 20 characters). Read from stdin if absent.")
 @click.option("--kind", type=KINDS, help="Kind of the new card (default: the old card's).")
-@click.option("--tags", help="Comma-separated tags for the new card.")
+@click.option("--tags", multiple=True, help="Tags of the new card: nginx,ops, or --tags again for each one.")
 def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags):
     """Record that a fact changed: write a new card, mark the old one no longer valid.
 

@@ -1,0 +1,124 @@
+"""`memsync mcp --http [HOST:]PORT`: the same server over the SDK's Streamable HTTP transport.
+
+One process serves every client that connects, with one watcher for all of them. It listens on
+127.0.0.1 unless told otherwise, and a bind that other machines can reach needs `--allow-remote`
+and a bearer token: memory holds what the user would not put on a network by accident. The
+transport (Starlette app, uvicorn) comes with the SDK; nothing here is a new dependency.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import signal
+import socket
+import sys
+
+from .config import Config
+from .errors import BadArgument
+
+log = logging.getLogger("memsync.mcp")
+
+DEFAULT_HOST = "127.0.0.1"
+PATH = "/mcp"
+TOKEN_ENV = "MEMSYNC_MCP_TOKEN"
+GRACE_SECONDS = 5  # how long a SIGTERM waits for open streams before they are closed
+
+
+def parse_bind(text: str) -> tuple[str, int]:
+    """`8765`, `127.0.0.1:8765`, `[::1]:8765` -> (host, port); bad input says what to write."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = DEFAULT_HOST, text
+    host = host.strip("[]") or DEFAULT_HOST
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise BadArgument(f"--http wants [HOST:]PORT with a port from 0 to 65535, e.g. 8765 or "
+                          f"127.0.0.1:8765; got {text!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve anywhere
+
+
+def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
+    """A bind other machines can reach only with --allow-remote and a token."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise BadArgument(f"{host} can be reached from other machines; memsync mcp --http binds "
+                          f"to a loopback address (127.0.0.1, ::1) unless you add --allow-remote "
+                          f"and a token (--token or {TOKEN_ENV})")
+    if not token:
+        raise BadArgument(f"--allow-remote needs a token: pass --token or set {TOKEN_ENV}; "
+                          "clients then send it as 'Authorization: Bearer <token>'")
+
+
+class RequireToken:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
+
+    def __init__(self, app, token: str):
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"text/plain; charset=utf-8"),
+                    (b"www-authenticate", b'Bearer realm="memsync"')]})
+                await send({"type": "http.response.body",
+                            "body": b"missing or wrong bearer token (Authorization: Bearer <token>)\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | None = None) -> None:
+    """Serve until SIGTERM/SIGINT: then stop taking requests, let running calls finish (a write
+    is on disk and in the index before its reply), stop the watcher, exit 0."""
+    import uvicorn
+
+    from .mcp_live import LiveIndex
+    from .mcp_server import build, configure_logging
+
+    host, port = parse_bind(bind)
+    check_bind(host, allow_remote, token)
+    configure_logging()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
+    except OSError as exc:
+        raise BadArgument(f"cannot listen on {host}:{port}: {exc.strerror}; pick another port") from None
+    live = LiveIndex(cfg)
+    app = build(cfg, live).streamable_http_app(streamable_http_path=PATH, host=host)
+    if token:
+        app = RequireToken(app, token)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
+                                           lifespan="on"))
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host
+    print(f"memsync mcp: serving http://{shown}:{bound_port}{PATH}"
+          f"{' (bearer token required)' if token else ''}", file=sys.stderr, flush=True)
+    # uvicorn turns SIGTERM/SIGINT into a graceful shutdown, then puts back the handlers it found
+    # and raises the signal again: ours lets the process finish below (watcher stopped, exit 0)
+    # instead of dying by the signal's default action.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda _signum, _frame: setattr(server, "should_exit", True))
+    live.start()  # one watcher for every client, from the start
+    try:
+        server.run(sockets=[sock])
+    finally:
+        live.stop()
+        sock.close()
+        log.info("stopped")
+

@@ -1,0 +1,114 @@
+"""The text a model reads from a tool reply: a compact rendering of the result dict.
+
+The same dict goes out as structured content (the objects of the CLI's `--json`), so the text
+never repeats it as JSON: it says what a model acts on, in as few bytes as reads clearly. Fields
+it does not know (added to a result later) are still shown, as `key: value` lines, so nothing
+new is hidden from a client that reads only text. Pure: dicts in, strings out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+# Hit fields the hit block shows in its own way (or leaves to structured content: the score only
+# orders the list, and the order is already there).
+_HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score"}
+_MORE = re.compile(r"more cards matched than the \d+ shown(; )?")
+_CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
+               "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
+               "superseded_by", "supersedes"}
+
+
+def value(v) -> str:
+    """A field value on one line: lists comma-joined, maps as `key value` pairs."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return ", ".join(value(x) if not isinstance(x, dict) else _pairs(x) for x in v)
+    if isinstance(v, dict):
+        return _pairs(v)
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _pairs(d: dict) -> str:
+    return ", ".join(f"{k} {json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else value(v)}"
+                     for k, v in d.items() if v is not None)
+
+
+def _empty(v) -> bool:
+    return v is None or v == [] or v == {} or v == ""
+
+
+def fields(data: dict, skip=()) -> list[str]:
+    """`key: value` lines for every field not skipped and not empty."""
+    return [f"{k}: {value(v)}" for k, v in data.items() if k not in skip and not _empty(v)]
+
+
+def _where(item: dict) -> str:
+    source = item.get("source")
+    return item["path"] if source in (None, "vault") else f"{source}:{item['path']}"
+
+
+def search(data: dict) -> str:
+    hits = data.get("hits") or []
+    tier = data.get("matched")
+    head = f"{len(hits)}{'+' if data.get('more') else ''} hit{'' if len(hits) == 1 else 's'}"
+    head += f" (matched: {tier})" if tier else ""
+    lines = [head]
+    for hit in hits:
+        tags = []
+        if hit.get("matched") and hit["matched"] != tier:
+            tags.append(hit["matched"])
+        if hit.get("coverage") is not None:
+            tags.append(f"coverage {hit['coverage']:.0%}")
+        if hit.get("valid") is False:
+            tags.append("INVALID")
+        tags += [f"{k} {value(v)}" for k, v in hit.items() if k not in _HIT_SHOWN and not _empty(v)]
+        lines.append(f"\n{hit['id']} {hit['title']}\n{_where(hit)}" + (f" [{'; '.join(tags)}]" if tags else ""))
+        if hit.get("snippet"):
+            lines.append(hit["snippet"])
+    rest = {k: v for k, v in data.items() if k not in ("query", "matched", "hits", "more", "note")}
+    tail = ([_note(data)] if _note(data) else []) + fields(rest)
+    return "\n".join(lines + ([""] + tail if tail else []))
+
+
+def _note(data: dict) -> str | None:
+    """The note, less its "more cards matched than the N shown" clause, which the `N+ hits` head
+    already says (the advice after it stays); structured content keeps the note whole."""
+    note = data.get("note") or ""
+    if data.get("more"):
+        note = _MORE.sub("", note)
+    return note.strip("; ") or None
+
+
+def card(data: dict) -> str:
+    """`# title`, one line of where and what, any field it does not know, then the text once."""
+    meta = [_where(data)]
+    if data.get("kind"):
+        meta.append(data["kind"])
+    if data.get("tags"):
+        meta.append("#" + " #".join(data["tags"]))
+    if data.get("updated"):
+        meta.append(f"updated {str(data['updated'])[:10]}")
+    if data.get("valid") is False:
+        meta.append("INVALID")
+    head = f"# {data['title']}\nid {data['id']} · " + " · ".join(meta)
+    return "\n".join([head, *fields(data, skip=_CARD_SHOWN), "", data.get("text") or ""]).rstrip() + "\n"
+
+
+def write(data: dict) -> str:
+    """A write result: `status path (id N)`, then every other field that says something."""
+    head = str(data.get("status", "done"))
+    if data.get("path"):
+        head += f" {data['path']}"
+    if data.get("id") is not None:
+        head += f" (id {data['id']})"
+    return "\n".join([head, *fields(data, skip={"status", "path", "id"})])
+
+
+def generic(data: dict) -> str:
+    """Stats and index reports: every field that says something, one line each."""
+    return "\n".join(fields(data))

@@ -1,0 +1,173 @@
+"""The eight memory tools: what a model reads about each one, and the library call behind it.
+
+Every byte here lands in an agent's context on every session (tools/list is kept under 7 KB,
+measured by bench/mcp_budget.py). So each rule is said once: what holds for all tools is in the
+server instructions (mcp_server.INSTRUCTIONS); a description says only its own tool's rules; an
+argument has a description only where its name does not say it. There are no output schemas: the
+shapes are DESIGN §8's, documented in docs/mcp.md, and the bench records what they would cost.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from . import api, mcp_text
+from .errors import BadArgument
+from .mcp_replies import error, guarded, written
+from .mcp_words import for_model
+from .search import Query
+
+MAX_ID = 2**63 - 1  # SQLite's INTEGER range; larger ids cannot exist and would overflow the driver
+
+CardId = Annotated[int, Field(ge=1, le=MAX_ID)]
+Kind = str | None
+Tags = Annotated[list[str] | str | None, Field(description="list, or one comma-separated string")]
+
+READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def _write(destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=False, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
+
+
+SEARCH = (
+    "Search with a few keywords or identifiers (names, hosts, error codes; Chinese works), not a "
+    "question: `nginx ecs-prod`, not `where is nginx on prod?`. A hit block is: id title / path "
+    "[notes] / snippet; `N+ hits`: more matched than shown. matched `all` = every word found; "
+    "`any*` = only some (coverage = the share): weak, retry with fewer, sharper words. Only valid "
+    "cards unless include_invalid (adds "
+    "superseded ones, last, marked INVALID). as_of=YYYY-MM-DD answers what was true that day."
+)
+GET = (
+    "Read a card by id. Long text comes in windows of max_chars (default 20000; 0 or full=true: "
+    "all); the text ends by saying where to continue (offset). A superseded card opens with a line "
+    "naming its successor: prefer that one for current facts."
+)
+CAPTURE = (
+    "Save one durable fact as a new card: distilled and self-contained (a decision and why, a "
+    "convention, where something lives, a fix), never a chat log. Search first; change a card with "
+    "memory_update or memory_supersede. The title names the file; body >= 20 chars; kind picks the "
+    "folder. Same title and body again: unchanged. Same title, other body: saved as '-2' "
+    "(conflict), or refused with on_conflict=reject. Suspected credentials come back as warnings "
+    "(reject_secrets refuses): never store secrets."
+)
+UPDATE = (
+    "Fix a card that is wrong (a wrong value, a typo, a missing detail), in place: only the given "
+    "fields change, the path stays, the old text is not kept. If it was right and has since "
+    "changed, use memory_supersede so the old state stays findable with as_of. kind cannot change "
+    "(supersede into the new kind). '' or [] clears tags, priority, ttl."
+)
+SUPERSEDE = (
+    "The fact changed: write the new card and mark card id no longer valid, pointing to the new one "
+    "(both or neither). Searches then return the new card; as_of an earlier day finds the old one. "
+    "kind defaults to the old card's. Only the newest version can be superseded. old_id: "
+    "deprecated name of id."
+)
+DELETE = (
+    "Soft-delete a card that should not exist (a duplicate, noise, a mistake): the file moves to "
+    "the vault's .trash/ and leaves the index. Undo: restore=<trash_path from the reply>; force "
+    "first moves a file in the way to the trash too. A fact that changed wants memory_supersede."
+)
+STATS = ("Cards by kind and source, valid vs superseded, last change, files that did not parse, "
+         "trash size, whether a watcher keeps the index live.")
+REINDEX = ("Catch the index up with the files; rarely needed (it is kept live, and writes index "
+           "their own card). rebuild recomputes everything (ids and read counts kept).")
+
+
+def register(server, now, live=None) -> None:
+    """Add the eight tools to `server`; `now()` gives the configuration as it is at each call."""
+
+    @server.tool(name="memory_search", title="Search memory", annotations=READ, description=SEARCH)
+    def memory_search(
+        query: str,
+        limit: Annotated[int, Field(description="1-20")] = 10,
+        kind: Kind = None,
+        source: str | None = None,
+        tag: str | None = None,
+        as_of: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
+        include_invalid: bool = False,
+    ) -> CallToolResult:
+        def run():
+            result = api.search(now(), Query(query, limit, kind, source, tag, as_of, include_invalid))
+            if not result["hits"] and live and not live.ready.is_set():
+                result["note"] = "; ".join(filter(None, [
+                    result["note"], "the index is still being built after start: retry in a moment"
+                    " if you expected a hit"]))
+            return result
+
+        return guarded("memory_search", run, mcp_text.search)
+
+    @server.tool(name="memory_get", title="Read a card", annotations=READ, description=GET)
+    def memory_get(id: CardId, offset: Annotated[int, Field(ge=0)] = 0,
+                   max_chars: Annotated[int | None, Field(ge=0)] = None, full: bool = False) -> CallToolResult:
+        return guarded("memory_get", lambda: api.show(now(), id, offset, max_chars, full, voice=for_model),
+                       mcp_text.card)
+
+    @server.tool(name="memory_capture", title="Save a fact", annotations=_write(False, True),
+                 description=CAPTURE)
+    def memory_capture(title: str, body: str, kind: Kind = None, tags: Tags = None,
+                       on_conflict: Literal["suffix", "reject"] = "suffix", reject_secrets: bool = False) -> CallToolResult:
+        return written("memory_capture", lambda vault: vault.capture(
+            now(), title, body, kind=kind, tags=tags, on_conflict=on_conflict,
+            reject_secrets=reject_secrets), mcp_text.write)
+
+    @server.tool(name="memory_update", title="Correct a card", annotations=_write(True, True),
+                 description=UPDATE)
+    def memory_update(id: CardId, title: str | None = None, body: str | None = None, tags: Tags = None,
+                      priority: str | None = None, ttl: str | None = None, kind: Kind = None) -> CallToolResult:
+        return written("memory_update", lambda vault: vault.update(
+            now(), id, title=title, body=body, tags=tags, priority=priority, ttl=ttl, kind=kind,
+        ), mcp_text.write)
+
+    @server.tool(name="memory_supersede", title="Replace a changed fact", annotations=_write(False, False),
+                 description=SUPERSEDE)
+    def memory_supersede(id: CardId | None = None, *, title: str, body: str, kind: Kind = None,
+                         tags: Tags = None, old_id: CardId | None = None) -> CallToolResult:
+        try:
+            card = _one_id("memory_supersede", id, old_id)
+        except BadArgument as err:
+            return error(err.message)
+        return written("memory_supersede", lambda vault: vault.supersede(
+            now(), card, title, body, kind=kind, tags=tags), mcp_text.write)
+
+    @server.tool(name="memory_delete", title="Delete a card (soft)", annotations=_write(True, False),
+                 description=DELETE)
+    def memory_delete(id: CardId | None = None, restore: str | None = None, force: bool = False) -> CallToolResult:
+        if (id is None) == (restore is None):
+            return error("memory_delete: pass id (to delete a card) or restore (a trash_path, to "
+                         "undo a delete), not both and not neither.")
+        if force and restore is None:
+            return error("memory_delete: force only goes with restore; leave it out to delete.")
+        if restore is not None:
+            return written("memory_delete", lambda vault: vault.restore(now(), restore, force=force),
+                           mcp_text.write)
+        return written("memory_delete", lambda vault: vault.delete(now(), id), mcp_text.write)
+
+    @server.tool(name="memory_stats", title="Memory overview", annotations=READ, description=STATS)
+    def memory_stats() -> CallToolResult:
+        def run():
+            data = api.stats(now())
+            if now.problem:  # config.json changed and does not load: the last good one is used
+                data["config_problems"] = [*data.get("config_problems", []), now.problem]
+            return data
+
+        return guarded("memory_stats", run, mcp_text.generic)
+
+    @server.tool(name="memory_reindex", title="Refresh the index", annotations=_write(False, True),
+                 description=REINDEX)
+    def memory_reindex(rebuild: bool = False) -> CallToolResult:
+        return guarded("memory_reindex", lambda: api.reindex(now(), rebuild=rebuild), mcp_text.generic)
+
+
+def _one_id(tool: str, id: int | None, old_id: int | None) -> int:
+    """`id`, or its deprecated name `old_id` (memory_supersede before one vocabulary)."""
+    if id is not None and old_id is not None and id != old_id:
+        raise BadArgument(f"{tool}: id and old_id (its deprecated name) differ; pass only id.")
+    card = id if id is not None else old_id
+    if card is None:
+        raise BadArgument(f"{tool}: id is required: the card whose fact changed, from memory_search.")
+    return card

@@ -1,0 +1,173 @@
+"""`memsync mcp --http`: the same tools over Streamable HTTP, through the SDK's HTTP client.
+Only loopback addresses are ever bound here."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+from contextlib import AsyncExitStack, asynccontextmanager
+
+import anyio
+import httpx2
+import pytest
+from mcp.client import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from memsync import config
+from memsync.errors import BadArgument
+from memsync.index import Index
+from memsync.mcp_http import check_bind, is_loopback, parse_bind
+
+from .conftest import MEMSYNC_BIN
+from .mcp_helpers import DEADLINE, eventually, text_of
+
+WRITES = 12
+
+
+class HttpServer:
+    """`memsync mcp --http 127.0.0.1:0 ...` as a subprocess; `url` once it listens."""
+
+    def __init__(self, *args: str):
+        self.proc = subprocess.Popen([MEMSYNC_BIN, "mcp", "--http", "127.0.0.1:0", *args],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        self.log: list[str] = []
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+        while True:
+            line = lines.get(timeout=DEADLINE)
+            assert line is not None, "the server stopped before listening:\n" + "".join(self.log)
+            if "serving http://" in line:
+                self.url = line.split("serving ", 1)[1].split()[0]
+                return
+
+    def _read(self, lines: queue.Queue) -> None:
+        for line in self.proc.stderr:
+            self.log.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(DEADLINE)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+@pytest.fixture
+def http_server():
+    started: list[HttpServer] = []
+
+    def start(*args: str) -> HttpServer:
+        started.append(HttpServer(*args))
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.stop()
+        server.proc.stdout.close()
+
+
+@asynccontextmanager
+async def client(url: str, token: str | None = None):
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        read, write = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+        session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=DEADLINE))
+        await session.initialize()
+        yield session
+
+
+def test_two_clients_share_one_server_and_one_watcher_and_sigterm_loses_nothing(http_server, vault):
+    server = http_server()
+    written: list[dict] = []
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            async with client(server.url) as writer, client(server.url) as reader:
+                async def write_all():
+                    for n in range(WRITES):
+                        result = await writer.call_tool("memory_capture", {
+                            "title": f"heron sighting {n}", "body": f"a grey heron seen at the pond, number {n}"})
+                        assert not result.is_error, text_of(result)
+                        written.append(result.structured_content)
+
+                async def read_until_all_seen():
+                    async def all_seen():
+                        found = await reader.call_tool("memory_search", {"query": "heron", "limit": 20})
+                        assert not found.is_error, text_of(found)
+                        return len(found.structured_content["hits"]) == WRITES
+
+                    await eventually(all_seen, deadline=DEADLINE / 2)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(write_all)
+                    group.start_soon(read_until_all_seen)
+                one = (await writer.call_tool("memory_stats", {})).structured_content["watcher"]
+                other = (await reader.call_tool("memory_stats", {})).structured_content["watcher"]
+                assert one["live"] and one["pid"] == other["pid"] == server.proc.pid
+
+    anyio.run(main)
+    assert server.stop() == 0, "".join(server.log)
+    assert "Traceback" not in "".join(server.log)
+    index = Index(config.load().db.path)
+    try:
+        for result in written:  # every reply's card is on disk and in the index, with no reindex
+            assert (vault / result["path"]).is_file()
+            assert index.card(result["id"])["path"] == result["path"]
+    finally:
+        index.close()
+    assert len(written) == WRITES
+
+
+def test_a_token_is_required_on_every_request_when_given(http_server, monkeypatch):
+    monkeypatch.setenv("MEMSYNC_MCP_TOKEN", "s3cret-token")
+    server = http_server()  # the token comes from the environment
+    assert "bearer token required" in "".join(server.log)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-token"}):
+        reply = httpx2.post(server.url, json=ping, headers=headers, timeout=DEADLINE)
+        assert reply.status_code == 401, headers
+        assert "bearer token" in reply.text and "s3cret" not in reply.text
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            async with client(server.url, token="s3cret-token") as session:
+                result = await session.call_tool("memory_stats", {})
+                assert not result.is_error and result.structured_content["cards"] == 0
+
+    anyio.run(main)
+    assert server.stop() == 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--http", "0.0.0.0:0"], "loopback"),
+    (["--http", "0.0.0.0:0", "--allow-remote"], "needs a token"),
+    (["--token", "t"], "only go with --http"),
+    (["--http", "not-a-port"], "[HOST:]PORT"),
+])
+def test_a_bind_others_can_reach_needs_allow_remote_and_a_token(args, says, run_cli):
+    code, out, err = run_cli("mcp", *args, timeout=DEADLINE)
+    assert code == 2 and out == "" and says in err and "Traceback" not in err
+
+
+def test_loopback_is_the_default_and_remote_needs_both_flags():
+    assert parse_bind("8765") == ("127.0.0.1", 8765)
+    assert parse_bind("[::1]:0") == ("::1", 0)
+    assert parse_bind("localhost:80") == ("localhost", 80)
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.org"))
+    check_bind("192.168.1.5", allow_remote=True, token="t")  # allowed: both given (nothing is bound here)
+    for allow, token in ((False, "t"), (True, None), (True, "")):
+        with pytest.raises(BadArgument):
+            check_bind("192.168.1.5", allow_remote=allow, token=token)
+    with pytest.raises(BadArgument):
+        parse_bind("127.0.0.1:99999")
