@@ -14,11 +14,18 @@ for `bigram`. The best variant of a set is the one with the highest nDCG@10 in t
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import sqlite3
+import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 
 from memsync import cjk, query
+
+from . import metrics
 
 TOKENIZERS = {
     "unicode61": "unicode61",
@@ -87,3 +94,47 @@ def all_variants(docs: list[tuple[str, str, str]]) -> dict[str, Floor]:
 def best(figures: dict[str, dict], key: str = "ndcg@10") -> str:
     """The variant with the highest `key`; a tie goes to the first in VARIANTS order."""
     return max(figures, key=lambda name: (figures[name][key], -VARIANTS.index(name)))
+
+
+def score(docs: list[tuple[str, str, str]], queries: list[tuple[str, dict]], depth: int) -> dict[str, dict]:
+    """Every variant's figures over `queries` (each judged by doc id), from `depth`-deep lists."""
+    tables = all_variants(docs)
+    try:
+        out = {}
+        for variant in VARIANTS:
+            tokenizer, mode = variant.split()
+            out[variant] = metrics.summarize([(tables[tokenizer].ranked(q, depth, mode), rel) for q, rel in queries])
+        return out
+    finally:
+        for table in tables.values():
+            table.close()
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("MEMSYNC_BENCH_CACHE") or Path(tempfile.gettempdir()) / "memsync-bench-cache")
+
+
+def _key(docs, queries, depth: int) -> str:
+    """Everything the floor's figures depend on: the inputs, the code that tokenizes, queries and
+    scores, and SQLite's version. Same key, same figures."""
+    code = [Path(__file__), Path(cjk.__file__), Path(query.__file__), Path(metrics.__file__)]
+    h = hashlib.sha256()
+    for part in [sqlite3.sqlite_version, str(depth), *(p.read_text(encoding="utf-8") for p in code)]:
+        h.update(part.encode() + b"\0")
+    h.update(json.dumps([docs, queries], ensure_ascii=False, sort_keys=True).encode())
+    return h.hexdigest()[:32]
+
+
+def score_cached(docs, queries, depth: int, fresh: bool = False) -> tuple[dict[str, dict], bool]:
+    """`score`, kept on disk (bench cache folder) between runs: the floor moves only when its
+    inputs or code do. Returns (figures, whether they came from the cache). `fresh` measures
+    again and refreshes the cache."""
+    path = cache_dir() / f"floor-{_key(docs, queries, depth)}.json"
+    if not fresh and path.exists():
+        return json.loads(path.read_text(encoding="utf-8")), True
+    figures = score(docs, queries, depth)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(figures), encoding="utf-8")
+    tmp.replace(path)
+    return figures, False

@@ -121,6 +121,10 @@ def retrieval_md(data: dict) -> list[str]:
         row += [_pts(r["systems"][n]["ndcg@10"], best) if n in r["systems"] else "–" for n in systems]
         rows.append(row)
     out += _table(heads, rows)
+    cached = [name for name, r in data["sets"].items() if r.get("floor_cached")]
+    if cached:
+        out += ["", f"Floor figures of {', '.join(cached)} come from the cache of an earlier measurement "
+                "with the same documents, queries, floor code and SQLite (bench/floor.py)."]
     for name, why in data.get("skipped", {}).items():
         out.append(f"\nSkipped {name}: {why}")
     if "golden" in data:

@@ -24,8 +24,10 @@ Scoring another ranking from Python (what the relevance work calls for each cand
 `score_all(factory, sets=..., quick=..., systems=...)` builds a fresh memsync index of every set
 with the code as it is now, hands it to `factory(index) -> Searcher`, and returns per set the
 system's nDCG@10 / R@10 / R@100 / MRR@10, every floor variant and the best one. `systems` scores
-several searchers side by side ({"memsync": f, "semantic": g}); prepared sets and floor figures
-are cached for the life of the process, so a second call costs only memsync's own work.
+several searchers side by side ({"memsync": f, "semantic": g}). Prepared sets are kept for the
+life of the process, and the floor's figures on disk (MEMSYNC_BENCH_CACHE, default a temp folder,
+keyed by the documents, queries, floor code and SQLite version), so a repeated call costs only
+memsync's own work. A full run measures the floor afresh.
 """
 
 from __future__ import annotations
@@ -59,25 +61,6 @@ def shipped(index: Index) -> Searcher:
 
 # --- one real set -----------------------------------------------------------------------------
 
-_FLOOR_CACHE: dict[tuple[str, int], dict] = {}
-
-
-def score_floor(s: evalsets.EvalSet) -> dict[str, dict]:
-    """Every floor variant's figures on `s` (cached: the floor does not change within a run)."""
-    key = (s.name, len(s.queries))
-    if key not in _FLOOR_CACHE:
-        tables = floor.all_variants(s.floor_docs)
-        out = {}
-        for variant in floor.VARIANTS:
-            tokenizer, mode = variant.split()
-            out[variant] = metrics.summarize(
-                [(tables[tokenizer].ranked(q, DEEP, mode), rel) for q, rel in s.queries])
-        for table in tables.values():
-            table.close()
-        _FLOOR_CACHE[key] = out
-    return _FLOOR_CACHE[key]
-
-
 def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
     groups: dict[str, list] = {}
     for kind, run in zip(s.kinds, runs):
@@ -86,7 +69,7 @@ def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
 
 
 def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Path,
-              with_floor: bool = True) -> dict:
+              with_floor: bool = True, fresh_floor: bool = False) -> dict:
     started = time.perf_counter()
     index = engines.build_memsync(s.vault, work / f"{s.name}-{time.monotonic_ns()}.db")
     try:
@@ -103,7 +86,7 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
     finally:
         index.close()
     if with_floor:
-        out["floor"] = score_floor(s)
+        out["floor"], out["floor_cached"] = floor.score_cached(s.floor_docs, s.queries, DEEP, fresh_floor)
         out["best_floor"] = floor.best(out["floor"])
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
@@ -182,7 +165,7 @@ def _prepared(names: list[str], quick: bool, obsidian_sets, obsidian_git):
 
 def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *, quick: bool = False,
               systems: dict[str, SearcherFactory] | None = None, with_floor: bool = True,
-              obsidian_sets: str | None = None, obsidian_git: str | None = None,
+              fresh_floor: bool = False, obsidian_sets: str | None = None, obsidian_git: str | None = None,
               log: bool = True) -> dict:
     """Score `searcher_factory` (or every entry of `systems`) on the chosen sets; see the module
     docstring. Returns {"sets": {name: figures}, "skipped": {name: why}, "golden": … if chosen}."""
@@ -192,7 +175,7 @@ def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *,
     work = Path(tmp.name)
     results: dict = {"sets": {}, "skipped": dict(skipped)}
     for s in prepared:
-        results["sets"][s.name] = r = score_set(s, systems, work, with_floor)
+        results["sets"][s.name] = r = score_set(s, systems, work, with_floor, fresh_floor)
         if log:
             print(_set_line(s.name, r), file=sys.stderr)
     if "golden" in names:
@@ -205,7 +188,8 @@ def _set_line(name: str, r: dict) -> str:
     if "best_floor" in r:
         best = r["floor"][r["best_floor"]]["ndcg@10"]
         ours = next(iter(r["systems"].values()))["ndcg@10"]
-        parts.append(f"floor {best:.4f} ({r['best_floor']}) {round(100 * (ours - best), 2) + 0.0:+.2f} pts")
+        parts.append(f"floor {best:.4f} ({r['best_floor']}{', cached' if r.get('floor_cached') else ''}) "
+                     f"{round(100 * (ours - best), 2) + 0.0:+.2f} pts")
     return "  ".join(parts)
 
 
@@ -257,16 +241,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--obsidian-sets", help="folder of built Obsidian Help sets (MEMSYNC_OBSIDIAN_SETS)")
     parser.add_argument("--obsidian-git", help="git dir of an obsidian-help snapshot to build the sets "
                         "from (MEMSYNC_OBSIDIAN_GIT)")
+    parser.add_argument("--fresh-floor", action="store_true", help="measure the floor again even when "
+                        "cached (a full run always does)")
     parser.add_argument("--out", help="result name under bench/results/ (default: retrieval for a full "
                         "run, retrieval-partial otherwise)")
     args = parser.parse_args(argv)
     systems = {"memsync": shipped, **(grid_systems() if args.grid else {})}
-    results = {**machine.info(), "quick": args.quick, "selected": evalsets.expand(args.sets),
-               **score_all(sets=args.sets, quick=args.quick, systems=systems,
+    selected = evalsets.expand(args.sets)
+    full = selected == evalsets.expand("all") and not args.quick
+    results = {**machine.info(), "quick": args.quick, "selected": selected,
+               **score_all(sets=args.sets, quick=args.quick, systems=systems, fresh_floor=full or args.fresh_floor,
                            obsidian_sets=args.obsidian_sets, obsidian_git=args.obsidian_git)}
     if args.grid:
         results["grid"] = choose(results)
-    full = results["selected"] == evalsets.expand("all") and not args.quick
     path = machine.save(args.out or ("retrieval" if full else "retrieval-partial"), results)
     if path.stem == "retrieval":
         from . import report

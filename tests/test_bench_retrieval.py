@@ -4,10 +4,15 @@ plain FTS5 floor variants, and scoring memsync's real index of the vault's real 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bench import evalsets, floor, obsidian, retrieval
+
+from .test_watch_layout import cycles, imports
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 NOTES = {
     "Home.md": "Welcome to the garden. Start with [[Plugins/Daily notes]].\n",
@@ -23,6 +28,11 @@ QUERIES = [
     ("q3", "Cards and groups", "heading", "Plugins/Canvas.md"),
     ("q4", "主題與字型", "heading", "設定/外觀設定.md"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMSYNC_BENCH_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture
@@ -90,3 +100,22 @@ def test_set_names_expand_and_unknown_ones_are_refused():
     assert len(evalsets.expand("all")) == 9
     with pytest.raises(SystemExit, match="unknown set"):
         evalsets.expand("obsidian-en")
+
+
+def test_the_floor_is_measured_once_per_input_and_again_when_the_input_changes(built):
+    s = obsidian.sets(built, ["de"])["obsidian-de"]
+    docs = s.floor_docs()
+    first, cached = floor.score_cached(docs, s.queries, 10)
+    assert not cached
+    again, cached = floor.score_cached(docs, s.queries, 10)
+    assert cached and again == first
+    assert not floor.score_cached(docs[:-1], s.queries, 10)[1]
+    assert not floor.score_cached(docs, s.queries, 10, fresh=True)[1]
+
+
+def test_the_bench_has_no_import_cycle():
+    found = {("bench." + ".".join(p.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__"): p
+             for p in BENCH.rglob("*.py")}
+    graph = {name: imports(name, path, set(found)) for name, path in found.items()}
+    assert "bench.perf_tables" in graph["bench.report"]  # the graph sees bench's own imports
+    assert cycles(graph) == []
