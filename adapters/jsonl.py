@@ -8,10 +8,13 @@ relation (`{"type": "relation", "from", "to", "relationType"}`). Every entity be
 from __future__ import annotations
 
 import json
+import re
 
 from memsync.model import Card
 
 from .base import FileAdapter, anchor, hidden
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins the pairs it can
 
 
 class MemoryGraphAdapter(FileAdapter):
@@ -33,16 +36,21 @@ class MemoryGraphAdapter(FileAdapter):
             except ValueError:
                 bad_lines.append(number)
                 continue
+            if "\\u" in line:  # JSON may spell half of a surrogate pair, which no file can store
+                item = _whole_characters(item)
             if not isinstance(item, dict):
                 bad_lines.append(number)
-            elif item.get("type") == "entity" and isinstance(item.get("name"), str):
+            elif item.get("type") == "entity" and isinstance(item.get("name"), str) and item["name"].strip():
                 entities.setdefault(item["name"], item)
             elif item.get("type") == "relation":
                 relations.append(item)
         problem = f"lines that are not JSON objects: {bad_lines[:10]}" if bad_lines else None
         cards = []
         for name, entity in entities.items():
-            observations = [str(o) for o in entity.get("observations") or []]
+            observations = entity.get("observations") or []
+            if not isinstance(observations, list):  # one observation written without its list
+                observations = [observations]
+            observations = [str(o) for o in observations]
             links = [
                 f"{r.get('from')} {r.get('relationType')} {r.get('to')}"
                 for r in relations if name in (r.get("from"), r.get("to"))
@@ -52,3 +60,14 @@ class MemoryGraphAdapter(FileAdapter):
             cards.append(Card(path=f"{rel_path}#{anchor(name)}", title=name, body=body,
                               kind=str(kind) if kind else None, problem=problem))
         return cards
+
+
+def _whole_characters(value):
+    """`value` with every lone surrogate (from a `\\ud800`-style escape) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_whole_characters(v) for v in value]
+    if isinstance(value, dict):
+        return {_whole_characters(k): _whole_characters(v) for k, v in value.items()}
+    return value

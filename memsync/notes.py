@@ -45,7 +45,10 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         return {}, _FENCE.sub("", text, count=1), f"frontmatter could not be read: {exc}"
     if not meta and _FENCE.match(text).group(1).strip():
         # python-frontmatter quietly drops YAML that is not a mapping (a list, a bare string).
-        fenced = yaml.safe_load(_FENCE.match(text).group(1))
+        try:
+            fenced = yaml.safe_load(_FENCE.match(text).group(1))
+        except yaml.YAMLError:  # python-frontmatter saw no block here (no newline after it)
+            return {}, _FENCE.sub("", text, count=1), "frontmatter is not valid YAML"
         if fenced is not None and not isinstance(fenced, dict):
             return {}, body, "frontmatter is not a key/value mapping"
     return meta, body, None
