@@ -167,7 +167,12 @@ def stray_ids(cfg: Config, index: Index) -> list[Finding]:
     rows = index.conn.execute(
         "SELECT path FROM card_ids WHERE source = 'vault' AND substr(path, 1, ?) = ?",
         (len(TRASH) + 1, TRASH + "/")).fetchall()
-    gone = sorted(p for (p,) in rows if not Path(vault, *p.partition("#")[0].split("/")).exists())
+    def exists(rel: str) -> bool:
+        return Path(vault, *rel.partition("#")[0].split("/")).exists()
+
+    # Back at its place (a restore the index has not seen yet): the drift check says so, and
+    # the sync that fixes it gives the card its id back.
+    gone = sorted(p for (p,) in rows if not exists(p) and not exists(p[len(TRASH) + 1:]))
     if not gone:
         return []
     return [Finding(

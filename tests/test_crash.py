@@ -15,6 +15,7 @@ figures (kills, kills that landed mid-write, writes checked, errors).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -113,7 +114,7 @@ def check_as_left(tally: Tally) -> None:
         index.close()
     result = doctor.run(cfg)
     kinds = {f["check"] for f in result["findings"]}
-    assert kinds <= CRASH_LEFTOVERS, result["findings"]
+    assert kinds <= CRASH_LEFTOVERS, json.dumps(result["findings"], indent=1)
     tally.counts["left findings"] += len(result["findings"])
 
 

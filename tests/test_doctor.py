@@ -336,3 +336,14 @@ def test_the_installed_command_prints_findings_with_their_fix(indexed, run_cli, 
     assert "    fix: run `memsync doctor --fix`" in out
     code, out, _err = run_cli("doctor", "--fix")
     assert code == 0 and out.startswith("fixed: made 1 paths private\nthe index is sound")
+
+
+def test_a_card_restored_behind_the_index_is_drift_and_keeps_its_id(indexed, cli, doctor):
+    card_id = cli("search", "nginx", "--json")[1]["hits"][0]["id"]
+    assert cli("delete", card_id)[0] == 0
+    os.rename(indexed / ".trash/03-Knowledge/nginx.md", indexed / "03-Knowledge/nginx.md")
+    code, result = doctor()
+    assert code == 1
+    assert [f["check"] for f in result["findings"]] == ["drift"]  # not a stray id to retire
+    assert doctor("--fix")[0] == 0
+    assert cli("search", "nginx", "--json")[1]["hits"][0]["id"] == card_id
