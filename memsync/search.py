@@ -58,9 +58,9 @@ class Searcher(Protocol):
     def search(self, q: Query) -> Result: ...
 
 
-def clamp_limit(limit: int | None) -> int:
+def clamp_limit(limit: int | None, cap: int | None = None) -> int:
     # An unclamped limit of -1 would mean "no limit" to SQLite and dump the whole table.
-    return max(1, min(MAX_LIMIT, int(limit if limit is not None else 10)))
+    return max(1, min(cap or MAX_LIMIT, int(limit if limit is not None else 10)))
 
 
 def _filters(q: Query) -> tuple[str, list]:
@@ -120,10 +120,11 @@ class LexicalSearcher:
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
 
-    def search(self, q: Query) -> Result:
+    def search(self, q: Query, cap: int | None = None) -> Result:
+        """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher)."""
         if not q.text or not q.text.strip():
             raise BadArgument("the query is empty; pass keywords or identifiers, e.g. nginx or ecs-prod")
-        limit = clamp_limit(q.limit)
+        limit = clamp_limit(q.limit, cap)
         where, args = _filters(q)
         plan = query.plan(q.text)
         result = Result(query=q.text, matched=None)

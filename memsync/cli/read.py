@@ -24,24 +24,42 @@ def paths(obj: Context, as_json: bool):
 
 @command(main, "index")
 @click.option("--rebuild", is_flag=True, help="Recompute everything from the files (keeps ids and read stats).")
-def index(obj: Context, as_json: bool, rebuild: bool):
+@click.option("--embed", is_flag=True,
+              help="Then embed every card that lacks a vector (memsync[semantic]), with a progress bar.")
+def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
     """Bring the index up to date with the vault and sources.
 
     \b
     Example:
       memsync index            # incremental: only changed files are read
       memsync index --rebuild  # from scratch
+      memsync index --embed    # and the vectors of semantic search, in the foreground
     """
-    progress = None
-    if not as_json and sys.stderr.isatty():
-        bar = click.progressbar(length=1, label="indexing", file=sys.stderr)
+    if embed:
+        from ..semantic import require
 
-        def progress(done, total):
-            bar.length = max(total, 1)
-            bar.update(done - bar.pos)
-
+        require()  # before indexing: a missing extra is said at once, not after the work
     warn_ignored_sources(obj.cfg)
-    emit(api.reindex(obj.cfg, rebuild=rebuild, progress=progress), as_json, output.index_report)
+    report = api.reindex(obj.cfg, rebuild=rebuild, progress=_bar("indexing", as_json))
+    if not embed:
+        emit(report, as_json, output.index_report)
+        return
+    vectors = api.embed(obj.cfg, progress=_bar("embedding", as_json))
+    emit({**report, "embed": vectors}, as_json,
+         lambda d: output.index_report(d) + "\n" + output.embed_report(d["embed"]))
+
+
+def _bar(label: str, as_json: bool):
+    """A progress bar on a terminal's stderr, else nothing."""
+    if as_json or not sys.stderr.isatty():
+        return None
+    bar = click.progressbar(length=1, label=label, file=sys.stderr)
+
+    def progress(done, total):
+        bar.length = max(total, 1)
+        bar.update(done - bar.pos)
+
+    return progress
 
 
 @command(main, "search")
@@ -52,17 +70,21 @@ def index(obj: Context, as_json: bool, rebuild: bool):
 @click.option("--tag", help="Only cards carrying this exact tag.")
 @click.option("--as-of", metavar="YYYY-MM-DD", help="Only cards that were valid on that day.")
 @click.option("--include-invalid", is_flag=True, help="Also show superseded cards (ranked last).")
-def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, include_invalid):
+@click.option("--semantic/--no-semantic", default=None,
+              help="Blend in meaning (memsync[semantic]); default: config.json \"semantic\".")
+def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, include_invalid,
+           semantic):
     """Search cards by keywords or identifiers (Chinese and English alike).
 
     \b
     Example:
       memsync search 阿里云 ecs-prod
       memsync search nginx --kind knowledge --as-of 2026-03-01
+      memsync search --semantic 本地装了什么模型
     """
     api.require_index(obj.cfg)
     q = Query(" ".join(query), limit, kind, source, tag, as_of, include_invalid)
-    data = api.search(obj.cfg, q)
+    data = api.search(obj.cfg, q, semantic)
     emit(data, as_json, output.search)
     if not data["hits"]:
         sys.exit(1)

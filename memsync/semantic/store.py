@@ -1,0 +1,83 @@
+"""Vectors in memsync's own database (this Python's sqlite3 cannot load extensions, and numpy
+over BLOBs is faster than a vector extension at this size anyway).
+
+A vector belongs to a text (its sha256), not to a card: `card_vectors` says which text each card
+was embedded from and at which file hash, so a card is current while its file is unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+PENDING_SQL = """
+    SELECT c.id, c.title, c.body, f.hash AS file_hash FROM cards c
+    JOIN files f ON f.source = c.source AND f.path = c.file
+    LEFT JOIN card_vectors e ON e.id = c.id
+    LEFT JOIN vectors v ON v.model = ? AND v.text_hash = e.text_hash
+    WHERE f.hash != '' AND (e.id IS NULL OR e.file_hash != f.hash OR v.text_hash IS NULL)
+"""
+CURRENT_SQL = """
+    FROM card_vectors e
+    JOIN cards c ON c.id = e.id
+    JOIN files f ON f.source = c.source AND f.path = c.file AND f.hash = e.file_hash
+    JOIN vectors v ON v.model = ? AND v.text_hash = e.text_hash
+"""
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def pending(conn, model: str, limit: int) -> list:
+    """Cards without a vector for their current content, most recently indexed first."""
+    return conn.execute(PENDING_SQL + " ORDER BY c.seq DESC LIMIT ?", (model, limit)).fetchall()
+
+
+def counts(conn, model: str) -> dict:
+    cards = conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+    current = conn.execute(f"SELECT count(*) {CURRENT_SQL}", (model,)).fetchone()[0]
+    return {"cards": cards, "with_vectors": current, "pending": cards - current}
+
+
+def has(conn, model: str, digest: str) -> bool:
+    return conn.execute(
+        "SELECT 1 FROM vectors WHERE model = ? AND text_hash = ?", (model, digest)
+    ).fetchone() is not None
+
+
+def put(conn, model: str, digest: str, vecs) -> None:
+    """Store a text's passage vectors (float32 rows) as float16: half the bytes, and cosine
+    differences far below anything that reorders a ranking."""
+    import numpy as np
+
+    blob = np.asarray(vecs, dtype=np.float16).tobytes()
+    conn.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", (model, digest, len(vecs), blob))
+
+
+def link(conn, card_id: int, file_hash: str, digest: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO card_vectors VALUES (?, ?, ?)", (card_id, file_hash, digest))
+
+
+def prune(conn) -> int:
+    """Forget what no card can come back to. A deleted card's id stays bound to its path (a
+    restore brings it back), so its vectors stay too; a retired id's go."""
+    conn.execute(
+        "DELETE FROM card_vectors WHERE id NOT IN (SELECT id FROM card_ids WHERE path IS NOT NULL)"
+    )
+    return conn.execute(
+        "DELETE FROM vectors WHERE text_hash NOT IN (SELECT text_hash FROM card_vectors)"
+    ).rowcount
+
+
+def load(conn, model: str):
+    """(card id per passage, float32 matrix of passage vectors) for every card with a current
+    vector. Rows of one card are adjacent."""
+    import numpy as np
+
+    rows = conn.execute(f"SELECT c.id, v.parts, v.vecs {CURRENT_SQL}", (model,)).fetchall()
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
+    ids = np.repeat(np.fromiter((r[0] for r in rows), np.int64, len(rows)),
+                     np.fromiter((r[1] for r in rows), np.int64, len(rows)))
+    matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16).reshape(len(ids), -1)
+    return ids, matrix.astype(np.float32)

@@ -1,0 +1,63 @@
+"""Embedding cards that lack a vector for their current content, a small batch at a time.
+
+The model runs outside any transaction; each batch is written in one short one, recording the
+file hash the text was read at, so a card edited meanwhile is simply picked up again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from . import passages, store
+
+BATCH = 8  # cards per model call: short enough to pause within about a second on short cards
+
+
+def embed_pending(index, encoder, limit: int | None = None,
+                  pause: Callable[[], bool] = lambda: False,
+                  progress: Callable[[int, int], None] | None = None) -> dict:
+    """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
+    Returns how many cards were embedded, linked to vectors that already existed, and left."""
+    conn = index.conn
+    started = time.perf_counter()
+    done = {"embedded": 0, "reused": 0, "passages": 0}
+    total = store.counts(conn, encoder.model)["pending"]
+    if limit is not None:
+        total = min(total, limit)
+    handled = 0
+    while handled < total and not pause():
+        rows = store.pending(conn, encoder.model, min(BATCH, total - handled))
+        if not rows:
+            break
+        links, fresh = [], {}
+        for row in rows:
+            text = passages.card_text(row["title"], row["body"])
+            digest = store.text_hash(text)
+            links.append((row["id"], row["file_hash"], digest))
+            if digest not in fresh and not store.has(conn, encoder.model, digest):
+                fresh[digest] = passages.split(row["title"], row["body"], encoder.token_count)
+        texts = [p for parts in fresh.values() for p in parts]
+        vecs = encoder.passages(texts)
+        with index.transaction():
+            at = 0
+            for digest, parts in fresh.items():
+                store.put(conn, encoder.model, digest, vecs[at : at + len(parts)])
+                at += len(parts)
+            for link in links:
+                store.link(conn, *link)
+        handled += len(rows)
+        done["embedded"] += len(fresh)
+        done["reused"] += len(rows) - len(fresh)
+        done["passages"] += len(texts)
+        if progress:
+            progress(handled, total)
+    seconds = time.perf_counter() - started
+    with index.transaction():
+        store.prune(conn)
+        if done["embedded"] >= BATCH:  # enough to be a rate, not a start-up cost
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('semantic_rate', ?)",
+                         (f"{done['embedded'] / seconds:.3f}",))
+    done["pending"] = store.counts(conn, encoder.model)["pending"]
+    done["seconds"] = round(seconds, 3)
+    return done

