@@ -22,7 +22,7 @@ def cache_dir() -> Path:
 
 
 class CachedEncoder(Encoder):
-    def __init__(self, threads: int | None = None, folder: Path | None = None):
+    def __init__(self, threads: int | None = 1, folder: Path | None = None):
         super().__init__(threads)
         folder = folder or cache_dir()
         folder.mkdir(parents=True, exist_ok=True)

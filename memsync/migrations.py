@@ -128,14 +128,15 @@ def m002_cjk_run_ends(conn) -> None:
 def m003_vectors(conn) -> None:
     """Tables of the opt-in semantic search (memsync.semantic). Derived data like the FTS text,
     but not cleared by a rebuild: keyed by content, a vector is as good after a rebuild as before,
-    and embedding is the slowest thing memsync does."""
+    and embedding is the slowest thing memsync does. IF NOT EXISTS: an index set back to an
+    older user_version (by hand, or a test) still has them."""
     _run(
         conn,
         """
         -- Embeddings by content: the sha256 of the text the card was embedded from, so a rename,
         -- a rebuild or an unchanged file reuses them. vecs = `parts` float16 vectors, one per
         -- passage of a long card, concatenated.
-        CREATE TABLE vectors (
+        CREATE TABLE IF NOT EXISTS vectors (
             model     TEXT NOT NULL,
             text_hash TEXT NOT NULL,
             parts     INTEGER NOT NULL,
@@ -145,12 +146,12 @@ def m003_vectors(conn) -> None:
 
         -- Which content each card was embedded from, and the file hash it was read at: a vector
         -- is current while files.hash still equals file_hash (no text is read to check that).
-        CREATE TABLE card_vectors (
+        CREATE TABLE IF NOT EXISTS card_vectors (
             id        INTEGER PRIMARY KEY,   -- card id (cards.id)
             file_hash TEXT NOT NULL,
             text_hash TEXT NOT NULL
         );
-        CREATE INDEX card_vectors_text ON card_vectors(text_hash);
+        CREATE INDEX IF NOT EXISTS card_vectors_text ON card_vectors(text_hash);
         """,
     )
 

@@ -39,7 +39,7 @@ def test_handshake_lists_eight_small_tools_that_keep_the_guidance(server_log):
             assert listed[name].annotations.read_only_hint is False
         search = listed["memory_search"]
         assert set(search.input_schema["properties"]) == {
-            "query", "limit", "kind", "source", "tag", "as_of", "include_invalid",
+            "query", "limit", "kind", "source", "tag", "as_of", "include_invalid", "semantic",
         }
         assert search.input_schema["required"] == ["query"]
         assert set(listed["memory_delete"].input_schema["properties"]) == {"id", "restore", "force"}

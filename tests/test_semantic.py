@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 
 import anyio
 import pytest
@@ -301,3 +302,36 @@ def test_the_lexical_read_path_loads_neither_numpy_nor_the_model(memory):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=os.environ.copy(), timeout=60)
     assert done.stdout.strip().splitlines()[-1] == "[]", done
+
+
+# --- in the background of a watcher ------------------------------------------------------------
+
+
+def test_the_watcher_embeds_new_cards_in_the_background(vault, memory):
+    import dataclasses
+    import time
+
+    from memsync.semantic import store
+    from memsync.semantic.background import idle_work
+    from memsync.watch import Watcher
+
+    cfg = dataclasses.replace(config.load(), semantic=True)
+    watcher = Watcher(cfg, idle_work=idle_work(cfg))
+    watcher.start()
+    try:
+        assert watcher.wait_idle(30)
+        write_card(vault, "03-Knowledge/wifi.md", "Office Wi-Fi", "The office Wi-Fi password is on the fridge.")
+        deadline = time.monotonic() + 60
+        want = {"cards": len(CARDS) + 1, "with_vectors": len(CARDS) + 1, "pending": 0}
+        conn = sqlite3.connect(cfg.db.path)
+        try:
+            while store.counts(conn, shared().model) != want:
+                assert time.monotonic() < deadline, store.counts(conn, shared().model)
+                time.sleep(0.05)
+        finally:
+            conn.close()
+    finally:
+        watcher.stop()
+    assert not [t for t in threading.enumerate() if t.name == "memsync-embed"]
+    hit = search("office Wi-Fi password")["hits"][0]
+    assert hit["path"] == "03-Knowledge/wifi.md" and hit["dense"] is not None

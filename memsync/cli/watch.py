@@ -30,7 +30,9 @@ def watch(obj: Context, as_json: bool, verbose: int):
     _log_to_stderr(verbose)
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints every thread's stack
     cfg = obj.cfg
-    watcher = Watcher(cfg)
+    from ..semantic.background import idle_work
+
+    watcher = Watcher(cfg, idle_work=idle_work(cfg))
     # Block SIGTERM/SIGINT before any thread exists (threads inherit the mask) and take them
     # with sigwait: no Python signal handler runs at an arbitrary point, so none can deadlock.
     stops = {signal.SIGTERM, signal.SIGINT}

@@ -58,6 +58,11 @@ def link(conn, card_id: int, file_hash: str, digest: str) -> None:
     conn.execute("INSERT OR REPLACE INTO card_vectors VALUES (?, ?, ?)", (card_id, file_hash, digest))
 
 
+def record_rate(conn, cards_per_second: float) -> None:
+    """How fast this machine embeds cards, for the ETA in stats."""
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('semantic_rate', ?)", (f"{cards_per_second:.3f}",))
+
+
 def prune(conn) -> int:
     """Forget what no card can come back to. A deleted card's id stays bound to its path (a
     restore brings it back), so its vectors stay too; a retired id's go."""

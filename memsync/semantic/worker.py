@@ -56,8 +56,7 @@ def embed_pending(index, encoder, limit: int | None = None,
     with index.transaction():
         store.prune(conn)
         if done["embedded"] >= BATCH:  # enough to be a rate, not a start-up cost
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('semantic_rate', ?)",
-                         (f"{done['embedded'] / seconds:.3f}",))
+            store.record_rate(conn, done["embedded"] / seconds)
     done["pending"] = store.counts(conn, encoder.model)["pending"]
     done["seconds"] = round(seconds, 3)
     return done

@@ -108,6 +108,8 @@ class Watcher(WorkerLoop):
             self._cond.notify_all()
         self._thread.join()
         self._thread = None
+        for task in self.idle_work:  # background work with a thread of its own ends with us
+            getattr(task, "close", lambda: None)()
         self._teardown()
 
     def _teardown(self) -> None:

@@ -1,0 +1,120 @@
+"""Embedding in the background of a watcher, at the lowest priority, pausing while saves arrive.
+
+The watcher calls idle work only when no event is pending, one short slice at a time (the seam
+in memsync.watch.loop). Each slice here is a heartbeat, not the work: the embedding runs on a
+thread of its own (nice 19, one model thread, its own index connection), which goes on only
+while the heartbeats keep coming. When saves arrive the watcher stops calling, the beats stop,
+and the thread pauses after the model call in hand; lexical indexing never waits for a model.
+With nothing left to embed the thread ends and the model's memory goes with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import time
+
+from . import available, store
+from .encoder import MODEL, Encoder
+from .worker import embed_pending
+
+log = logging.getLogger(__name__)
+
+SLICE = 0.02  # seconds one heartbeat holds the watcher's worker thread (events wait that long)
+PAUSE_AFTER = 0.25  # no heartbeat for this long: the watcher is busy, pause
+LINGER = 30.0  # paused this long (the watcher busy or gone): end the thread
+STEP = 2  # cards per model call: how long a pause can take to come into effect
+
+
+def idle_work(cfg) -> list:
+    """The watcher's background tasks for this config: embedding, where the extra is installed."""
+    return [BackgroundEmbedder(cfg.db.path, cfg.semantic)] if available() else []
+
+
+class BackgroundEmbedder:
+    """An IdleWork task (memsync.watch.loop): called with the worker's Index, returns whether
+    more remains."""
+
+    def __init__(self, db_path, enabled: bool, encoder_factory=Encoder):
+        self.db_path, self.enabled, self._factory = db_path, enabled, encoder_factory
+        self._cond = threading.Condition()
+        self._beat = 0.0
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._more = True
+        self.totals = {"embedded": 0, "reused": 0, "passages": 0, "seconds": 0.0}
+
+    def __call__(self, index) -> bool:
+        with self._cond:
+            if self._closed:
+                return False
+            if self._thread is None or not self._thread.is_alive():
+                if not self._wanted(index.conn):
+                    return False
+                self._more = True
+                self._thread = threading.Thread(target=self._run, name="memsync-embed", daemon=True)
+                self._thread.start()
+            self._beat = time.monotonic()
+            self._cond.notify_all()
+            self._cond.wait(SLICE)  # the loop calls again at once: this keeps it from spinning
+            return self._more
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _wanted(self, conn) -> bool:
+        """Semantic search is on in config.json, or the index already has vectors (someone ran
+        `index --embed`): then cards lacking a vector for their content get one."""
+        if not self.enabled and conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+            return False
+        return bool(store.pending(conn, MODEL, 1))
+
+    def _beating(self) -> bool:
+        return not self._closed and time.monotonic() - self._beat < PAUSE_AFTER
+
+    def _run(self) -> None:
+        from ..index import Index
+
+        with contextlib.suppress(OSError):  # lowest priority, for this thread only
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        index = Index(self.db_path)
+        try:
+            encoder = self._factory()
+            while not self._closed:
+                if not self._wait_for_beat():
+                    break
+                report = embed_pending(index, encoder, limit=STEP, pause=lambda: not self._beating())
+                self._count(index, report)
+                if report["pending"] == 0:
+                    break
+        except Exception:
+            log.exception("background embedding stopped; `memsync index --embed` does it by hand")
+        finally:
+            index.close()
+            with self._cond:
+                self._more = False
+                self._cond.notify_all()
+
+    def _wait_for_beat(self) -> bool:
+        deadline = time.monotonic() + LINGER
+        with self._cond:
+            while not self._beating():
+                if self._closed or time.monotonic() > deadline:
+                    return False
+                self._cond.wait(PAUSE_AFTER)
+        return True
+
+    def _count(self, index, report: dict) -> None:
+        for key in ("embedded", "reused", "passages", "seconds"):
+            self.totals[key] += report[key]
+        if self.totals["embedded"] >= 8:  # a rate for stats' ETA, once there is one to speak of
+            rate = self.totals["embedded"] / max(self.totals["seconds"], 1e-6)
+            with index.transaction():
+                store.record_rate(index.conn, rate)
