@@ -10,6 +10,7 @@ from __future__ import annotations
 
 WEIGHT = 0.5  # share of the dense part in the blend
 DEPTH = 100  # candidates taken from each ranking
+FLOOR = 0.0  # least cosine for a card found by meaning alone (0: no floor)
 
 
 def minmax(scores: dict[int, float]) -> dict[int, float]:

@@ -22,47 +22,61 @@ ROW_SQL = ("SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at
 
 class HybridSearcher:
     def __init__(self, index, encoder, lexical: LexicalSearcher | None = None,
-                 weight: float = fusion.WEIGHT, depth: int = fusion.DEPTH,
-                 method: str = "blend", dense_when: str = "always"):
+                 weight: float = fusion.WEIGHT, depth: int = fusion.DEPTH, method: str = "blend",
+                 dense_when: str = "always", floor: float = fusion.FLOOR):
         self.index, self.encoder = index, encoder
         self.lexical = lexical or LexicalSearcher(index)
         self.weight, self.depth, self.method = weight, depth, method
-        self.dense_when = dense_when  # "always", or "weak": only when lexical found no all* tier
+        self.dense_when = dense_when  # "always", or "weak": only when no all* tier matched
+        self.floor = floor  # a card found by meaning alone needs at least this cosine
 
     def search(self, q: Query) -> Result:
-        limit = clamp_limit(q.limit)
         page = self.lexical.search(q)  # its notes and `more` speak of the page asked for
-        if self.dense_when == "weak" and page.matched and page.matched.startswith("all"):
+        if not self.wants_dense(page.matched):
             return page
-        lexical = self.lexical.search(replace(q, limit=self.depth), cap=self.depth)
-        dense, unembedded = self._dense(q, {h.id for h in lexical.hits})
-        lex_scores = {h.id: h.score for h in lexical.hits}
+        lexical = self.lexical.search(replace(q, limit=self.depth), cap=self.depth).hits
+        dense, unembedded = self._dense(q, {h.id for h in lexical})
+        order = self.order({h.id: h.score for h in lexical}, dense, unembedded)
+        return self._result(q, page, lexical, dense, order)
+
+    def wants_dense(self, matched: str | None) -> bool:
+        return self.dense_when == "always" or not (matched or "").startswith("all")
+
+    def order(self, lexical: dict[int, float], dense: dict[int, float],
+              unembedded: frozenset[int] = frozenset()) -> list[tuple[int, float]]:
+        """(card id, fused score), best first. Pure: the bench replays it over stored candidates."""
+        dense = {k: v for k, v in dense.items() if k in lexical or v >= self.floor}
         if self.method == "rrf":
-            fused = fusion.rrf(lex_scores, dense, weight=self.weight)
+            fused = fusion.rrf(lexical, dense, weight=self.weight)
         else:
-            fused = fusion.blend(lex_scores, dense, self.weight, unembedded)
-        rows = self._rows(q, [i for i in dense if i not in lex_scores])
-        by_id = {h.id: h for h in lexical.hits}
+            fused = fusion.blend(lexical, dense, self.weight, unembedded)
+        return sorted(fused.items(), key=lambda kv: -kv[1])
+
+    def _result(self, q: Query, page: Result, lexical: list[Hit], dense: dict[int, float],
+                order: list[tuple[int, float]]) -> Result:
+        limit = clamp_limit(q.limit)
+        by_id = {h.id: h for h in lexical}
+        rows = self._rows(q, [i for i, _ in order if i not in by_id])
         day = q.as_of or dates.today()
         terms = query.plan(q.text).terms
         hits = []
-        for card_id in fused:
+        for card_id, score in order:
             if card_id in by_id:
-                hits.append(replace(by_id[card_id], score=fused[card_id],
-                                    lexical=by_id[card_id].score, dense=dense.get(card_id)))
+                hits.append(replace(by_id[card_id], score=score, lexical=by_id[card_id].score,
+                                    dense=dense.get(card_id)))
             elif card_id in rows:
                 row = rows[card_id]
                 hits.append(Hit(
                     id=card_id, path=row["path"], title=row["title"], kind=row["kind"],
-                    source=row["source"], score=fused[card_id], matched=SEMANTIC, coverage=None,
-                    snippet=snippet(row["body"], terms), valid=not dates.invalid_by(row["invalid_at"], day),
-                    dense=dense[card_id],
+                    source=row["source"], score=score, matched=SEMANTIC, coverage=None,
+                    snippet=snippet(row["body"], terms),
+                    valid=not dates.invalid_by(row["invalid_at"], day), dense=dense[card_id],
                 ))
         valid_first = q.include_invalid and not q.as_of
-        hits.sort(key=lambda h: (valid_first and not h.valid, -h.score))
+        hits.sort(key=lambda h: valid_first and not h.valid)  # stable: fused order otherwise
         result = Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None),
                         hits=hits[:limit], note=page.note, more=len(hits) > limit)
-        if hits and not lexical.hits:
+        if hits and not lexical:
             result.note = ("no card contains these words; these hits were found by meaning alone "
                            "(matched: semantic): check that they are about what you meant")
         return result

@@ -1,0 +1,215 @@
+"""The `semantic` column: hybrid search beside memsync's lexical search, and the fusion grid.
+
+    python -m bench.semantic [--sets scifact,cmrc-sentence,...] [--quick]
+    python -m bench.retrieval --semantic        (the same, after the lexical run)
+
+Every set is indexed by memsync's own Indexer and embedded by memsync's own worker; passage
+vectors come from an on-disk cache outside the repository (bench/semantic_cache.py), so only
+new text is embedded. For each query the lexical top 100 and the dense top 100 are taken once
+through HybridSearcher, and every fusion variant is replayed over them with the searcher's own
+`order()`; the shipped variant is also run end to end and must agree with its replay. The
+golden set runs every variant end to end (it has dates and filters). A variant wins if it holds
+or beats lexical search on every set and has the best mean; results in bench/results/semantic.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from memsync import benchmark
+from memsync.search import LexicalSearcher, Query
+from memsync.semantic import fusion
+from memsync.semantic.hybrid import HybridSearcher
+from memsync.semantic.worker import embed_pending
+
+from . import datasets, engines, machine, metrics
+from .semantic_cache import CachedEncoder
+
+OBSIDIAN = Path("/work/obsidian")
+LANGS = ("zh-TW", "ko", "de", "fr", "es")
+SETS = ("scifact-1k", "cmrc-passage", "cmrc-sentence", *(f"obsidian-{lang}" for lang in LANGS), "scifact")
+K = 10
+SAMPLE = 1000  # documents in scifact-1k
+
+
+def scifact_sample(corpus: datasets.Corpus, size: int = SAMPLE, seed: int = 14) -> datasets.Corpus:
+    """A fixed random share of SciFact train, and the claims whose judged documents all fall in
+    it. Embedding all 5,183 abstracts takes hours on a busy 2-core machine; on the sample both
+    searchers see the same, smaller corpus (easier for both), so the comparison stays fair."""
+    import random
+
+    docs = random.Random(seed).sample(corpus.docs, size)
+    kept = {d[0] for d in docs}
+    queries = [(q, rel) for q, rel in corpus.queries if set(rel) <= kept]
+    return datasets.Corpus(f"{corpus.name}-{size}", docs, queries)
+
+
+def grid() -> list[dict]:
+    shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": "always", "floor": fusion.FLOOR}
+    out = [shipped]
+    for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+        for dense_when in ("always", "weak"):
+            for floor in (0.0, 0.8, 0.83):
+                out.append({"method": "blend", "weight": weight, "dense_when": dense_when, "floor": floor})
+    for weight in (0.5, 0.7):
+        out.append({"method": "rrf", "weight": weight, "dense_when": "always", "floor": 0.0})
+    unique = []
+    for v in out:
+        if v not in unique:
+            unique.append(v)
+    return unique
+
+
+def name(v: dict) -> str:
+    return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={v['floor']:g}"
+
+
+def obsidian(lang: str) -> tuple[Path, list[tuple[str, dict]]]:
+    folder = OBSIDIAN / lang
+    qrels = json.loads((folder / "qrels.json").read_text(encoding="utf-8"))
+    queries = []
+    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            q = json.loads(line)
+            if qrels.get(q["id"]):
+                queries.append((q["text"], qrels[q["id"]]))
+    return folder / "vault", queries
+
+
+def load(set_name: str, work: Path):
+    """(vault folder, stem -> doc id or None for paths-as-ids, queries)."""
+    if set_name.startswith("obsidian-"):
+        vault, queries = obsidian(set_name.split("-", 1)[1])
+        return vault, None, queries
+    if set_name.startswith("scifact"):
+        corpus = datasets.scifact()
+        corpus = scifact_sample(corpus) if set_name == "scifact-1k" else corpus
+    else:
+        corpus = datasets.cmrc(set_name.split("-")[1])
+    vault = work / set_name
+    return vault, engines.write_vault(vault, corpus.docs), corpus.queries
+
+
+def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int | None) -> dict:
+    started = time.perf_counter()
+    vault, ids, queries = load(set_name, work)
+    if quick:
+        queries = queries[:quick]
+    index = engines.build_memsync(vault, work / f"{set_name}.db")
+    embedded = embed_pending(index, encoder)
+    doc = (lambda path: ids[engines.stem(path)]) if ids is not None else (lambda path: path)
+    hybrid = HybridSearcher(index, encoder)
+    lexical = LexicalSearcher(index)
+    paths = dict(index.conn.execute("SELECT id, path FROM cards").fetchall())
+    lexical_runs, shipped_runs, stored = [], [], []
+    for text, rel in queries:
+        q = Query(text, K)
+        page = lexical.search(q)
+        lexical_runs.append(([doc(h.path) for h in page.hits], rel))
+        shipped_runs.append(([doc(h.path) for h in hybrid.search(q).hits], rel))
+        deep = lexical.search(replace(q, limit=fusion.DEPTH), cap=fusion.DEPTH).hits
+        dense, unembedded = hybrid._dense(q, {h.id for h in deep})
+        stored.append((page.matched, {h.id: h.score for h in deep}, dense, unembedded, rel))
+    out = {"docs": index.conn.execute("SELECT count(*) FROM cards").fetchone()[0],
+           "queries": len(queries), "embedding": embedded,
+           "memsync": metrics.summarize(lexical_runs), "hybrid": metrics.summarize(shipped_runs),
+           "variants": {}}
+    for v in variants:
+        searcher = HybridSearcher(index, encoder, **v)
+        runs = []
+        for matched, lex, dense, unembedded, rel in stored:
+            if searcher.wants_dense(matched):
+                ranked = [card for card, _ in searcher.order(lex, dense, unembedded)][:K]
+            else:
+                ranked = sorted(lex, key=lambda c: -lex[c])[:K]
+            runs.append(([doc(paths[c]) for c in ranked], rel))
+        out["variants"][name(v)] = metrics.summarize(runs)["ndcg@10"]
+    index.close()
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    lex, hyb = out["memsync"]["ndcg@10"], out["hybrid"]["ndcg@10"]
+    print(f"{set_name:<16} lexical {lex:.4f}  hybrid {hyb:.4f}  ({out['seconds']}s)", file=sys.stderr)
+    return out
+
+
+def _golden_summary(report: dict) -> dict:
+    groups = report["groups"]
+    pick = {"first_hit", "p_at_5", "noise_at_5"}
+    return {"overall": {k: v for k, v in report["overall"].items() if k in pick},
+            "groups": {g: {k: v for k, v in figures.items() if k in pick} for g, figures in groups.items()},
+            "pairs_held": report["pairs"]["pairs_held"]}
+
+
+def run_golden(work: Path, encoder, variants: list[dict]) -> dict:
+    cases, pairs = benchmark.load(datasets.GOLDEN / "queries.json")
+    index = engines.build_memsync(datasets.GOLDEN / "vault", work / "golden.db")
+    embed_pending(index, encoder)
+    out = {"memsync": _golden_summary(benchmark.run(LexicalSearcher(index), cases, pairs)),
+           "variants": {}}
+    for v in variants:
+        out["variants"][name(v)] = _golden_summary(benchmark.run(HybridSearcher(index, encoder, **v), cases, pairs))
+    out["hybrid"] = out["variants"][name(variants[0])]
+    index.close()
+    return out
+
+
+def golden_ok(lexical: dict, hybrid: dict) -> bool:
+    """The question group's first hit and noise improve; the keyword group gets no worse."""
+    lq, hq = lexical["groups"]["question"], hybrid["groups"]["question"]
+    lk, hk = lexical["groups"]["keyword"], hybrid["groups"]["keyword"]
+    return (hq["first_hit"] > lq["first_hit"] and hq["noise_at_5"] < lq["noise_at_5"]
+            and hk["first_hit"] >= lk["first_hit"] and hk["noise_at_5"] <= lk["noise_at_5"])
+
+
+def choose(results: dict, variants: list[dict]) -> dict:
+    """The variant with the best mean nDCG@10 among those that hold lexical on every set (and
+    the golden conditions); the shipped one when none does better."""
+    table = {}
+    for v in variants:
+        n = name(v)
+        gains = {s: r["variants"][n] - r["memsync"]["ndcg@10"] for s, r in results["sets"].items()}
+        golden = results.get("golden")
+        ok = all(g >= -1e-9 for g in gains.values()) and (
+            golden is None or golden_ok(golden["memsync"], golden["variants"][n]))
+        table[n] = {"gains": gains, "mean_gain": sum(gains.values()) / max(len(gains), 1), "holds": ok}
+    holding = [n for n in table if table[n]["holds"]] or list(table)
+    best = max(holding, key=lambda n: (round(table[n]["mean_gain"], 6), n == name(variants[0])))
+    return {"table": table, "best": best, "shipped": name(variants[0])}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.semantic", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS[:-1]), help="comma-separated subset of " + ", ".join(SETS))
+    parser.add_argument("--quick", type=int, default=None, help="only the first N queries of each set")
+    parser.add_argument("--no-golden", action="store_true")
+    parser.add_argument("--out", default="semantic")
+    args = parser.parse_args(argv)
+    variants = grid()
+    encoder = CachedEncoder()
+    results = {**machine.info(), "model": encoder.model, "sets": {}, "skipped": {}}
+    missing = datasets.available()
+    with tempfile.TemporaryDirectory(prefix="memsync-semantic-") as tmp:
+        work = Path(tmp)
+        for set_name in args.sets.split(","):
+            need = "scifact" if set_name.startswith("scifact") else "cmrc2018" if set_name.startswith("cmrc") else None
+            if (need and missing[need]) or (set_name.startswith("obsidian-") and not (
+                    OBSIDIAN / set_name.split("-", 1)[1]).exists()):
+                results["skipped"][set_name] = "data not found"
+                continue
+            results["sets"][set_name] = run_set(set_name, work, encoder, variants, args.quick)
+        if not args.no_golden:
+            results["golden"] = run_golden(work, encoder, variants)
+    results["tuning"] = choose(results, variants)
+    results["cache"] = {"hits": encoder.hits, "misses": encoder.misses}
+    path = machine.save(args.out, results)
+    print(f"best: {results['tuning']['best']}; results: {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
