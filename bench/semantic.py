@@ -15,7 +15,6 @@ or beats lexical search on every set and has the best mean; results in bench/res
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -28,12 +27,10 @@ from memsync.semantic import fusion
 from memsync.semantic.hybrid import HybridSearcher
 from memsync.semantic.worker import embed_pending
 
-from . import datasets, engines, machine, metrics
+from . import datasets, engines, evalsets, machine, metrics
 from .semantic_cache import CachedEncoder
 
-OBSIDIAN = Path("/work/obsidian")
-LANGS = ("zh-TW", "ko", "de", "fr", "es")
-SETS = ("scifact-1k", "cmrc-passage", "cmrc-sentence", *(f"obsidian-{lang}" for lang in LANGS), "scifact")
+SETS = ("scifact-1k", "cmrc-passage", "cmrc-sentence", *evalsets.OBSIDIAN, "scifact")
 K = 10
 SAMPLE = 1000  # documents in scifact-1k
 
@@ -54,7 +51,7 @@ def grid() -> list[dict]:
     shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": "always", "floor": fusion.FLOOR}
     out = [shipped]
     for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
-        for dense_when in ("always", "weak"):
+        for dense_when in ("always", "weak", "rerank"):
             for floor in (0.0, 0.8, 0.83):
                 out.append({"method": "blend", "weight": weight, "dense_when": dense_when, "floor": floor})
     for weight in (0.5, 0.7):
@@ -70,40 +67,27 @@ def name(v: dict) -> str:
     return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={v['floor']:g}"
 
 
-def obsidian(lang: str) -> tuple[Path, list[tuple[str, dict]]]:
-    folder = OBSIDIAN / lang
-    qrels = json.loads((folder / "qrels.json").read_text(encoding="utf-8"))
-    queries = []
-    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            q = json.loads(line)
-            if qrels.get(q["id"]):
-                queries.append((q["text"], qrels[q["id"]]))
-    return folder / "vault", queries
-
-
 def load(set_name: str, work: Path):
-    """(vault folder, stem -> doc id or None for paths-as-ids, queries)."""
-    if set_name.startswith("obsidian-"):
-        vault, queries = obsidian(set_name.split("-", 1)[1])
-        return vault, None, queries
-    if set_name.startswith("scifact"):
-        corpus = datasets.scifact()
-        corpus = scifact_sample(corpus) if set_name == "scifact-1k" else corpus
-    else:
-        corpus = datasets.cmrc(set_name.split("-")[1])
-    vault = work / set_name
-    return vault, engines.write_vault(vault, corpus.docs), corpus.queries
+    """(vault folder, path -> doc id, queries) of one set, as bench/evalsets.py prepares it
+    (Obsidian vaults: MEMSYNC_OBSIDIAN_SETS); scifact-1k is the sample above."""
+    if set_name == "scifact-1k":
+        corpus = scifact_sample(datasets.scifact())
+        stems = engines.write_vault(work / set_name, corpus.docs)
+        return work / set_name, lambda path: stems[engines.stem(path)], corpus.queries
+    prepared, skipped = evalsets.prepare([set_name], work)
+    if not prepared:
+        raise LookupError(skipped.get(set_name, "unknown set"))
+    s = prepared[0]
+    return s.vault, s.doc_id, s.queries
 
 
 def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int | None) -> dict:
     started = time.perf_counter()
-    vault, ids, queries = load(set_name, work)
+    vault, doc, queries = load(set_name, work)
     if quick:
         queries = queries[:quick]
     index = engines.build_memsync(vault, work / f"{set_name}.db")
     embedded = embed_pending(index, encoder)
-    doc = (lambda path: ids[engines.stem(path)]) if ids is not None else (lambda path: path)
     hybrid = HybridSearcher(index, encoder)
     lexical = LexicalSearcher(index)
     paths = dict(index.conn.execute("SELECT id, path FROM cards").fetchall())
@@ -125,7 +109,8 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
         runs = []
         for matched, lex, dense, unembedded, rel in stored:
             if searcher.wants_dense(matched):
-                ranked = [card for card, _ in searcher.order(lex, dense, unembedded)][:K]
+                strong = (matched or "").startswith("all")
+                ranked = [card for card, _ in searcher.order(lex, dense, unembedded, strong)][:K]
             else:
                 ranked = sorted(lex, key=lambda c: -lex[c])[:K]
             runs.append(([doc(paths[c]) for c in ranked], rel))
@@ -156,6 +141,23 @@ def run_golden(work: Path, encoder, variants: list[dict]) -> dict:
     out["hybrid"] = out["variants"][name(variants[0])]
     index.close()
     return out
+
+
+def factory(index):
+    """The `semantic` system of bench/retrieval.py --semantic: embed what the index lacks (from
+    the vector cache where it can), then search with the shipped hybrid settings."""
+    encoder = _shared_cached()
+    embed_pending(index, encoder)
+    return HybridSearcher(index, encoder)
+
+
+_CACHED: list = []
+
+
+def _shared_cached():
+    if not _CACHED:
+        _CACHED.append(CachedEncoder())
+    return _CACHED[0]
 
 
 def golden_ok(lexical: dict, hybrid: dict) -> bool:
@@ -192,16 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     variants = grid()
     encoder = CachedEncoder()
     results = {**machine.info(), "model": encoder.model, "sets": {}, "skipped": {}}
-    missing = datasets.available()
     with tempfile.TemporaryDirectory(prefix="memsync-semantic-") as tmp:
         work = Path(tmp)
         for set_name in args.sets.split(","):
-            need = "scifact" if set_name.startswith("scifact") else "cmrc2018" if set_name.startswith("cmrc") else None
-            if (need and missing[need]) or (set_name.startswith("obsidian-") and not (
-                    OBSIDIAN / set_name.split("-", 1)[1]).exists()):
-                results["skipped"][set_name] = "data not found"
-                continue
-            results["sets"][set_name] = run_set(set_name, work, encoder, variants, args.quick)
+            try:
+                results["sets"][set_name] = run_set(set_name, work, encoder, variants, args.quick)
+            except LookupError as why:
+                results["skipped"][set_name] = str(why)
+                print(f"skip {set_name}: {why}", file=sys.stderr)
         if not args.no_golden:
             results["golden"] = run_golden(work, encoder, variants)
     results["tuning"] = choose(results, variants)

@@ -20,6 +20,10 @@ ROW_SQL = ("SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at
            "WHERE c.id IN (SELECT value FROM json_each(?)){where}")
 
 
+def _strong(matched: str | None) -> bool:
+    return (matched or "").startswith("all")
+
+
 class HybridSearcher:
     def __init__(self, index, encoder, lexical: LexicalSearcher | None = None,
                  weight: float = fusion.WEIGHT, depth: int = fusion.DEPTH, method: str = "blend",
@@ -27,7 +31,9 @@ class HybridSearcher:
         self.index, self.encoder = index, encoder
         self.lexical = lexical or LexicalSearcher(index)
         self.weight, self.depth, self.method = weight, depth, method
-        self.dense_when = dense_when  # "always", or "weak": only when no all* tier matched
+        # "always"; "weak": lexical alone when an all* tier matched; "rerank": then the dense part
+        # only reorders the lexical hits (no card found by meaning alone joins them)
+        self.dense_when = dense_when
         self.floor = floor  # a card found by meaning alone needs at least this cosine
 
     def search(self, q: Query) -> Result:
@@ -36,16 +42,18 @@ class HybridSearcher:
             return page
         lexical = self.lexical.search(replace(q, limit=self.depth), cap=self.depth).hits
         dense, unembedded = self._dense(q, {h.id for h in lexical})
-        order = self.order({h.id: h.score for h in lexical}, dense, unembedded)
+        order = self.order({h.id: h.score for h in lexical}, dense, unembedded, _strong(page.matched))
         return self._result(q, page, lexical, dense, order)
 
     def wants_dense(self, matched: str | None) -> bool:
-        return self.dense_when == "always" or not (matched or "").startswith("all")
+        return self.dense_when != "weak" or not _strong(matched)
 
     def order(self, lexical: dict[int, float], dense: dict[int, float],
-              unembedded: frozenset[int] = frozenset()) -> list[tuple[int, float]]:
-        """(card id, fused score), best first. Pure: the bench replays it over stored candidates."""
-        dense = {k: v for k, v in dense.items() if k in lexical or v >= self.floor}
+              unembedded: frozenset[int] = frozenset(), strong: bool = False) -> list[tuple[int, float]]:
+        """(card id, fused score), best first. Pure: the bench replays it over stored candidates.
+        `strong`: an all* tier matched."""
+        alone = self.floor if not (strong and self.dense_when == "rerank") else float("inf")
+        dense = {k: v for k, v in dense.items() if k in lexical or v >= alone}
         if self.method == "rrf":
             fused = fusion.rrf(lexical, dense, weight=self.weight)
         else:
