@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from . import api, mcp_text
+from . import api, doctor, mcp_text
 from .errors import BadArgument
 from .mcp_replies import error, guarded, written
 from .mcp_words import for_model
@@ -74,7 +74,7 @@ DELETE = (
     "first moves a file in the way to the trash too. A fact that changed wants memory_supersede."
 )
 STATS = ("Cards by kind and source, valid vs superseded, last change, files that did not parse, "
-         "trash size, whether a watcher keeps the index live.")
+         "trash size, whether a watcher keeps the index live. check=true adds a health check.")
 REINDEX = ("Catch the index up with the files; rarely needed (it is kept live, and writes index "
            "their own card). rebuild recomputes everything (ids and read counts kept).")
 
@@ -151,11 +151,13 @@ def register(server, now, live=None) -> None:
         return written("memory_delete", lambda vault: vault.delete(now(), id), mcp_text.write)
 
     @server.tool(name="memory_stats", title="Memory overview", annotations=READ, description=STATS)
-    def memory_stats() -> CallToolResult:
+    def memory_stats(check: bool = False) -> CallToolResult:
         def run():
             data = api.stats(now())
             if now.problem:  # config.json changed and does not load: the last good one is used
                 data["config_problems"] = [*data.get("config_problems", []), now.problem]
+            if check:  # memsync doctor's findings, each with its fix
+                data["doctor"] = doctor.summary(now())
             return data
 
         return guarded("memory_stats", run, mcp_text.generic)

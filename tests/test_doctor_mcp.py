@@ -1,0 +1,42 @@
+"""memory_stats gives memsync doctor's findings when asked (check=true), over the SDK's stdio client."""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from mcp.client import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from .conftest import MEMSYNC_BIN, write_card
+
+
+def test_memory_stats_reports_the_doctor_summary_only_when_asked(vault, home, cli, tmp_path):
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "The nginx site root is /srv/www.")
+    assert cli("index")[0] == 0
+    (home / "memsync.db").chmod(0o644)
+    card = vault / "03-Knowledge/nginx.md"
+    before = card.read_bytes()
+
+    async def main():
+        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy())
+        with anyio.fail_after(60), (tmp_path / "server.log").open("a") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write, read_timeout_seconds=60) as session,
+            ):
+                await session.initialize()
+                plain = await session.call_tool("memory_stats", {})
+                assert not plain.is_error and "doctor" not in plain.structured_content
+                checked = await session.call_tool("memory_stats", {"check": True})
+                assert not checked.is_error, checked.content[0].text
+                return checked
+
+    checked = anyio.run(main)
+    summary = checked.structured_content["doctor"]
+    assert summary["sound"] is False
+    [finding] = [f for f in summary["findings"] if f["check"] == "permissions"]
+    assert str(home / "memsync.db") in finding["message"] and "doctor --fix" in finding["fix"]
+    assert "permissions" in checked.content[0].text
+    assert card.read_bytes() == before  # a check, not a repair
+    assert (home / "memsync.db").stat().st_mode & 0o077  # still loose: stats never fixes
