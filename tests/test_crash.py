@@ -294,6 +294,7 @@ def test_a_few_dozen_kills_leave_nothing_broken(vault, capsys):
 
 
 @pytest.mark.stress
+@pytest.mark.timeout(3600)
 def test_hundreds_of_kills_leave_nothing_broken(vault, capsys):
     tally = run_harness(vault, {"capture": 50, "update": 40, "supersede": 50, "restore": 40,
                                 "rebuild": 30, "migration": 30, "watcher": 30}, cards=400)
@@ -362,6 +363,7 @@ def test_the_index_files_copied_mid_write_open_whole(vault, tmp_path, capsys):
 
 
 @pytest.mark.stress
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("argv", [["index", "--rebuild"], ["index"]])
 def test_many_copies_mid_write_open_whole(vault, tmp_path, capsys, argv):
     tally = pull_the_power(vault, tmp_path, copies=60, cards=8000, argv=argv)

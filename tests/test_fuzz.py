@@ -30,11 +30,11 @@ from .conftest import MEMSYNC_BIN, write_card
 LEAKS = ("Traceback", "sqlite3", "OperationalError", "validation error for", "pydantic", 'File "')
 
 
-@pytest.fixture
+@pytest.fixture(params=[pytest.param(False, id="fast"),
+                        pytest.param(True, id="stress", marks=pytest.mark.stress)])
 def budget(request):
-    """How many examples: a few in `make test`, many under --run-stress."""
-    heavy = request.config.getoption("--run-stress")
-    return lambda fast, stress: stress if heavy else fast
+    """How many examples: a few in `make test`, many more in `make stress`."""
+    return lambda fast, stress: stress if request.param else fast
 
 
 def fuzz(examples: int):
