@@ -14,7 +14,10 @@ $(STAMP): setup.cfg pyproject.toml requirements/semantic.txt
 	$(BIN)/pip install --quiet -e '.[dev,semantic]'
 	touch $(STAMP)
 
+# First run: `memsync init` sets up the home and the vault (asks before adding any agent memory
+# file; safe to run again), then the watcher keeps the index live until Ctrl-C.
 run: install
+	$(BIN)/memsync init
 	$(BIN)/memsync watch
 
 test: install

@@ -161,7 +161,7 @@ def stats(cfg: Config) -> dict:
         "by_source": by_source,
         "last_change": last_change,
         "problems": problems,
-        "config_problems": cfg.folder_problems(),
+        "config_problems": [*cfg.folder_problems(), *vault_warnings(cfg)],
         "reads": reads,
         "trash": {"files": trash_count, "bytes": trash_bytes},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
@@ -225,6 +225,14 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:
         return report.to_dict()
 
 
+def vault_warnings(cfg: Config) -> list[str]:
+    """An empty vault served while another vault of this home has cards (memsync.vaults)."""
+    from .vaults import empty_vault_warning
+
+    warning = empty_vault_warning(cfg)
+    return [warning] if warning else []
+
+
 def paths(cfg: Config) -> dict:
     return {
         "home": {"path": str(cfg.home.path), "from": cfg.home.origin},
@@ -241,6 +249,7 @@ def paths(cfg: Config) -> dict:
 
 def require_index(cfg: Config) -> None:
     if not cfg.db.path.exists():
+        hint = "".join(f"; note: {warning}" for warning in vault_warnings(cfg))
         raise BadEnvironment(
-            f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`)"
+            f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`){hint}"
         )

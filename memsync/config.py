@@ -17,7 +17,7 @@ from pathlib import Path
 
 import memsync.adapters as adapters
 
-from . import private
+from . import private, vaults
 from .errors import BadEnvironment
 from .model import IgnoredSource, Source
 from .overlap import sort_out
@@ -33,7 +33,7 @@ RELOAD_WITHIN = 10.0  # seconds: a running watcher takes up a changed config.jso
 @dataclass(frozen=True)
 class Setting:
     path: Path
-    origin: str  # "cli" | "env" | "config" | "default"
+    origin: str  # "cli" | "env" | "config" | "default"; for db also "vault" (its own index)
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class Config:
     vault: Setting
     listed_sources: tuple[Source, ...] = field(default=())  # as config.json lists them, in order
     semantic: bool = False  # config.json "semantic": hybrid search by default (memsync[semantic])
+    configured_vault: Path | None = None  # config.json's "vault", whatever is in use now
 
     @property
     def config_file(self) -> Path:
@@ -97,6 +98,8 @@ class Config:
         if problem:
             raise BadEnvironment(problem)
         self.vault.path.mkdir(parents=True, exist_ok=True)
+        if self.db.origin in ("default", "vault"):  # memsync.vaults: whose index this is
+            vaults.claim(self.db.path, self.vault.path)
         return self.vault.path
 
     def vault_problem(self) -> str | None:
@@ -220,14 +223,17 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
     config_file = home_setting.path / "config.json"
     file_data = _read_config_file(config_file)
     private.settle_home(home_setting.path)  # once, for a home an older memsync left open
+    configured = _path_value(file_data, "vault", config_file)
+    vault_setting = _pick(vault, ENV_VAULT, configured, home_setting.path / "vault")
     return Config(
         home=home_setting,
-        db=_pick(db, ENV_DB, _path_value(file_data, "db", config_file),
-                 home_setting.path / "memsync.db"),
-        vault=_pick(vault, ENV_VAULT, _path_value(file_data, "vault", config_file),
-                    home_setting.path / "vault"),
+        db=_index_for(vault_setting.path, home_setting.path,
+                      _pick(db, ENV_DB, _path_value(file_data, "db", config_file),
+                            home_setting.path / vaults.DEFAULT_DB)),
+        vault=vault_setting,
         listed_sources=_sources(file_data.get("sources"), config_file),
         semantic=_flag(file_data, "semantic", config_file),
+        configured_vault=configured,
     )
 
 
@@ -236,6 +242,19 @@ def _flag(data: dict, key: str, config_file: Path) -> bool:
     if not isinstance(value, bool):
         raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {_shown(value)}")
     return value
+
+
+def _index_for(vault: Path, home: Path, chosen: Setting) -> Setting:
+    """One index per vault (memsync.vaults): memsync.db serves the vault it belongs to (the
+    first indexed in this home, or the one `memsync init` chose); any other vault gets its own,
+    so a one-off --vault can never take those cards out of search. An index named outright
+    (--db, MEMSYNC_DB, "db" in config.json) is used whatever the vault."""
+    if chosen.origin != "default":
+        return chosen
+    holder = vaults.owner(chosen.path)
+    if holder is None or vaults.same_folder(holder, vault):
+        return chosen
+    return Setting(vaults.own_index(home, vault), "vault")
 
 
 def reload(cfg: Config) -> Config:
@@ -287,3 +306,16 @@ def _write_config_file(cfg: Config, data: dict) -> None:
         os.replace(temp, cfg.config_file)
     finally:
         temp.unlink(missing_ok=True)
+
+
+def configured_vault_text(cfg: Config) -> str | None:
+    """config.json's "vault" exactly as written (None when absent)."""
+    value = _read_config_file(cfg.config_file).get("vault")
+    return value if isinstance(value, str) else None
+
+
+def write_vault(cfg: Config, vault: Path) -> None:
+    """Make `vault` (absolute) the configured vault in config.json; every other key is kept."""
+    data = _read_config_file(cfg.config_file)
+    data["vault"] = str(vault)
+    _write_config_file(cfg, data)

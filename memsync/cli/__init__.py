@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from contextlib import contextmanager
 
 import click
 
@@ -49,6 +50,32 @@ def warn_ignored_sources(cfg: config_mod.Config) -> None:
     quietly skip them."""
     for left_out in cfg.ignored_sources:
         click.echo(f"memsync: warning: {cfg.ignored_problem(left_out)}", err=True)
+
+
+def warn_empty_vault(cfg: config_mod.Config) -> None:
+    """Loudly, for a long-running process: it serves an empty vault while another has cards."""
+    from ..vaults import empty_vault_warning
+
+    warning = empty_vault_warning(cfg)
+    if warning:
+        click.secho(f"memsync: WARNING: {warning}", err=True, fg="yellow", bold=True)
+
+
+@contextmanager
+def progress_bar(label: str, enabled: bool = True):
+    """A progress callback `(done, total)` drawing a bar on stderr when it is a terminal, else
+    None. Leaving the block ends the bar's line and shows the cursor again, so whatever is
+    printed next starts on a line of its own."""
+    if not (enabled and sys.stderr.isatty()):
+        yield None
+        return
+    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+        yield progress
 
 
 def command(group: click.Group, name: str, **kwargs):
@@ -92,4 +119,5 @@ from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads i
 from . import watch  # noqa: E402,F401
 from . import sources  # noqa: E402,F401,I001  (list, add and remove read-only sources)
 from . import write  # noqa: E402,F401,I001  (capture, update, supersede, delete)
+from . import init  # noqa: E402,F401,I001  (one-command set-up)
 from . import doctor  # noqa: E402,F401,I001  (memsync doctor)

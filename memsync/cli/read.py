@@ -8,7 +8,7 @@ import click
 
 from .. import api, output
 from ..search import Query
-from . import Context, command, emit, main, warn_ignored_sources
+from . import Context, command, emit, main, progress_bar, warn_ignored_sources
 
 
 @command(main, "paths")
@@ -40,26 +40,15 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
 
         require()  # before indexing: a missing extra is said at once, not after the work
     warn_ignored_sources(obj.cfg)
-    report = api.reindex(obj.cfg, rebuild=rebuild, progress=_bar("indexing", as_json))
+    with progress_bar("indexing", enabled=not as_json) as progress:
+        report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress)
     if not embed:
         emit(report, as_json, output.index_report)
         return
-    vectors = api.embed(obj.cfg, progress=_bar("embedding", as_json))
+    with progress_bar("embedding", enabled=not as_json) as progress:
+        vectors = api.embed(obj.cfg, progress=progress)
     emit({**report, "embed": vectors}, as_json,
          lambda d: output.index_report(d) + "\n" + output.embed_report(d["embed"]))
-
-
-def _bar(label: str, as_json: bool):
-    """A progress bar on a terminal's stderr, else nothing."""
-    if as_json or not sys.stderr.isatty():
-        return None
-    bar = click.progressbar(length=1, label=label, file=sys.stderr)
-
-    def progress(done, total):
-        bar.length = max(total, 1)
-        bar.update(done - bar.pos)
-
-    return progress
 
 
 @command(main, "search")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..errors import BadArgument, MemsyncError
-from . import Context, fail, main
+from . import Context, fail, main, warn_empty_vault
 
 
 @main.command("mcp")
@@ -40,6 +40,7 @@ def mcp(obj: Context, bind, allow_remote, token):
             mcp_http.check_bind(host, allow_remote, token)
     except MemsyncError as err:
         fail(err, as_json=False)  # before serving, stderr and an exit code are all we have
+    warn_empty_vault(cfg)
     if bind is None:
         from .. import mcp_server
 

@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from . import Context, command, emit, main, warn_ignored_sources
+from . import Context, command, emit, main, warn_empty_vault, warn_ignored_sources
 
 
 @command(main, "watch")
@@ -42,6 +42,7 @@ def watch(obj: Context, as_json: bool, verbose: int):
         watched = ", ".join(f"{s.name} {s.root}" for s in watcher.cfg.sources)
         click.echo(f"memsync: watching {watched} (index {cfg.db.path}); Ctrl-C to stop", err=True)
         warn_ignored_sources(watcher.cfg)
+        warn_empty_vault(watcher.cfg)
         signal.sigwait(stops)
         click.echo("memsync: stopping; applying pending changes", err=True)
     finally:

@@ -1,0 +1,97 @@
+"""Agent memory files already on this machine, for `memsync init` to offer as read-only sources.
+
+Only places where such files are known to live are looked at, never a walk of the whole home:
+Claude Code's ~/.claude (CLAUDE.md, projects/*/memory), Gemini CLI's ~/.gemini (GEMINI.md),
+Codex's ~/.codex (AGENTS.md), the MCP memory server's memory.jsonl, and the project folder
+`init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .cursor/rules). Nothing is added here: the
+caller asks first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .model import Source
+from .overlap import overlap
+
+PROJECT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+
+
+@dataclass(frozen=True)
+class Found:
+    source: Source
+    what: str  # what was seen there, for the question put to the user
+
+
+def _has_claude_memory(root: Path) -> bool:
+    projects = root / "projects"
+    try:
+        return any(any((p / "memory").glob("*.md")) for p in projects.iterdir() if p.is_dir())
+    except OSError:
+        return False
+
+
+def _candidates(home: Path, cwd: Path) -> list[Found]:
+    out = []
+    claude = home / ".claude"
+    seen = [name for name in ("CLAUDE.md",) if (claude / name).is_file()]
+    if _has_claude_memory(claude):
+        seen.append("projects/*/memory")
+    if seen:
+        out.append(Found(Source("claude", "agents", str(claude)), f"Claude Code: {', '.join(seen)}"))
+    if (home / ".gemini" / "GEMINI.md").is_file():
+        out.append(Found(Source("gemini", "agents", str(home / ".gemini")), "Gemini CLI: GEMINI.md"))
+    if (home / ".codex" / "AGENTS.md").is_file():
+        out.append(Found(Source("codex", "agents", str(home / ".codex")), "Codex: AGENTS.md"))
+    for folder in _memory_jsonl_folders(home):
+        out.append(Found(Source("mcp-memory", "mcp-memory", str(folder)),
+                         f"MCP memory server: {folder / 'memory.jsonl'}"))
+    if cwd != home and cwd != cwd.parent:  # a project folder, not the home or the root itself
+        files = [name for name in PROJECT_FILES if (cwd / name).is_file()]
+        if files:
+            out.append(Found(Source(_project_name(cwd), "agents", str(cwd)),
+                             f"project {cwd.name}: {', '.join(files)}"))
+        if (cwd / ".cursor" / "rules").is_dir():
+            out.append(Found(Source(_project_name(cwd) + "-cursor", "cursor", str(cwd)),
+                             f"project {cwd.name}: .cursor/rules"))
+    return out
+
+
+def _memory_jsonl_folders(home: Path) -> list[Path]:
+    """Folders holding a memory.jsonl of their own (the adapter reads every .jsonl in them, so a
+    big folder such as the home itself is not offered)."""
+    places = [home / ".mcp-memory", home / ".memory", home / ".local" / "share" / "mcp-memory"]
+    env = os.environ.get("MEMORY_FILE_PATH")
+    if env:
+        places.insert(0, Path(env).expanduser().parent)
+    found = []
+    for folder in places:
+        if (folder / "memory.jsonl").is_file() and folder not in (home, home.parent) and folder not in found:
+            found.append(folder)
+    return found
+
+
+def _project_name(folder: Path) -> str:
+    cleaned = "".join(c if c.isalnum() and c.isascii() or c in "-_" else "-" for c in folder.name)
+    return (cleaned.strip("-") or "project")[:30]
+
+
+def offers(home: Path, cwd: Path, configured: tuple[Source, ...]) -> list[Found]:
+    """What could be added: not configured already (same adapter and folder), reading no file a
+    configured source (or an earlier offer) reads, each under a name not taken."""
+    taken = {s.name for s in configured}
+    kept: list[Found] = []
+    for found in _candidates(home, cwd):
+        source = found.source
+        if any(s.adapter == source.adapter and Path(s.root) == Path(source.root) for s in configured):
+            continue
+        if any(overlap(source, other) for other in (*configured, *(k.source for k in kept))):
+            continue
+        name, n = source.name, 2
+        while name in taken:
+            name, n = f"{source.name}-{n}", n + 1
+        taken.add(name)
+        kept.append(Found(Source(name, source.adapter, source.root), found.what))
+    return kept

@@ -1,0 +1,102 @@
+"""`memsync init`: make this machine's set-up explicit, so every process agrees without env vars.
+
+It creates the home, writes the vault (absolute) into config.json, adds the agent memory files
+the user accepted as read-only sources, and indexes. Each step says what it changed; a second
+run changes nothing and says so. Asking the user is the CLI's job, not this module's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import api, private, vaults
+from . import config as config_mod
+from .errors import BadArgument, BadEnvironment
+
+
+def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.Config, list[str]]:
+    """Make `target` (default: the vault in effect now) the configured vault; returns the config
+    to go on with and what changed."""
+    changes = []
+    home = cfg.home.path
+    if not home.is_dir():
+        private.mkdir(home)
+        changes.append(f"created the data home {home}")
+    vault = Path(target).expanduser().absolute() if target else cfg.vault.path
+    default_vault = home / "vault"
+    if not vault.is_dir():
+        if vault.exists():
+            raise BadArgument(f"{vault} is not a folder: a vault is a folder of Markdown notes")
+        if not vaults.same_folder(vault, default_vault):
+            raise BadArgument(f"{vault} does not exist: create it first (mkdir -p {vault}) or "
+                              "check the path")
+        vault.mkdir(parents=True)
+        changes.append(f"created the vault folder {vault}")
+    if config_mod.configured_vault_text(cfg) != str(vault):
+        config_mod.write_vault(cfg, vault)
+        changes.append(f"wrote the vault {vault} into {cfg.config_file}")
+    if cfg.db.origin in ("default", "vault"):  # memsync.db goes with the configured vault
+        if vaults.needs_swap(home, vault) and api.watcher_status(cfg).get("live"):
+            raise BadEnvironment("a `memsync watch` (or the service) is running on this home: "
+                                 "stop it first, then run `memsync init` again")
+        moved = vaults.make_main(home, vault)
+        if moved:
+            changes.append(moved)
+    db = str(cfg.db.path) if cfg.db.origin == "cli" else None
+    return config_mod.load(str(home), db=db, vault=str(vault)), changes
+
+
+def summary(cfg: config_mod.Config, changes: list[str], report: dict, mcp: dict,
+            added: list[dict], declined: list[dict]) -> dict:
+    return {
+        "status": "initialized" if changes else "unchanged",
+        "home": str(cfg.home.path),
+        "vault": str(cfg.vault.path),
+        "config": str(cfg.config_file),
+        "db": str(cfg.db.path),
+        "cards": vaults.card_count(cfg.db.path),
+        "changed": changes,
+        "sources_added": added,
+        "sources_offered": declined,
+        "index": report,
+        "mcp": mcp,
+    }
+
+
+def index_changed(report: dict) -> str | None:
+    moved = {k: report.get(k, 0) for k in ("added", "updated", "removed", "moved")}
+    if not any(moved.values()):
+        return None
+    return "indexed: " + ", ".join(f"{n} {k}" for k, n in moved.items() if n)
+
+
+def render(data: dict) -> str:
+    lines = []
+    if data["status"] == "unchanged":
+        lines.append("memsync is already set up here: nothing changed.")
+    else:
+        lines.append("memsync is set up:")
+        lines += [f"  - {change}" for change in data["changed"]]
+    lines += [
+        "",
+        f"  home   {data['home']}",
+        f"  vault  {data['vault']}",
+        f"  index  {data['db']} ({data['cards']} cards)",
+    ]
+    for offer in data["sources_offered"]:
+        lines.append(f"  not added: {offer['what']}; add it later with `memsync sources --add "
+                     f"{offer['name']} --adapter {offer['adapter']} --path {offer['path']}`")
+    lines += ["", "Connect an agent (paste one; the paths are absolute):"]
+    titles = {"claude_code": "Claude Code", "claude_desktop": "Claude Desktop", "cursor": "Cursor"}
+    for key, title in titles.items():
+        snippet = data["mcp"][key]
+        lines += ["", f"{title} ({snippet['where']}):", *snippet["text"].splitlines()]
+    lines += ["", "Keep the index live while you edit: `memsync watch` (or `memsync service "
+              "install` to have it start at log-in)."]
+    return "\n".join(lines)
+
+
+def offer_dict(found) -> dict:
+    s = found.source
+    return {"name": s.name, "adapter": s.adapter, "path": s.root, "what": found.what}
+

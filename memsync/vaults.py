@@ -1,0 +1,190 @@
+"""One index per vault, so pointing a command at another vault never takes a vault's cards out
+of search.
+
+Each index file belongs to one vault, named in a `.vault` label beside it. `<home>/memsync.db`
+belongs to the first vault indexed in the home, or to the one `memsync init` made the configured
+vault. Any other vault, chosen for one command with `--vault` or MEMSYNC_VAULT, gets its own
+index, `<home>/indexes/<folder name>-<hash of its path>.db`. Switching back finds each index as
+it was: nothing is read anew and no id or read count is lost. An index named outright (--db,
+MEMSYNC_DB, "db" in config.json) is used for whatever vault the command runs on.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import closing, suppress
+from pathlib import Path
+
+INDEXES = "indexes"
+DEFAULT_DB = "memsync.db"
+SAMPLE = 500  # files of an unlabelled index looked at to tell which vault it was built for
+SIDECARS = ("-wal", "-shm")
+
+
+def same_folder(a: Path | str, b: Path | str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def own_index(home: Path, vault: Path) -> Path:
+    """Where a vault other than memsync.db's keeps its index."""
+    import hashlib
+
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", vault.name).strip("-")[:40] or "vault"
+    digest = hashlib.sha256(os.path.realpath(vault).encode()).hexdigest()[:8]
+    return home / INDEXES / f"{name}-{digest}.db"
+
+
+def label_file(db: Path) -> Path:
+    return db.with_name(db.name + ".vault")
+
+
+def owner(db: Path) -> Path | None:
+    """The vault an index belongs to, from its label; None when it has none."""
+    try:
+        text = label_file(db).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return Path(text) if text else None
+
+
+def write_label(db: Path, vault: Path) -> None:
+    from . import private
+
+    target = label_file(db)
+    private.mkdir(target.parent)
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    private.create(temp)
+    temp.write_text(str(vault) + "\n", encoding="utf-8")
+    os.replace(temp, target)
+
+
+def claim(db: Path, vault: Path) -> None:
+    """Before the first write to `db` for `vault`: label it, unless it is labelled already.
+
+    An index from before labels existed may hold another vault's cards (it was used with
+    MEMSYNC_VAULT, say): syncing it with this vault would take them all out, so that is refused
+    with what to do."""
+    if label_file(db).exists():
+        return
+    from .errors import BadEnvironment
+
+    if db.is_file():
+        total, here = _files_found(db, vault)
+        if total and not here:
+            raise BadEnvironment(
+                f"the index {db} holds the cards of another vault (none of its files is in "
+                f"{vault}); indexing it for this vault would take them out of search. Run "
+                f"`memsync init --vault DIR` with the vault it was built for, or name another "
+                f"index with --db"
+            )
+    write_label(db, vault)
+
+
+def _files_found(db: Path, vault: Path) -> tuple[int, int]:
+    """(vault files looked at, how many of them exist in `vault`), at most SAMPLE looked at."""
+    from .index import open_existing
+
+    try:
+        with closing(open_existing(db)) as conn:
+            rows = conn.execute("SELECT path FROM files WHERE source = 'vault' LIMIT ?",
+                                (SAMPLE,)).fetchall()
+    except Exception:  # not an index at all: nothing in it to lose
+        return 0, 0
+    return len(rows), sum((vault / row[0]).is_file() for row in rows)
+
+
+def card_count(db: Path) -> int:
+    """Cards in an index, 0 when it is missing or unreadable; never creates or changes it."""
+    if not db.is_file():
+        return 0
+    from .index import open_existing
+
+    try:
+        with closing(open_existing(db)) as conn:
+            return conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+    except Exception:
+        return 0
+
+
+def known(home: Path) -> list[tuple[Path, Path]]:
+    """(vault, index) for memsync.db and every labelled per-vault index under the home."""
+    found = [home / DEFAULT_DB]
+    with suppress(OSError):
+        found += sorted(p.with_name(p.name.removesuffix(".vault"))
+                        for p in (home / INDEXES).glob("*.db.vault"))
+    return [(vault, db) for db in found if (vault := owner(db)) is not None]
+
+
+def _move(src: Path, dst: Path) -> None:
+    """Move an index, its WAL folded in first so the one file carries everything, and its label."""
+    from . import private
+    from .index import open_existing
+
+    with suppress(Exception), closing(open_existing(src)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    private.mkdir(dst.parent)
+    os.replace(src, dst)
+    for tail in SIDECARS:
+        with suppress(FileNotFoundError):
+            os.remove(src.with_name(src.name + tail))
+    with suppress(FileNotFoundError):
+        os.replace(label_file(src), label_file(dst))
+
+
+def needs_swap(home: Path, vault: Path) -> bool:
+    holder = owner(home / DEFAULT_DB)
+    return holder is not None and not same_folder(holder, vault)
+
+
+def make_main(home: Path, vault: Path) -> str | None:
+    """Give memsync.db to `vault` (for `memsync init`): the index in it now moves to its own
+    vault's file, and `vault`'s own index, if it has one, becomes memsync.db. Returns what moved,
+    in words, or None when nothing had to."""
+    from .errors import BadEnvironment
+
+    main = home / DEFAULT_DB
+    holder = owner(main)
+    if holder is None and main.is_file():  # unlabelled: its files tell whose it is
+        total, here = _files_found(main, vault)
+        if total and not here:
+            raise BadEnvironment(
+                f"the index {main} holds the cards of a vault other than {vault} and does not "
+                f"say which; run `memsync init --vault DIR` with the vault it was built for "
+                f"first, or move {main} aside"
+            )
+        write_label(main, vault)
+        return None
+    if holder is None or same_folder(holder, vault):
+        return None
+    done = []
+    if main.is_file():
+        target = own_index(home, holder)
+        _move(main, target)
+        done.append(f"the index of {holder} moved to {target}")
+    else:
+        label_file(main).unlink(missing_ok=True)
+    theirs = own_index(home, vault)
+    if theirs.is_file():
+        _move(theirs, main)
+        done.append(f"the index of {vault} moved to {main}")
+    write_label(main, vault)
+    return "; ".join(done) or None
+
+
+def empty_vault_warning(cfg) -> str | None:
+    """For `memsync mcp` and `memsync watch` to say loudly (stderr, memory_stats): this process
+    serves a vault with nothing in it while another vault of the same home has cards."""
+    vault = cfg.vault.path
+    with suppress(OSError):
+        if any(not entry.name.startswith(".") for entry in os.scandir(vault)):
+            return None
+    for other, db in known(cfg.home.path):
+        if same_folder(other, vault) or not Path(other).is_dir():
+            continue
+        count = card_count(db)
+        if count:
+            return (f"the vault {vault} (from {cfg.vault.origin}) is empty, but {other} has "
+                    f"{count} cards indexed in {db}: to serve that one, run `memsync init "
+                    f"--vault {other}`, or point --vault / MEMSYNC_VAULT at it")
+    return None

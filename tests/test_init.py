@@ -1,0 +1,136 @@
+"""`memsync init`: the home, the vault in config.json, a first index, agent memory offered as
+sources, the MCP set-up printed. A fake HOME and a project folder of its own for every test, so
+the machine's real agent files are never looked at."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsync import clients
+
+from .conftest import MEMSYNC_BIN, write_card
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def fake_home(tmp_path, monkeypatch) -> Path:
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    user.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("MEMORY_FILE_PATH", raising=False)
+    monkeypatch.chdir(project)
+    return user
+
+
+@pytest.fixture
+def agent_files(fake_home) -> Path:
+    """Claude Code memory and a Gemini CLI file, where those tools keep them."""
+    memory = fake_home / ".claude" / "projects" / "shop" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "deploy.md").write_text("# deploy\nthe shop deploys with kamal-9 on fridays\n")
+    (fake_home / ".gemini").mkdir()
+    (fake_home / ".gemini" / "GEMINI.md").write_text(
+        "# Gemini\n\n## Gemini Added Memories\n- the staging box is called tern-3\n")
+    return fake_home
+
+
+def config_json(home: Path) -> dict:
+    return json.loads((home / "config.json").read_text())
+
+
+def test_first_run_writes_the_vault_indexes_and_prints_the_mcp_setup(home, vault, cli):
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "the site root is /srv/www")
+    code, out = cli("init", "--json")
+    assert code == 0 and out["status"] == "initialized"
+    assert config_json(home)["vault"] == str(vault)
+    assert out["cards"] == 1 and out["index"]["added"] == 1
+    assert any("config.json" in change for change in out["changed"])
+    command = str(clients.installed_command())
+    assert Path(command).is_absolute() and Path(command).name == "memsync"
+    args = [command, "--home", str(home), "mcp"]
+    assert out["mcp"]["claude_code"]["text"] == "claude mcp add -s user memsync -- " + " ".join(args)
+    for client in ("claude_desktop", "cursor"):
+        entry = json.loads(out["mcp"][client]["text"])["mcpServers"]["memsync"]
+        assert [entry["command"], *entry["args"]] == args
+
+
+def test_a_second_run_changes_nothing_and_says_so(home, vault, cli):
+    write_card(vault, "a.md", "a card", "some text that is long enough")
+    assert cli("init")[0] == 0
+    before = (home / "config.json").read_text()
+    code, out = cli("init", "--json")
+    assert code == 0 and out["status"] == "unchanged" and out["changed"] == []
+    assert (home / "config.json").read_text() == before
+    code, text = cli("init")
+    assert code == 0 and "nothing changed" in text
+
+
+def test_found_agent_memory_is_offered_and_only_what_is_accepted_is_added(home, agent_files, cli):
+    code, text = cli("init", stdin="y\nn\n")
+    assert code == 0
+    names = [s["name"] for s in config_json(home).get("sources", [])]
+    assert names == ["claude"]
+    assert "not added: Gemini CLI" in text and "--add gemini --adapter agents" in text
+    code, out = cli("search", "kamal-9", "--json")
+    assert code == 0 and [h["source"] for h in out["hits"]] == ["claude"]
+
+
+def test_without_an_answer_nothing_is_added(home, agent_files, cli):
+    code, out = cli("init", "--json")  # no terminal to ask on: offered, not added
+    assert code == 0 and out["sources_added"] == []
+    assert {o["name"] for o in out["sources_offered"]} == {"claude", "gemini"}
+    assert "sources" not in config_json(home)
+
+
+def test_yes_adds_every_source_found_and_a_second_run_adds_none(home, agent_files, cli):
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and {s["name"] for s in out["sources_added"]} == {"claude", "gemini"}
+    code, found = cli("search", "tern-3", "--json")
+    assert code == 0 and found["hits"][0]["source"] == "gemini"
+    code, again = cli("init", "--yes", "--json")
+    assert again["status"] == "unchanged" and again["sources_offered"] == []
+
+
+def test_a_project_with_agents_md_and_cursor_rules_is_offered(home, cli):
+    project = Path.cwd()
+    (project / "AGENTS.md").write_text("# shop\nrun the tests with make check before a push\n")
+    (project / ".cursor" / "rules").mkdir(parents=True)
+    (project / ".cursor" / "rules" / "style.mdc").write_text("---\ndescription: style\n---\nuse tabs\n")
+    code, out = cli("init", "--json")
+    assert {(o["name"], o["adapter"]) for o in out["sources_offered"]} == {
+        ("project", "agents"), ("project-cursor", "cursor")}
+
+
+def test_a_vault_that_does_not_exist_is_refused_and_nothing_is_written(home, tmp_path, cli):
+    code, out = cli("init", "--vault", tmp_path / "Obsidan", "--json")
+    assert code == 2 and "does not exist" in out["error"]["message"]
+    assert not (home / "config.json").exists()
+
+
+def test_init_vault_makes_later_commands_use_it_without_env(home, tmp_path, monkeypatch, run_cli):
+    notes = tmp_path / "notes"
+    write_card(notes, "x.md", "redis port", "redis listens on 6380 on the cache box")
+    assert run_cli("init", "--vault", notes)[0] == 0
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    code, out, _err = run_cli("paths", "--json")
+    assert out["vault"] == {"path": str(notes), "from": "config"}
+    assert out["db"]["path"] == str(home / "memsync.db")
+    assert run_cli("search", "6380", "--json")[1]["hits"][0]["title"] == "redis port"
+
+
+def test_the_readme_shows_the_mcp_setup_as_init_prints_it():
+    readme = README.read_text(encoding="utf-8")
+    example = clients.snippets(Path("/home/me/.local/bin/memsync"), Path("/home/me/.memsync"))
+    for client, snippet in example.items():
+        assert snippet["text"] in readme, f"README lacks the {client} set-up as init prints it"
+
+
+def test_the_installed_command_path_is_the_one_init_prints(run_cli, home, vault):
+    code, out, _err = run_cli("init", "--json")
+    assert code == 0 and out["mcp"]["claude_code"]["text"].split(" -- ")[1].split()[0] == MEMSYNC_BIN

@@ -1,0 +1,142 @@
+"""One index per vault: a one-off --vault never takes another vault's cards out of search, and
+switching back finds them at once, with their ids and read counts, without reading a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from memsync import config, vaults
+
+from .conftest import MEMSYNC_BIN, write_card
+
+
+@pytest.fixture
+def other(tmp_path):
+    other = tmp_path / "Other"
+    write_card(other, "03-Knowledge/redis.md", "redis port", "redis listens on 6380 on the cache box")
+    return other
+
+
+@pytest.fixture
+def first(vault, run_cli):
+    """The first vault, indexed, one card read twice: {title: id}."""
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "the site root is /srv/www for nginx")
+    write_card(vault, "02-Projects/shop.md", "shop deploy", "the shop deploys with kamal on fridays")
+    assert run_cli("index")[0] == 0
+    ids = {h["title"]: h["id"] for h in run_cli("search", "nginx", "--json")[1]["hits"]}
+    ids.update({h["title"]: h["id"] for h in run_cli("search", "kamal", "--json")[1]["hits"]})
+    for _ in range(2):
+        assert run_cli("show", ids["nginx root"])[0] == 0
+    return ids
+
+
+def reads(run_cli, *args) -> int:
+    return run_cli(*args, "stats", "--json")[1]["reads"]
+
+
+def test_a_one_off_vault_leaves_the_first_vaults_cards_ids_and_reads(first, other, home, run_cli):
+    code, out, _err = run_cli("--vault", other, "index", "--json")
+    assert code == 0 and out["added"] == 1
+    assert run_cli("--vault", other, "search", "6380", "--json")[1]["hits"][0]["title"] == "redis port"
+
+    code, back, _err = run_cli("index", "--json")  # a plain index again: nothing lost, nothing read
+    assert code == 0 and (back["removed"], back["added"], back["hashed"]) == (0, 0, 0)
+    hits = run_cli("search", "nginx", "--json")[1]["hits"]
+    assert [(h["title"], h["id"]) for h in hits] == [("nginx root", first["nginx root"])]
+    assert reads(run_cli) == 2
+    assert run_cli("search", "6380", "--json")[0] == 1  # the other vault's card stays in its own
+
+
+def test_paths_names_the_other_vaults_own_index(first, other, home, run_cli):
+    out = run_cli("--vault", other, "paths", "--json")[1]
+    assert out["db"]["from"] == "vault"
+    assert out["db"]["path"] == str(vaults.own_index(home, other))
+    assert out["db"]["path"].startswith(str(home / "indexes"))
+    assert run_cli("paths", "--json")[1]["db"] == {"path": str(home / "memsync.db"), "from": "default"}
+    assert "this vault's own index" in run_cli("--vault", other, "paths")[1]
+
+
+def test_an_explicit_db_still_wins(first, other, home, tmp_path, run_cli):
+    db = tmp_path / "mine.db"
+    out = run_cli("--vault", other, "--db", db, "paths", "--json")[1]
+    assert out["db"] == {"path": str(db), "from": "cli"}
+
+
+def test_init_on_the_other_vault_swaps_the_indexes_and_loses_nothing(first, other, home, vault,
+                                                                    monkeypatch, run_cli):
+    assert run_cli("--vault", other, "index")[0] == 0
+    redis = run_cli("--vault", other, "search", "6380", "--json")[1]["hits"][0]["id"]
+    assert run_cli("--vault", other, "show", redis)[0] == 0
+    code, out, _err = run_cli("init", "--vault", other, "--json")
+    assert code == 0 and out["db"] == str(home / "memsync.db")
+    assert out["index"]["hashed"] == 0  # its own index came along: no file read anew
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    assert run_cli("search", "6380", "--json")[1]["hits"][0]["id"] == redis
+    assert reads(run_cli) == 1
+    # and the first vault, now the one-off, finds its cards, ids and reads where they were
+    assert run_cli("--vault", vault, "index", "--json")[1]["hashed"] == 0
+    hits = run_cli("--vault", vault, "search", "nginx", "--json")[1]["hits"]
+    assert hits[0]["id"] == first["nginx root"]
+    assert reads(run_cli, "--vault", vault) == 2
+
+
+def test_an_index_of_another_vault_from_before_labels_is_not_emptied(first, other, home, run_cli):
+    vaults.label_file(home / "memsync.db").unlink()  # as an older memsync left it
+    code, out, _err = run_cli("--vault", other, "index", "--json")
+    assert code == 2 and "holds the cards of another vault" in out["error"]["message"]
+    assert run_cli("search", "nginx", "--json")[1]["hits"][0]["id"] == first["nginx root"]
+
+
+def test_an_empty_default_vault_is_reported_when_another_has_cards(first, home, monkeypatch, run_cli):
+    monkeypatch.delenv("MEMSYNC_VAULT")  # as a desktop app starts a server: no env, no config vault
+    warning = vaults.empty_vault_warning(config.load())
+    assert warning and str(home / "vault") in warning and "2 cards" in warning
+    code, out, _err = run_cli("search", "nginx", "--json")
+    assert code == 2 and "is empty, but" in out["error"]["message"]
+    assert run_cli("index")[0] == 0
+    code, out, _err = run_cli("stats", "--json")
+    assert any("is empty, but" in p for p in out["config_problems"])
+
+
+def test_a_watcher_on_an_empty_default_vault_says_so_on_stderr(first, home, monkeypatch, tmp_path):
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    log = tmp_path / "watch.log"
+    with log.open("w") as err:
+        proc = subprocess.Popen([MEMSYNC_BIN, "watch"], stderr=err, stdout=subprocess.DEVNULL,
+                                env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 60
+        while "watching" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert "WARNING" in text and "is empty, but" in text and "memsync init --vault" in text
+
+
+def test_the_mcp_server_reports_the_empty_vault_in_stats(first, home, monkeypatch):
+    import anyio
+    from mcp.client import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    monkeypatch.delenv("MEMSYNC_VAULT")
+
+    async def main():
+        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy())
+        with anyio.fail_after(60), open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                result = await session.call_tool("memory_stats", {})
+                return json.dumps(result.structured_content or {}) + str(result.content)
+
+    assert "is empty, but" in anyio.run(main)
