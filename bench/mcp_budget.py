@@ -104,15 +104,16 @@ async def measure(env: dict, command: list[str], cwd: str) -> dict:
     return out
 
 
-def run(checkout: str | None) -> dict:
+def run(checkout: str | None, options: tuple[str, ...] = ()) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "MEMSYNC_HOME": str(Path(tmp) / "home"),
                "MEMSYNC_VAULT": str(make_vault(Path(tmp)))}
         env.pop("MEMSYNC_DB", None)
-        command = [str(Path(sys.executable).with_name("memsync")), "mcp"]
+        command = [str(Path(sys.executable).with_name("memsync")), "mcp", *options]
         if checkout:  # the same client against another tree's server
             env["PYTHONPATH"] = str(Path(checkout).resolve())
-            command = [sys.executable, "-c", "import sys; from memsync.cli import main; sys.exit(main())", "mcp"]
+            command = [sys.executable, "-c", "import sys; from memsync.cli import main; sys.exit(main())", "mcp",
+                       *options]
         return anyio.run(measure, env, command, tmp)  # cwd: not a source tree
 
 
@@ -129,8 +130,10 @@ def table(data: dict) -> list[str]:
     names = {"search_1": "memory_search, 1 hit", "search_10": "memory_search, 10 hits",
              "search_20": "memory_search, 20 hits", "get": "memory_get, short card",
              "capture": "memory_capture (created)", "stats": "memory_stats"}
-    for key, label in names.items():
-        r = data["replies"][key]
+    rows = [(label, data["replies"][key], key) for key, label in names.items()]
+    rows += [(f"{names[key]}, `--text-only`", r, None) for key, r in data.get("text_only", {}).items()
+             if key in ("search_10", "get")]
+    for label, r, key in rows:
         was = old.get("replies", {}).get(key)
         before = f"{was['bytes']:,} / {was['text_bytes']:,}" if was else "–"
         lines.append(f"| {label} | {r['bytes']:,} | {r['text_bytes']:,} | {r['structured_bytes']:,} | "
@@ -149,6 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before", help="also measure this older source tree, for the before column")
     args = parser.parse_args(argv)
     data = run(args.checkout)
+    data["text_only"] = run(args.checkout, ("--text-only",))["replies"]
     if args.before:
         data["before"] = {**run(args.before), "tree": _commit_of(args.before)}
     data["targets"] = {

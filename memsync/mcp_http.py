@@ -80,7 +80,8 @@ class RequireToken:
         await self.app(scope, receive, send)
 
 
-def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | None = None) -> None:
+def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | None = None,
+               structured: bool = True) -> None:
     """Serve until SIGTERM/SIGINT: then stop taking requests, let running calls finish (a write
     is on disk and in the index before its reply), stop the watcher, exit 0."""
     import uvicorn
@@ -100,7 +101,7 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     except OSError as exc:
         raise BadArgument(f"cannot listen on {host}:{port}: {exc.strerror}; pick another port") from None
     live = LiveIndex(cfg)
-    app = build(cfg, live).streamable_http_app(streamable_http_path=PATH, host=host)
+    app = build(cfg, live, structured).streamable_http_app(streamable_http_path=PATH, host=host)
     if token:
         app = RequireToken(app, token)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,

@@ -15,6 +15,7 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
 from pydantic import ValidationError
 
 from . import mcp_tools
@@ -67,6 +68,8 @@ def compact(schema):
 
 
 class _Server(MCPServer):
+    structured = True  # False: replies carry only their text (`memsync mcp --text-only`)
+
     async def list_tools(self):
         return [t.model_copy(update={"input_schema": compact(t.input_schema)})
                 for t in await super().list_tools()]
@@ -75,20 +78,27 @@ class _Server(MCPServer):
         # Argument validation happens inside the SDK, before our tool runs; its default error text
         # is pydantic's report. Reword it into something a model can act on.
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 return error(describe_invalid(name, exc.__cause__))
             raise
+        if not self.structured and isinstance(result, CallToolResult):
+            result.structured_content = None
+        return result
 
 
-def build(cfg: Config, live: LiveIndex | None = None) -> MCPServer:
+def build(cfg: Config, live: LiveIndex | None = None, structured: bool = True) -> MCPServer:
+    """The server with its eight tools. `structured=False` is for clients that show the model a
+    reply's structured content instead of its text (Claude Code, VS Code): they then pass on the
+    compact text, as every other client does."""
     server = _Server(
         "memsync",
         instructions=INSTRUCTIONS,
         version=_version(),
         middleware=[StartAfterHandshake(live)] if live else None,
     )
+    server.structured = structured
     mcp_tools.register(server, CurrentConfig(cfg), live)
     return server
 
@@ -114,11 +124,11 @@ def configure_logging() -> None:
     logging.getLogger("memsync").setLevel(logging.INFO)
 
 
-def serve(cfg: Config) -> None:
+def serve(cfg: Config, structured: bool = True) -> None:
     """Serve over stdio until the client closes stdin, or until SIGTERM/SIGINT."""
     configure_logging()
     live = LiveIndex(cfg)
-    server = build(cfg, live)
+    server = build(cfg, live, structured)
     stop_on_signals(live)
     try:
         server.run("stdio")

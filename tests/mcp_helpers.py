@@ -30,8 +30,8 @@ def server_log(tmp_path) -> Path:
 
 
 @asynccontextmanager
-async def connected(server_log: Path):
-    params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy())
+async def connected(server_log: Path, *options: str):
+    params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp", *options], env=os.environ.copy())
     with server_log.open("a") as errlog:
         async with (
             stdio_client(params, errlog=errlog) as (read, write),

@@ -13,7 +13,18 @@ from bench.mcp_budget import make_vault
 from memsync import api, config, mcp_server
 
 from .conftest import write_card
-from .mcp_helpers import LEAKS, TOOLS, eventually, refused, scenario, server_log, text_of, tool
+from .mcp_helpers import (
+    DEADLINE,
+    LEAKS,
+    TOOLS,
+    connected,
+    eventually,
+    refused,
+    scenario,
+    server_log,
+    text_of,
+    tool,
+)
 from .mcp_helpers import hits as _hits
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
@@ -120,6 +131,27 @@ def test_a_ten_hit_search_reads_in_under_2500_bytes(server_log, tmp_path, monkey
         assert text_of(result).startswith("10+ hits (matched: all)")
 
     scenario(body)(server_log)
+
+
+def test_text_only_replies_carry_the_same_text_and_nothing_else(server_log, vault, cli):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+    assert cli("index")[0] == 0
+    card_id = cli("search", "owl", "--json")[1]["hits"][0]["id"]
+
+    async def replies(*options):
+        async with connected(server_log, *options) as session:
+            return (await session.call_tool("memory_search", {"query": "owl"}),
+                    await session.call_tool("memory_get", {"id": card_id}))
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            return await replies(), await replies("--text-only")
+
+    (found, card), (found_text, card_text) = anyio.run(main)
+    assert found.structured_content["hits"][0]["id"] == card_id
+    assert found_text.structured_content is None and card_text.structured_content is None
+    assert text_of(found_text) == text_of(found) and text_of(card_text) == text_of(card)
+    assert "the barn owl hunts at dusk" in text_of(card_text)
 
 
 async def _full_page(session) -> bool:

@@ -148,6 +148,15 @@ def test_a_token_is_required_on_every_request_when_given(http_server, monkeypatc
     assert server.stop() == 0
 
 
+def test_on_loopback_a_request_naming_another_host_is_refused(http_server):
+    server = http_server()  # DNS rebinding: a web page's request reaching 127.0.0.1 by another name
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    reply = httpx2.post(server.url, json=ping, headers={"Host": "evil.example", **accept}, timeout=DEADLINE)
+    assert reply.status_code == 421
+    assert server.stop() == 0
+
+
 @pytest.mark.parametrize("args, says", [
     (["--http", "0.0.0.0:0"], "loopback"),
     (["--http", "0.0.0.0:0", "--allow-remote"], "needs a token"),

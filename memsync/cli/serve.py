@@ -16,8 +16,11 @@ from . import Context, fail, main, warn_empty_vault
               help="Allow --http on an address other machines can reach (needs --token).")
 @click.option("--token", envvar="MEMSYNC_MCP_TOKEN", metavar="TOKEN",
               help="With --http: require 'Authorization: Bearer TOKEN' on every request (env MEMSYNC_MCP_TOKEN).")
+@click.option("--text-only", is_flag=True,
+              help="Replies carry only their compact text, no structured content: for clients that "
+                   "show the model structured content instead of the text (Claude Code, VS Code).")
 @click.pass_obj
-def mcp(obj: Context, bind, allow_remote, token):
+def mcp(obj: Context, bind, allow_remote, token, text_only):
     """Serve the memory tools to an agent over MCP (stdio by default; logs go to stderr).
 
     Keeps the index live while it runs: an in-process watcher unless another watcher already
@@ -44,9 +47,9 @@ def mcp(obj: Context, bind, allow_remote, token):
     if bind is None:
         from .. import mcp_server
 
-        mcp_server.serve(cfg)
+        mcp_server.serve(cfg, structured=not text_only)
         return
     try:
-        mcp_http.serve_http(cfg, bind, allow_remote, token)
+        mcp_http.serve_http(cfg, bind, allow_remote, token, structured=not text_only)
     except MemsyncError as err:
         fail(err, as_json=False)
