@@ -54,6 +54,10 @@ def size(obj) -> int:
     return len(json.dumps(obj))
 
 
+def _text(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
 def reply_sizes(result) -> dict:
     dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     text = "".join(c.get("text", "") for c in dumped.get("content", []))
@@ -88,7 +92,8 @@ async def measure(env: dict, command: list[str], cwd: str) -> dict:
             # Wait for the in-process watcher's start-up pass: 30 cards take well under a second.
             for _ in range(200):
                 found = await session.call_tool("memory_search", {"query": "deploy", "limit": 20})
-                if len((found.structured_content or {}).get("hits", [])) == 20:
+                if _text(found).startswith(("20 hits", "20+ hits")) or len(
+                        (found.structured_content or {}).get("hits", [])) == 20:
                     break
                 await anyio.sleep(0.05)
             else:
@@ -96,7 +101,8 @@ async def measure(env: dict, command: list[str], cwd: str) -> dict:
             for limit in (1, 10, 20):
                 replies[f"search_{limit}"] = reply_sizes(
                     await session.call_tool("memory_search", {"query": "deploy", "limit": limit}))
-            first = found.structured_content["hits"][0]["id"]
+            first = (found.structured_content["hits"][0]["id"] if found.structured_content
+                     else int(_text(found).split("\n")[2].split()[0]))  # a text hit block starts with its id
             replies["get"] = reply_sizes(await session.call_tool("memory_get", {"id": first}))
             replies["capture"] = reply_sizes(await session.call_tool("memory_capture", {
                 "title": "bench capture", "body": "A fact captured by the budget bench, long enough to keep."}))
