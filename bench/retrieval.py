@@ -3,6 +3,8 @@
     python -m bench.retrieval                       # every set; writes results/retrieval.json + tables
     python -m bench.retrieval --sets obsidian       # the five Obsidian Help vaults only
     python -m bench.retrieval --sets scifact,cmrc-sentence --quick
+    python -m bench.retrieval --sets obsidian --losses   # + query-by-query against the best floor
+    python -m bench.retrieval --system semantic=pkg.mod:factory   # + another column
     python -m bench.retrieval --grid                # also the weights x tier-policy grid
 
 Sets (bench/evalsets.py): SciFact train, CMRC 2018 trial at passage and sentence level, the
@@ -24,7 +26,8 @@ Scoring another ranking from Python (what the relevance work calls for each cand
 `score_all(factory, sets=..., quick=..., systems=...)` builds a fresh memsync index of every set
 with the code as it is now, hands it to `factory(index) -> Searcher`, and returns per set the
 system's nDCG@10 / R@10 / R@100 / MRR@10, every floor variant and the best one. `systems` scores
-several searchers side by side ({"memsync": f, "semantic": g}). Prepared sets are kept for the
+several searchers side by side ({"memsync": f, "semantic": g}); `losses=True` adds, per set, the
+first system against the best floor query by query (`against_floor`). Prepared sets are kept for the
 life of the process, and the floor's figures on disk (MEMSYNC_BENCH_CACHE, default a temp folder,
 keyed by the documents, queries, floor code and SQLite version), so a repeated call costs only
 memsync's own work. A full run measures the floor afresh.
@@ -33,6 +36,7 @@ memsync's own work. A full run measures the floor afresh.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import tempfile
 import time
@@ -68,18 +72,39 @@ def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
     return {kind: metrics.summarize(r) for kind, r in sorted(groups.items())}
 
 
+def against_floor(s: evalsets.EvalSet, runs: list, variant: str, top: int = 5) -> dict:
+    """Query by query, the first system against the floor variant `variant`: how many queries it
+    ranks better, worse or the same (nDCG@10), and the ones it loses, with both top lists."""
+    tokenizer, mode = variant.split()
+    table = floor.Floor(s.floor_docs, tokenizer)
+    out = {"variant": variant, "better": 0, "worse": 0, "same": 0, "lost": []}
+    try:
+        for (text, rel), (ours, _) in zip(s.queries, runs):
+            theirs = table.ranked(text, 10, mode)
+            a, b = metrics.ndcg_at(ours, rel), metrics.ndcg_at(theirs, rel)
+            out["better" if a > b + 1e-9 else "worse" if b > a + 1e-9 else "same"] += 1
+            if b > a + 1e-9:
+                out["lost"].append({"query": text, "relevant": sorted(rel), "ndcg": round(a, 4),
+                                    "floor_ndcg": round(b, 4), "top": ours[:top], "floor_top": theirs[:top]})
+    finally:
+        table.close()
+    return out
+
+
 def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Path,
-              with_floor: bool = True, fresh_floor: bool = False) -> dict:
+              with_floor: bool = True, fresh_floor: bool = False, losses: bool = False) -> dict:
     started = time.perf_counter()
     index = engines.build_memsync(s.vault, work / f"{s.name}-{time.monotonic_ns()}.db")
     try:
         indexed = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
         out = {"docs": len(s.floor_docs), "indexed": indexed, "queries": len(s.queries), "note": s.note,
                "systems": {}, "by_kind": {}}
+        first_runs = None
         with engines.deep_pages(DEEP):
             for name, factory in systems.items():
                 searcher = factory(index)
                 runs = [(engines.ranked(searcher, q, DEEP, s.doc_id), rel) for q, rel in s.queries]
+                first_runs = first_runs or runs
                 out["systems"][name] = metrics.summarize(runs)
                 if s.kinds:
                     out["by_kind"][name] = _by_kind(s, runs)
@@ -88,6 +113,8 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
     if with_floor:
         out["floor"], out["floor_cached"] = floor.score_cached(s.floor_docs, s.queries, DEEP, fresh_floor)
         out["best_floor"] = floor.best(out["floor"])
+        if losses:
+            out["against_floor"] = against_floor(s, first_runs, out["best_floor"])
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -165,7 +192,7 @@ def _prepared(names: list[str], quick: bool, obsidian_sets, obsidian_git):
 
 def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *, quick: bool = False,
               systems: dict[str, SearcherFactory] | None = None, with_floor: bool = True,
-              fresh_floor: bool = False, obsidian_sets: str | None = None, obsidian_git: str | None = None,
+              fresh_floor: bool = False, losses: bool = False, obsidian_sets: str | None = None, obsidian_git: str | None = None,
               log: bool = True) -> dict:
     """Score `searcher_factory` (or every entry of `systems`) on the chosen sets; see the module
     docstring. Returns {"sets": {name: figures}, "skipped": {name: why}, "golden": … if chosen}."""
@@ -175,7 +202,7 @@ def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *,
     work = Path(tmp.name)
     results: dict = {"sets": {}, "skipped": dict(skipped)}
     for s in prepared:
-        results["sets"][s.name] = r = score_set(s, systems, work, with_floor, fresh_floor)
+        results["sets"][s.name] = r = score_set(s, systems, work, with_floor, fresh_floor, losses)
         if log:
             print(_set_line(s.name, r), file=sys.stderr)
     if "golden" in names:
@@ -185,6 +212,9 @@ def score_all(searcher_factory: SearcherFactory = shipped, sets: str = "all", *,
 
 def _set_line(name: str, r: dict) -> str:
     parts = [f"{name:<15}"] + [f"{sys_name} {m['ndcg@10']:.4f}" for sys_name, m in r["systems"].items()]
+    if "against_floor" in r:
+        a = r["against_floor"]
+        parts.append(f"queries better/worse/same {a['better']}/{a['worse']}/{a['same']}")
     if "best_floor" in r:
         best = r["floor"][r["best_floor"]]["ndcg@10"]
         ours = next(iter(r["systems"].values()))["ndcg@10"]
@@ -231,6 +261,15 @@ def choose(results: dict) -> dict:
     return {"table": table, "best": max(table, key=lambda n: round(table[n]["mean"], 6))}
 
 
+def _factory(spec: str) -> tuple[str, SearcherFactory]:
+    """`NAME=module:function` -> (NAME, the function), for --system."""
+    name, _, target = spec.partition("=")
+    module, _, function = target.partition(":")
+    if not (name and module and function):
+        raise SystemExit(f"--system {spec!r}: write it as NAME=module:function")
+    return name, getattr(importlib.import_module(module), function)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="all", help="comma-separated sets or groups: obsidian, cmrc, "
@@ -243,12 +282,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--obsidian-sets", help="folder of built Obsidian Help sets (MEMSYNC_OBSIDIAN_SETS)")
     parser.add_argument("--obsidian-git", help="git dir of an obsidian-help snapshot to build the sets "
                         "from (MEMSYNC_OBSIDIAN_GIT)")
+    parser.add_argument("--system", action="append", default=[], metavar="NAME=MODULE:FUNCTION",
+                        help="also score FUNCTION(index) -> Searcher under NAME (repeatable), e.g. "
+                        "semantic=memsync.semantic:searcher")
+    parser.add_argument("--losses", action="store_true", help="compare memsync with the best floor "
+                        "query by query; the queries it loses go into the result JSON")
     parser.add_argument("--fresh-floor", action="store_true", help="measure the floor again even when "
                         "cached (a full run always does)")
     parser.add_argument("--out", help="result name under bench/results/ (default: retrieval for a full "
                         "run, retrieval-partial otherwise)")
     args = parser.parse_args(argv)
-    systems = {"memsync": shipped, **(grid_systems() if args.grid else {})}
+    systems = {"memsync": shipped, **dict(map(_factory, args.system)), **(grid_systems() if args.grid else {})}
     if args.semantic:
         from .semantic import factory
 
@@ -256,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     selected = evalsets.expand(args.sets)
     full = selected == evalsets.expand("all") and not args.quick
     results = {**machine.info(), "quick": args.quick, "selected": selected,
-               **score_all(sets=args.sets, quick=args.quick, systems=systems, fresh_floor=full or args.fresh_floor,
+               **score_all(sets=args.sets, quick=args.quick, systems=systems, fresh_floor=full or args.fresh_floor, losses=args.losses,
                            obsidian_sets=args.obsidian_sets, obsidian_git=args.obsidian_git)}
     if args.grid:
         results["grid"] = choose(results)

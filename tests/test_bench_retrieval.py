@@ -86,13 +86,23 @@ def test_every_floor_variant_finds_a_heading_and_andor_only_falls_back_when_and_
 
 
 def test_score_all_indexes_the_real_files_and_names_the_best_floor(built):
-    results = retrieval.score_all(sets="obsidian-de", obsidian_sets=str(built), log=False)
+    results = retrieval.score_all(sets="obsidian-de", obsidian_sets=str(built), losses=True, log=False,
+                                  systems={"memsync": retrieval.shipped, "twin": retrieval.shipped})
     r = results["sets"]["obsidian-de"]
+    assert r["systems"]["twin"] == r["systems"]["memsync"]
+    a = r["against_floor"]
+    assert a["better"] + a["worse"] + a["same"] == 4 and len(a["lost"]) == a["worse"]
     assert (r["docs"], r["indexed"], r["queries"]) == (4, 4, 4)
     assert r["systems"]["memsync"]["ndcg@10"] > 0.5  # memsync reads the alias from the frontmatter
     assert r["best_floor"] in floor.VARIANTS and set(r["floor"]) == set(floor.VARIANTS)
     assert r["by_kind"]["memsync"]["alias"]["queries"] == 1
     assert set(results["skipped"]) == set()
+
+
+def test_a_system_is_named_by_module_and_function():
+    assert retrieval._factory("twin=bench.retrieval:shipped") == ("twin", retrieval.shipped)
+    with pytest.raises(SystemExit, match="NAME=module:function"):
+        retrieval._factory("bench.retrieval:shipped")
 
 
 def test_set_names_expand_and_unknown_ones_are_refused():
