@@ -4,6 +4,7 @@ plain FTS5 floor variants, and scoring memsync's real index of the vault's real 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,30 @@ def test_the_bench_has_no_import_cycle():
     graph = {name: imports(name, path, set(found)) for name, path in found.items()}
     assert "bench.perf_tables" in graph["bench.report"]  # the graph sees bench's own imports
     assert cycles(graph) == []
+
+
+@pytest.mark.skipif(not obsidian.build_script().exists(), reason="shared/datasets/obsidian-help/build.py not here")
+def test_sets_are_built_from_a_git_snapshot_once_per_commit(tmp_path, monkeypatch):
+    repo = tmp_path / "help"
+    for rel, text in NOTES.items():
+        path = repo / "de" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (repo / "en").mkdir()
+    (repo / "en" / "Kept back.md").write_text("## Not for us\n", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
+    monkeypatch.setenv("MEMSYNC_OBSIDIAN_CACHE", str(tmp_path / "cache"))
+    root, why = obsidian.locate(None, str(repo / ".git"))
+    assert why is None and sorted(p.name for p in root.iterdir()) == sorted(obsidian.DEV_LANGS)
+    s = obsidian.sets(root, ["de"])["obsidian-de"]
+    assert ("Date format", {"Plugins/Daily notes.md": 1}) in s.queries
+    assert sorted(p.relative_to(s.vault).as_posix() for p in s.vault.rglob("*.md")) == sorted(NOTES)
+    marker = root / "de" / "manifest.json"
+    before = marker.stat().st_mtime_ns
+    assert obsidian.build(repo / ".git", tmp_path / "cache", ["de"]) == root
+    assert marker.stat().st_mtime_ns == before  # built once per snapshot commit
+    with pytest.raises(SystemExit, match="not a development vault"):
+        obsidian.build(repo / ".git", tmp_path / "cache", ["en"])
