@@ -48,14 +48,15 @@ def scifact_sample(corpus: datasets.Corpus, size: int = SAMPLE, seed: int = 14) 
 
 
 def grid() -> list[dict]:
-    shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": "always", "floor": fusion.FLOOR}
+    shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": fusion.DENSE_WHEN,
+               "floor": fusion.FLOOR}
     out = [shipped]
     for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
         for dense_when in ("always", "weak", "rerank"):
-            for floor in (0.0, 0.8, 0.83):
+            for floor in (None, 2.0, 2.5, 3.0):
                 out.append({"method": "blend", "weight": weight, "dense_when": dense_when, "floor": floor})
     for weight in (0.5, 0.7):
-        out.append({"method": "rrf", "weight": weight, "dense_when": "always", "floor": 0.0})
+        out.append({"method": "rrf", "weight": weight, "dense_when": "rerank", "floor": None})
     unique = []
     for v in out:
         if v not in unique:
@@ -64,7 +65,8 @@ def grid() -> list[dict]:
 
 
 def name(v: dict) -> str:
-    return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={v['floor']:g}"
+    floor = "none" if v["floor"] is None else f"{v['floor']:g}sd"
+    return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={floor}"
 
 
 def load(set_name: str, work: Path):
@@ -98,8 +100,7 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
         lexical_runs.append(([doc(h.path) for h in page.hits], rel))
         shipped_runs.append(([doc(h.path) for h in hybrid.search(q).hits], rel))
         deep = lexical.search(replace(q, limit=fusion.DEPTH), cap=fusion.DEPTH).hits
-        dense, unembedded = hybrid._dense(q, {h.id for h in deep})
-        stored.append((page.matched, {h.id: h.score for h in deep}, dense, unembedded, rel))
+        stored.append((page.matched, hybrid.candidates(q, deep, page.matched), rel))
     out = {"docs": index.conn.execute("SELECT count(*) FROM cards").fetchone()[0],
            "queries": len(queries), "embedding": embedded,
            "memsync": metrics.summarize(lexical_runs), "hybrid": metrics.summarize(shipped_runs),
@@ -107,12 +108,11 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
     for v in variants:
         searcher = HybridSearcher(index, encoder, **v)
         runs = []
-        for matched, lex, dense, unembedded, rel in stored:
+        for matched, found, rel in stored:
             if searcher.wants_dense(matched):
-                strong = (matched or "").startswith("all")
-                ranked = [card for card, _ in searcher.order(lex, dense, unembedded, strong)][:K]
+                ranked = [card for card, _ in searcher.order(found)][:K]
             else:
-                ranked = sorted(lex, key=lambda c: -lex[c])[:K]
+                ranked = sorted(found.lexical, key=lambda c: -found.lexical[c])[:K]
             runs.append(([doc(paths[c]) for c in ranked], rel))
         out["variants"][name(v)] = metrics.summarize(runs)["ndcg@10"]
     index.close()
@@ -189,10 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SETS[:-1]), help="comma-separated subset of " + ", ".join(SETS))
     parser.add_argument("--quick", type=int, default=None, help="only the first N queries of each set")
     parser.add_argument("--no-golden", action="store_true")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="skip a set whose vectors are not all in the cache instead of embedding them")
     parser.add_argument("--out", default="semantic")
     args = parser.parse_args(argv)
     variants = grid()
-    encoder = CachedEncoder()
+    encoder = CachedEncoder(offline=args.cached_only)
     results = {**machine.info(), "model": encoder.model, "sets": {}, "skipped": {}}
     with tempfile.TemporaryDirectory(prefix="memsync-semantic-") as tmp:
         work = Path(tmp)
@@ -207,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     results["tuning"] = choose(results, variants)
     results["cache"] = {"hits": encoder.hits, "misses": encoder.misses}
     path = machine.save(args.out, results)
+    if path.stem == "semantic":
+        from . import report
+
+        report.write()  # RESULTS.md and the README's tables
     print(f"best: {results['tuning']['best']}; results: {path}", file=sys.stderr)
     return 0
 

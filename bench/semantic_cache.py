@@ -22,12 +22,14 @@ def cache_dir() -> Path:
 
 
 class CachedEncoder(Encoder):
-    def __init__(self, threads: int | None = 1, folder: Path | None = None):
+    def __init__(self, threads: int | None = 1, folder: Path | None = None, offline: bool = False):
         super().__init__(threads)
+        self.offline = offline  # a miss is an error (LookupError), not hours of embedding
         folder = folder or cache_dir()
         folder.mkdir(parents=True, exist_ok=True)
         name = self.model.replace("/", "_") + ".sqlite"
-        self.db = sqlite3.connect(str(folder / name), timeout=60, isolation_level=None)
+        self.db_path = folder / name
+        self.db = sqlite3.connect(str(self.db_path), timeout=60, isolation_level=None)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB) WITHOUT ROWID")
         self.hits = self.misses = 0
@@ -48,6 +50,9 @@ class CachedEncoder(Encoder):
             marks = ",".join("?" * len(part))
             found.update(self.db.execute(f"SELECT key, v FROM vec WHERE key IN ({marks})", part))
         missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing and self.offline:
+            raise LookupError(f"{len(missing)} passages are not in the vector cache {self.db_path} yet; "
+                              "run without --cached-only to embed them")
         for at in range(0, len(missing), CHUNK):
             chunk = missing[at : at + CHUNK]
             vecs = super().passages([texts[i] for i in chunk])

@@ -120,9 +120,11 @@ def test_an_english_query_finds_a_chinese_card(memory, query, card):
 
 def test_a_hit_reports_its_lexical_and_dense_parts(memory):
     hits = search("nginx 站点根目录", limit=20)["hits"]
-    top = hits[0]
+    assert [h["path"] for h in hits] == paths(search("nginx 站点根目录", semantic=False, limit=20))
+    top = hits[0]  # every word matched: the lexical order stands, the dense part is reported
     assert top["path"] == "03-Knowledge/nginx.md" and top["matched"] == "all"
     assert top["lexical"] > 0 and 0 < top["dense"] <= 1
+    hits = search("服务器登录用什么密钥", limit=20)["hits"]  # only some words: the blend
     dense_only = [h for h in hits if h["matched"] == SEMANTIC]
     assert dense_only and all(h["lexical"] is None and h["dense"] > 0 for h in dense_only)
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)

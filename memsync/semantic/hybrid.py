@@ -8,7 +8,8 @@ ranked, lexically.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import json
+from dataclasses import dataclass, replace
 
 from .. import dates, query
 from ..model import Hit
@@ -24,40 +25,58 @@ def _strong(matched: str | None) -> bool:
     return (matched or "").startswith("all")
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What one query's fusion works on: the lexical and dense top lists, which lexical hits have
+    no vector yet, the spread of the cosines over every card (to tell a card that stands out
+    from the vault's bulk), and whether an all* tier matched."""
+
+    lexical: dict[int, float]
+    dense: dict[int, float]
+    unembedded: frozenset[int] = frozenset()
+    mean: float = 0.0
+    sd: float = 0.0
+    strong: bool = False
+
+
 class HybridSearcher:
     def __init__(self, index, encoder, lexical: LexicalSearcher | None = None,
                  weight: float = fusion.WEIGHT, depth: int = fusion.DEPTH, method: str = "blend",
-                 dense_when: str = "always", floor: float = fusion.FLOOR):
+                 dense_when: str = fusion.DENSE_WHEN, floor: float | None = fusion.FLOOR):
         self.index, self.encoder = index, encoder
         self.lexical = lexical or LexicalSearcher(index)
         self.weight, self.depth, self.method = weight, depth, method
         # "always"; "weak": lexical alone when an all* tier matched; "rerank": then the dense part
         # only reorders the lexical hits (no card found by meaning alone joins them)
         self.dense_when = dense_when
-        self.floor = floor  # a card found by meaning alone needs at least this cosine
+        # a card found by meaning alone must stand `floor` standard deviations above the mean
+        # cosine of all cards (None: no floor)
+        self.floor = floor
 
     def search(self, q: Query) -> Result:
         page = self.lexical.search(q)  # its notes and `more` speak of the page asked for
-        if not self.wants_dense(page.matched):
-            return page
         lexical = self.lexical.search(replace(q, limit=self.depth), cap=self.depth).hits
-        dense, unembedded = self._dense(q, {h.id for h in lexical})
-        order = self.order({h.id: h.score for h in lexical}, dense, unembedded, _strong(page.matched))
-        return self._result(q, page, lexical, dense, order)
+        found = self.candidates(q, lexical, page.matched)
+        if self.wants_dense(page.matched):
+            order = self.order(found)
+        else:  # lexical order; the dense part is still reported
+            order = sorted(fusion.minmax(found.lexical).items(), key=lambda kv: -kv[1])
+        return self._result(q, page, lexical, found.dense, order)
 
     def wants_dense(self, matched: str | None) -> bool:
         return self.dense_when != "weak" or not _strong(matched)
 
-    def order(self, lexical: dict[int, float], dense: dict[int, float],
-              unembedded: frozenset[int] = frozenset(), strong: bool = False) -> list[tuple[int, float]]:
-        """(card id, fused score), best first. Pure: the bench replays it over stored candidates.
-        `strong`: an all* tier matched."""
-        alone = self.floor if not (strong and self.dense_when == "rerank") else float("inf")
-        dense = {k: v for k, v in dense.items() if k in lexical or v >= alone}
-        if self.method == "rrf":
-            fused = fusion.rrf(lexical, dense, weight=self.weight)
+    def order(self, c: Candidates) -> list[tuple[int, float]]:
+        """(card id, fused score), best first. Pure: the bench replays it over stored candidates."""
+        if c.strong and self.dense_when == "rerank":
+            alone = float("inf")
         else:
-            fused = fusion.blend(lexical, dense, self.weight, unembedded)
+            alone = float("-inf") if self.floor is None else c.mean + self.floor * c.sd
+        dense = {k: v for k, v in c.dense.items() if k in c.lexical or v >= alone}
+        if self.method == "rrf":
+            fused = fusion.rrf(c.lexical, dense, weight=self.weight)
+        else:
+            fused = fusion.blend(c.lexical, dense, self.weight, c.unembedded)
         return sorted(fused.items(), key=lambda kv: -kv[1])
 
     def _result(self, q: Query, page: Result, lexical: list[Hit], dense: dict[int, float],
@@ -89,41 +108,40 @@ class HybridSearcher:
                            "(matched: semantic): check that they are about what you meant")
         return result
 
-    def _dense(self, q: Query, lexical_ids: set[int]) -> tuple[dict[int, float], frozenset[int]]:
+    def candidates(self, q: Query, lexical: list[Hit], matched: str | None) -> Candidates:
         """The best `depth` cards passing the filters by cosine to the query (a card by its best
-        passage), and which of the lexical hits have no current vector."""
+        passage), beside the lexical hits."""
         import numpy as np
 
+        lex = {h.id: h.score for h in lexical}
         ids, matrix = store.load(self.index.conn, self.encoder.model)
-        unembedded = frozenset(lexical_ids - set(ids.tolist()))
+        unembedded = frozenset(lex.keys() - set(ids.tolist()))
         if not len(ids):
-            return {}, unembedded
+            return Candidates(lex, {}, unembedded, strong=_strong(matched))
         scores = matrix @ self.encoder.query(q.text)
         starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
         best = np.maximum.reduceat(scores, starts)
         card_ids = ids[starts]
         order = np.argsort(-best)
-        where, args = _filters(q)
-        if not where:  # nothing to filter: the top of the list is the answer
-            top = order[: self.depth]
-            return {int(card_ids[i]): float(best[i]) for i in top}, unembedded
         out: dict[int, float] = {}
-        window = self.depth * 4
-        at = 0
+        window, at = self.depth * 4, 0
         while len(out) < self.depth and at < len(order):
-            chunk = order[at : at + window]
-            keep = set(self._passing(q, [int(card_ids[i]) for i in chunk]))
-            out.update({int(card_ids[i]): float(best[i]) for i in chunk if int(card_ids[i]) in keep})
+            chunk = [int(card_ids[i]) for i in order[at : at + window]]
+            keep = self._passing(q, chunk)  # filters, validity, --as-of: the lexical SQL
+            out.update({c: float(best[i]) for c, i in zip(chunk, order[at : at + window]) if c in keep})
             at += window
             window *= 4
-        return dict(list(out.items())[: self.depth]), unembedded
+        dense = dict(list(out.items())[: self.depth])
+        return Candidates(lex, dense, unembedded, float(best.mean()), float(best.std()), _strong(matched))
 
-    def _passing(self, q: Query, ids: list[int]) -> list[int]:
-        return list(self._rows(q, ids))
+    def _passing(self, q: Query, ids: list[int]) -> set[int]:
+        where, args = _filters(q)
+        if not where:
+            return set(ids)
+        sql = f"SELECT c.id FROM cards c WHERE c.id IN (SELECT value FROM json_each(?)){where}"
+        return {r[0] for r in self.index.conn.execute(sql, [json.dumps(ids), *args])}
 
     def _rows(self, q: Query, ids: list[int]) -> dict:
-        import json
-
         where, args = _filters(q)
         sql = ROW_SQL.format(where=where)
         return {r["id"]: r for r in self.index.conn.execute(sql, [json.dumps(ids), *args])}
