@@ -180,3 +180,34 @@ def test_loopback_is_the_default_and_remote_needs_both_flags():
             check_bind("192.168.1.5", allow_remote=allow, token=token)
     with pytest.raises(BadArgument):
         parse_bind("127.0.0.1:99999")
+
+
+def test_sigterm_while_a_client_writes_keeps_every_write_it_answered(http_server, vault):
+    server = http_server()
+    answered: list[dict] = []
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            try:
+                async with client(server.url) as writer:
+                    for n in range(200):  # bounded: the server stops long before
+                        if n == 5:
+                            server.proc.send_signal(signal.SIGTERM)  # mid-stream, a write may be running
+                        result = await writer.call_tool("memory_capture", {
+                            "title": f"egret {n}", "body": f"a little egret wading in the shallows, number {n}"})
+                        if result.is_error:
+                            break
+                        answered.append(result.structured_content)
+            except Exception:  # the server went away under the client: expected once it stops
+                pass
+
+    anyio.run(main)
+    assert server.stop() == 0, "".join(server.log)
+    assert len(answered) >= 5 and "Traceback" not in "".join(server.log)
+    index = Index(config.load().db.path)
+    try:
+        for result in answered:  # every write that got its reply survived the shutdown
+            assert (vault / result["path"]).is_file()
+            assert index.card(result["id"])["path"] == result["path"]
+    finally:
+        index.close()
