@@ -13,8 +13,8 @@ MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian
 golden memory-style vault in bench/golden/. memsync indexes each vault's files with its own
 Indexer; the floor (bench/floor.py: eight plain FTS5 variants) is measured in the same run, and
 each set names its best variant. Golden-set targets: keyword first hit 100 %, pairs held >= 95 %.
-A run of only some sets, or a --quick one, is saved as results/retrieval-partial.json and leaves
-RESULTS.md and the README alone.
+A run of only some sets, a --quick one, or one that had to skip a set (data not found) is saved as
+results/retrieval-partial.json and leaves RESULTS.md and the README alone.
 
 Scoring another ranking from Python (what the relevance work calls for each candidate):
 
@@ -300,10 +300,15 @@ def main(argv: list[str] | None = None) -> int:
     selected = evalsets.expand(args.sets)
     full = selected == evalsets.expand("all") and not args.quick
     results = {**machine.info(), "quick": args.quick, "selected": selected,
-               **score_all(sets=args.sets, quick=args.quick, systems=systems, fresh_floor=full or args.fresh_floor, losses=args.losses,
+               **score_all(sets=args.sets, quick=args.quick, systems=systems, fresh_floor=full or args.fresh_floor,
+                           losses=args.losses,
                            obsidian_sets=args.obsidian_sets, obsidian_git=args.obsidian_git)}
     if args.grid:
         results["grid"] = choose(results)
+    if full and results["skipped"] and not args.out:  # never replace the full table with a thinner one
+        print("some sets were skipped, so this run is saved as retrieval-partial (pass --out retrieval "
+              "to publish it anyway)", file=sys.stderr)
+        full = False
     path = machine.save(args.out or ("retrieval" if full else "retrieval-partial"), results)
     if path.stem == "retrieval":
         from . import report
