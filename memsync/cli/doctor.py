@@ -9,17 +9,22 @@ import click
 from . import Context, command, emit, main
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def human(result: dict) -> str:
     lines = []
     for done in result.get("fixed", []):
         lines.append(f"fixed: {done}")
     checked = result["checked"]
     if result["sound"]:
-        lines.append(f"the index is sound ({checked['cards']} cards from {checked['files']} "
-                     f"files in {checked['sources']} sources checked)")
+        lines.append(f"the index is sound ({plural(checked['cards'], 'card')} from "
+                     f"{plural(checked['files'], 'file')} in {plural(checked['sources'], 'source')}"
+                     " checked)")
         return "\n".join(lines)
     findings = result["findings"]
-    lines.append(f"{len(findings)} finding{'s' if len(findings) != 1 else ''}:")
+    lines.append(f"{plural(len(findings), 'finding')}:")
     for finding in findings:
         lines.append(f"✗ {finding['check']}: {finding['message']}")
         lines.append(f"    fix: {finding['fix']}")
