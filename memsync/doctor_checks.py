@@ -240,7 +240,8 @@ def stale_lock(cfg: Config) -> list[Finding]:
 
 
 def permissions(cfg: Config) -> list[Finding]:
-    loose = private.open_paths(cfg.home.path, cfg.db.path)
+    mine = (cfg.vault.path, *(Path(s.root) for s in cfg.sources))
+    loose = private.open_paths(cfg.home.path, cfg.db.path, skip=mine)
     if not loose:
         return []
     return [Finding("permissions", f"other users can read {named([str(p) for p in loose])}",

@@ -18,8 +18,6 @@ from pathlib import Path
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
 OPEN_BITS = 0o077  # any access for group or others
-# What memsync keeps in a home, besides the index (which may live elsewhere): tightened with it.
-HOME_FILES = ("config.json", "watch.lock", "memsync.db", "memsync.db-wal", "memsync.db-shm")
 SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
 
 
@@ -56,21 +54,20 @@ def is_open(path: Path | str) -> bool:
         return False
 
 
-def home_files(home: Path, db: Path | None = None) -> list[Path]:
-    """The files memsync keeps in the home (and the index with its sidecars, wherever it is)."""
-    found = [home / name for name in HOME_FILES]
-    journal = home / "journal"
-    with contextlib.suppress(OSError):
-        found += sorted(p for p in journal.iterdir() if p.is_file())
+def open_paths(home: Path, db: Path | None = None, skip: tuple[Path, ...] = ()) -> list[Path]:
+    """What other users may read: the home, anything memsync keeps below it (not the folders in
+    `skip`, nor the default vault: those are the user's own cards), and the index with its
+    sidecars wherever it lives."""
+    skip = (*skip, home / "vault")
+    found = [home] if home.is_dir() and is_open(home) else []
+    for folder, dirs, files in os.walk(home):
+        dirs[:] = [d for d in dirs if Path(folder, d) not in skip]
+        found += [p for p in (Path(folder, name) for name in dirs + files)
+                  if not p.is_symlink() and is_open(p)]
     if db is not None:
-        found += [db, *(db.with_name(db.name + tail) for tail in SQLITE_SIDECARS)]
-    return [p for p in dict.fromkeys(found) if p.is_file() and not p.is_symlink()]
-
-
-def open_paths(home: Path, db: Path | None = None) -> list[Path]:
-    """What others may read: the home or its journal folder, or a file memsync keeps."""
-    folders = [p for p in (home, home / "journal") if p.is_dir() and is_open(p)]
-    return folders + [p for p in home_files(home, db) if is_open(p)]
+        found += [p for p in (db, *(db.with_name(db.name + t) for t in SQLITE_SIDECARS))
+                  if p.is_file() and is_open(p)]
+    return list(dict.fromkeys(found))
 
 
 def tighten(paths: list[Path]) -> list[Path]:
@@ -91,7 +88,7 @@ def settle_home(home: Path, db: Path | None = None) -> None:
     Later a file loosened by hand is for `memsync doctor` to report, not for us to hide."""
     if not is_open(home) or not home.is_dir():
         return
-    changed = tighten([home, *[p for p in open_paths(home, db) if p != home]])
+    changed = tighten(open_paths(home, db))
     if changed:
         print(f"memsync: the data home {home} was readable by other users; made it private "
               f"({len(changed)} paths now {FOLDER_MODE:o} for folders, {FILE_MODE:o} for files)",

@@ -347,3 +347,18 @@ def test_a_card_restored_behind_the_index_is_drift_and_keeps_its_id(indexed, cli
     assert [f["check"] for f in result["findings"]] == ["drift"]  # not a stray id to retire
     assert doctor("--fix")[0] == 0
     assert cli("search", "nginx", "--json")[1]["hits"][0]["id"] == card_id
+
+
+def test_any_file_of_the_home_others_can_read_is_found_but_not_the_cards_kept_there(
+        indexed, cli, doctor, home):
+    (home / "bench_queries.json").write_text("[]")
+    (home / "bench_queries.json").chmod(0o644)
+    notes = home / "notes"  # a source kept inside the home: the user's own files
+    notes.mkdir(mode=0o755)
+    notes.chmod(0o755)
+    write_card(notes, "mine.md", "mine", "a note the user keeps readable on purpose").chmod(0o644)
+    assert cli("sources", "--add", "notes", "--path", notes)[0] == 0
+    [finding] = only(doctor()[1], "permissions")
+    assert finding["paths"] == [str(home / "bench_queries.json")]
+    assert doctor("--fix")[0] == 0
+    assert stat.S_IMODE((notes / "mine.md").stat().st_mode) == 0o644
