@@ -43,6 +43,7 @@ class Event(NamedTuple):
     src_path: str
     dest_path: str = ""
     is_directory: bool = False
+    is_synthetic: bool = False  # made up by watchdog from a walk, not reported by the kernel
 
 
 class Action(NamedTuple):
@@ -76,6 +77,12 @@ def storable_dir(rel: str) -> str:
 def actions(event: EventLike, root: str, wants: Callable[[str], bool]) -> list[Action]:
     """What one event asks of the index. `wants(rel)` says whether a file path is a card path."""
     kind = event.event_type
+    if kind == "moved" and getattr(event, "is_synthetic", False):
+        # watchdog follows a folder rename with one made-up rename per thing inside it, found
+        # by walking the new folder later. The folder's own rename already re-keys every card
+        # below it and looks at both folders; replayed after the worker took the folder's rename,
+        # a made-up one would re-key whatever had appeared at the old path meanwhile.
+        return []
     src = relative(root, event.src_path)
     dest = relative(root, event.dest_path) if kind == "moved" else None
     if event.is_directory:
@@ -157,7 +164,7 @@ class Pending:
         self._by_last: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._settled: set[tuple[str, str, str]] = set()
         self._moves: list[tuple[str, str, str, bool, float, float]] = []  # ..., not before
-        self._later: list[tuple[float, str, str]] = []  # heap of (when, source, folder)
+        self._later: list[tuple[float, str, str, str]] = []  # heap of (when, op, source, path)
 
     def __len__(self) -> int:
         return len(self._seen) + len(self._moves) + len(self._later)
@@ -175,7 +182,15 @@ class Pending:
 
     def add_later(self, source: str, folder: str, when: float) -> None:
         """Reconcile `folder` again at `when`, whatever happens before."""
-        heapq.heappush(self._later, (when, source, folder))
+        heapq.heappush(self._later, (when, "tree", source, folder))
+
+    def add_path_later(self, source: str, path: str, when: float) -> None:
+        """Look at `path` again at `when`, whatever happens before."""
+        heapq.heappush(self._later, (when, "sync", source, path))
+
+    def renames_away(self, source: str, path: str) -> bool:
+        """Whether a rename not taken yet moves `path` (or a folder holding it) away."""
+        return any(move[0] == source and covered(path, [move[1]]) for move in self._moves)
 
     def hold(self, moves: Iterable[tuple[str, str, str, bool, float]], until: float) -> None:
         """Put renames back at the head of the line, not to be taken before `until`."""
@@ -236,9 +251,9 @@ class Pending:
         moves, self._moves = self._moves[:ready], self._moves[ready:]
         batch.moves = [move[:5] for move in moves]
         while self._later and (everything or self._later[0][0] <= now):
-            _when, source, folder = heapq.heappop(self._later)
-            due.append(("tree", source, folder))
-            batch.rechecks += 1
+            _when, op, source, path = heapq.heappop(self._later)
+            due.append((op, source, path))
+            batch.rechecks += op == "tree"
         if not (due or batch.moves):
             return batch
         for key in dict.fromkeys(due):

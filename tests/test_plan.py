@@ -208,6 +208,34 @@ def test_a_folder_is_checked_again_later():
     assert p.take(1.0).trees == {"vault": ["d"]}
 
 
+def test_a_path_is_looked_at_again_later_without_holding_up_the_rest():
+    p = Pending(quiet=0.05)
+    p.add_path_later("vault", "gone.md", when=0.5)
+    p.add("vault", sync("a.md"), now=0.0)
+    assert p.next_due() == pytest.approx(0.05)
+    batch = p.take(0.05)
+    assert batch.paths == {"vault": ["a.md"]} and batch.rechecks == 0
+    assert p.take(0.5).paths == {"vault": ["gone.md"]}
+
+
+def test_a_rename_not_taken_yet_explains_a_vanished_path():
+    p = Pending()
+    p.add("vault", Action("move_tree", "f2", "f4"), now=0.0)
+    p.add("vault", Action("move", "a.md", "b.md"), now=0.0)
+    assert p.renames_away("vault", "f2/g/note.md") and p.renames_away("vault", "a.md")
+    assert not p.renames_away("vault", "f4/g/note.md") and not p.renames_away("notes", "a.md")
+    p.take(0.0)
+    assert not p.renames_away("vault", "f2/g/note.md")
+
+
+def test_watchdogs_made_up_renames_below_a_renamed_folder_are_left_to_the_folders_rename():
+    child = Event("moved", ROOT + "/f1/g/n.md", ROOT + "/f2/g/n.md", False, True)
+    folder = Event("moved", ROOT + "/f1/g", ROOT + "/f2/g", True, True)
+    assert actions(child, ROOT, wants) == [] and actions(folder, ROOT, wants) == []
+    made_up_arrival = Event("created", ROOT + "/f2/g/n.md", "", False, True)
+    assert actions(made_up_arrival, ROOT, wants) == [Action("sync", "f2/g/n.md")]
+
+
 def test_expand_moves_follows_files_through_folder_renames():
     from memsync.plan import expand_moves
 

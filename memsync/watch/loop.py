@@ -210,6 +210,10 @@ class WorkerLoop:
             # not yet dispatched) went with it: look at everything once.
             rescan = {**{s.name: "re-watched" for s in self.cfg.sources}, **rescan}
         moves, held = self._pairing.hold_vanished(batch)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("batch: moves %s, held %s, paths %s, trees %s, rescan %s",
+                      [m[1:4] for m in moves], [m[1:4] for m in held], batch.paths, batch.trees,
+                      rescan)
         if held:
             with self._cond:
                 self.pending.hold(held, time.monotonic() + self.debounce)
@@ -222,8 +226,10 @@ class WorkerLoop:
             part, later = self._pairing.apply(
                 indexer, source, self._wants[source], [m for m in moves if m[0] == source],
                 batch.paths.get(source, []), batch.trees.get(source, []), final=self._stopping,
+                renaming=self._renaming,
             )
-            self._requeue(source, later + part.retry)
+            self._requeue(source, part.retry)
+            self._look_again(source, later)
             report.merge(part)
         for source, why in rescan.items():
             log.info("reconciling %s: %s", source, why)
@@ -243,6 +249,17 @@ class WorkerLoop:
         with self._cond:
             for path in paths:
                 self.pending.add_path(source, path, now)
+
+    def _look_again(self, source: str, when: dict[str, float]) -> None:
+        """Look at each path again once its time comes (at the earliest one quiet window on)."""
+        soonest = time.monotonic() + self.debounce
+        with self._cond:
+            for path, at in when.items():
+                self.pending.add_path_later(source, path, max(at, soonest))
+
+    def _renaming(self, source: str, path: str) -> bool:
+        with self._cond:
+            return self.pending.renames_away(source, path)
 
     def _reconcile_all(self, indexer, why: str) -> None:
         report = SyncReport()

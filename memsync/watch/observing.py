@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import threading
 import warnings
 from pathlib import Path
@@ -174,13 +175,15 @@ class Observation:
 
     def missing_watch(self, cfg: Config, trees: dict[str, list[str]]) -> bool:
         """Whether a folder below `trees` (per source) has no inotify watch, or a watch is filed
-        under a folder that is not there.
+        under a folder it does not watch.
 
-        The second happens when a folder is created, renamed and created again under its old
-        name faster than watchdog reads the events: it then files the new folder's watches
-        under the renamed one's path and reports its files under that wrong path for good.
-        This reads watchdog 7's private bookkeeping (path <-> watch); if that ever changes, we
-        assume the worst and re-watch.
+        Both happen when a folder is created, renamed and created again under its old name
+        faster than watchdog reads the events: it watches the second folder while handling the
+        first one's creation, files that watch under the new name with the rename, and gets the
+        same watch back for the second creation, so the renamed folder has none and its files
+        are never reported (or reported under the wrong path). This reads watchdog 7's private
+        bookkeeping (path <-> watch) and, where the kernel shows it, which inode each watch is
+        on; if that bookkeeping ever changes, we assume the worst and re-watch.
         """
         observer = self.observer
         if observer is None:
@@ -188,10 +191,16 @@ class Observation:
         try:
             watched = set()
             for emitter in list(observer.emitters):
-                by_path = emitter._inotify._active_callbacks_by_path
-                by_watch = emitter._inotify._active_callbacks_by_watch
-                for wd, path in list(by_watch.items()):
-                    if by_path.get(path) != wd or not os.path.isdir(path):
+                group = emitter._inotify
+                if group is None:
+                    continue
+                by_path = dict(group._active_callbacks_by_path)
+                by_watch = dict(group._active_callbacks_by_watch)
+                if any(by_watch.get(wd) != path for path, wd in by_path.items()):
+                    return True
+                inodes = kernel_watches(group._inotify_fd._inotify_fd)
+                for wd, path in by_watch.items():
+                    if by_path.get(path) != wd or not _watches(path, inodes.get(wd, -1), inodes):
                         return True
                 watched.update(os.fsdecode(p) for p in by_path)
         except AttributeError:
@@ -223,3 +232,32 @@ def _halt(observer) -> None:
         observer.stop()
         with contextlib.suppress(RuntimeError):
             observer.join(timeout=5)
+
+
+def kernel_watches(fd: int) -> dict[int, int]:
+    """watch descriptor -> inode of every watch of an inotify fd, as the kernel lists them in
+    /proc (empty where it does not)."""
+    try:
+        with open(f"/proc/self/fdinfo/{fd}", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return {}
+    found = {}
+    for line in lines:
+        if line.startswith("inotify "):
+            fields = dict(item.split(":", 1) for item in line.split()[1:] if ":" in item)
+            try:
+                found[int(fields["wd"])] = int(fields["ino"], 16)
+            except (KeyError, ValueError):
+                continue
+    return found
+
+
+def _watches(path: bytes, inode: int, inodes: dict[int, int]) -> bool:
+    """Whether the folder at `path` is the one its watch is on (only that it is a folder, when
+    the kernel lists no inodes)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and (not inodes or st.st_ino == inode)

@@ -21,6 +21,13 @@ from ..model import SyncReport
 from ..sync import storable
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
+# How long a card whose file vanished is kept, in case its content shows up elsewhere or the
+# rename that explains it is still on its way (watchdog holds every event queued behind an
+# unpaired rename-away for observing.MOVE_PAIRING).
+VANISH_GRACE = 0.25
+# How long the id of a card dropped because its file vanished waits for a late rename to carry
+# it on (a folder renamed twice, the second rename reported after the first was applied).
+GHOST_WINDOW = 2 * PAIR_WINDOW
 
 Key = tuple[str, str]  # (source, path) or (source, content hash)
 
@@ -31,9 +38,10 @@ class Pairing:
         self.arrived: dict[Key, tuple[str, float]] = {}  # (source, hash) -> path, when
         self.held: dict[Key, float] = {}  # deletions waiting for a second look
         self.hashes: dict[Key, tuple[str, float]] = {}  # renamed: (hash, when)
+        self.ghosts: dict[Key, float] = {}  # dropped because the file vanished: when
 
     def forget(self, sources) -> None:
-        for memory in (self.arrived, self.held, self.hashes):
+        for memory in (self.arrived, self.held, self.hashes, self.ghosts):
             for key in [k for k in memory if k[0] in sources]:
                 del memory[key]
 
@@ -41,16 +49,21 @@ class Pairing:
         return os.path.join(self.root_of(source), *rel.split("/"))
 
     def apply(self, indexer, source: str, wants, moves: list, paths: list[str], trees: list[str],
-              final: bool) -> tuple[SyncReport, list[str]]:
+              final: bool, renaming: Callable[[str, str], bool]):
         """One source's share of a batch, as one indexer batch: renames re-keyed in order, then
         every path touched, every file found in a folder that appeared, and every indexed file
-        of a folder that changed or vanished. Returns the report and the paths held back for a
-        second look (unless `final`: then nothing waits)."""
+        of a folder that changed or vanished. `renaming(source, path)` says whether a rename not
+        applied yet moves `path` away. Returns the report and {path: when to look again} for the
+        vanished cards held back (unless `final`: then nothing waits)."""
         index = indexer.index
         report = SyncReport()
-        pairs, moved_trees = plan.expand_moves(moves, lambda: set(index.file_states(source)))
+        ghosts = self._ghosts(source)
+        pairs, moved_trees = plan.expand_moves(
+            moves, lambda: set(index.file_states(source)) | ghosts,
+        )
         if pairs:
             self._carry_hashes(index, source, pairs)
+            self._carry_ghost_ids(index, source, pairs, ghosts)
             report.merge(indexer.move_many(source, pairs, paths=()))
             self._follow_arrivals(source, pairs)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
@@ -65,17 +78,58 @@ class Pairing:
         }
         renames = self._pair_with_arrivals(source, vanished)
         to_sync, held = self._hold_deletions(
-            source, list(candidates), vanished, {a for a, _ in renames}, final,
+            source, list(candidates), vanished, {a for a, _ in renames}, final, renaming,
         )
         to_sync += [b for _a, b in renames if b not in to_sync]
         if renames or to_sync:
             report.merge(indexer.move_many(source, renames, paths=to_sync))
+        now = time.monotonic()
         for path in to_sync:
-            if path in states and states[path] is None:
-                state = index.file_state(source, path)
-                if state is not None:
-                    self.arrived[(source, state[1])] = (path, time.monotonic())
+            if path not in states:
+                continue
+            state = index.file_state(source, path)
+            if states[path] is None and state is not None:
+                self.arrived[(source, state[1])] = (path, now)
+            if state is None and states[path] is not None:
+                self.ghosts[(source, path)] = now  # dropped: its id may yet be carried on
+            elif state is not None:
+                self.ghosts.pop((source, path), None)
         return report, held
+
+    def _ghosts(self, source: str) -> set[str]:
+        now = time.monotonic()
+        for key, when in list(self.ghosts.items()):
+            if now - when > GHOST_WINDOW:
+                del self.ghosts[key]
+        return {path for (name, path) in self.ghosts if name == source}
+
+    def _carry_ghost_ids(self, index, source: str, pairs, ghosts: set[str]) -> None:
+        """Renames of cards already dropped from the index carry their ids on.
+
+        The worker sees the disk a moment after each event: a card whose folder was renamed
+        twice can be gone from the first new path before the second rename is reported, and is
+        dropped. Its id is still bound to that path; moving the binding along the renames that
+        follow gives it back when the card is indexed where it ended up.
+        """
+        if not ghosts:
+            return
+        now = time.monotonic()
+        ghosts, carried = set(ghosts), []
+        for src, dst in pairs:
+            if src in ghosts and index.file_state(source, src) is None:
+                ghosts.discard(src)
+                ghosts.add(dst)
+                carried.append((src, dst))
+            else:
+                ghosts.discard(dst)  # something else lands there
+        if not carried:
+            return
+        with index.transaction():
+            for src, dst in carried:
+                index.rebind_ids(source, src, dst)
+        for src, dst in carried:
+            self.ghosts.pop((source, src), None)
+            self.ghosts[(source, dst)] = now
 
     def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]]) -> None:
         """Remember each renamed file's content hash at its new path: the index forgets it on a
@@ -102,25 +156,30 @@ class Pairing:
                 self.arrived[key] = (dst, self.arrived[key][1])
                 where[dst] = key
 
-    def _hold_deletions(self, source, candidates, vanished, renamed, final):
-        """(to sync now, held): a card whose file vanished is kept one quiet window more (unless
-        this is the final pass), in case its content shows up elsewhere meanwhile."""
+    def _hold_deletions(self, source, candidates, vanished, renamed, final, renaming):
+        """(to sync now, held): a card whose file vanished is kept until it has been missing for
+        VANISH_GRACE and no rename still to be applied explains it (unless this is the final
+        pass), in case its content shows up elsewhere or the rename that moved it arrives."""
         now = time.monotonic()
-        to_sync, held = [], []
+        to_sync, held = [], {}
         for path in candidates:
             key = (source, path)
             if path in renamed:
                 self.held.pop(key, None)
                 to_sync.append(path)
                 continue
-            if path in vanished and not final and key not in self.held:
-                self.held[key] = now
-                held.append(path)
-                continue
+            if path in vanished and not final:
+                first = self.held.setdefault(key, now)
+                if now - first < VANISH_GRACE:
+                    held[path] = first + VANISH_GRACE
+                    continue
+                if renaming(source, path):
+                    held[path] = now
+                    continue
             self.held.pop(key, None)
             to_sync.append(path)
         for key, when in list(self.held.items()):
-            if now - when > PAIR_WINDOW:  # it came back, or was taken care of by a reconcile
+            if now - when > PAIR_WINDOW + VANISH_GRACE:  # it came back, or a reconcile saw to it
                 del self.held[key]
         return to_sync, held
 
