@@ -36,6 +36,7 @@ bench: install
 	$(BIN)/python -m bench.perf
 	$(BIN)/python -m bench.retrieval
 
+# The soak runs MEMSYNC_SOAK_SECONDS (default 600): `MEMSYNC_SOAK_SECONDS=60 make stress` is shorter.
 stress: install
 	$(BIN)/pytest -q -m stress --run-stress
 

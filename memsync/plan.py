@@ -1,27 +1,26 @@
-"""What a file-system event means for the index, and when to act on it. Pure: no disk, no clock.
+"""What a file-system event means for the index. Pure: no disk, no clock.
 
 Events are only hints. `actions` reduces one watchdog-like event to "this path may have changed",
 "this card was renamed" or "this folder may hide changes"; the disk, read later by the indexer, says
-what actually happened. `Pending` coalesces those hints per path: a path is acted on once it has
-been quiet for a short window (editors save in several steps), or soon after its writer closed it,
-or at the latest after a cap, so a file that is written continuously still gets indexed.
+what actually happened. memsync.pending coalesces those hints per path and says when to act
+(its names are offered here too, where the watcher has always found them).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from memsync.adapters import hidden
 
+from .pending import CAP, QUIET, SETTLE, Action, Batch, Pending, covered, outermost
 from .sync import storable
 
-QUIET = 0.05  # vim's rename -> recreate gap was observed at 1-11 ms; temp+rename savers are faster
-CAP = 0.5  # a file written without pause is still looked at twice a second
-SETTLE = 0.01  # after a close: room for a delete or rename that follows at once
+__all__ = [
+    "CAP", "HOLD", "QUIET", "RECHECK", "SETTLE", "Action", "Batch", "Event", "Pending",
+    "actions", "covered", "expand_moves", "outermost", "relative", "storable_dir",
+]
+
 HOLD = 0.5  # how long a rename whose target vanished waits for the rename that moved it on
 # watchdog adds a watch on a new folder only when it gets to the folder's creation event; what
 # happens in it before that is never reported. A second look at the folder a little later
@@ -44,13 +43,6 @@ class Event(NamedTuple):
     dest_path: str = ""
     is_directory: bool = False
     is_synthetic: bool = False  # made up by watchdog from a walk, not reported by the kernel
-
-
-class Action(NamedTuple):
-    op: str  # sync | move | tree | move_tree
-    path: str  # relative to the source root, '/'-separated; "" = the whole source
-    dest: str = ""
-    settled: bool = False  # the writer closed the file: no need to wait out the quiet window
 
 
 def relative(root: str, path: str) -> str | None:
@@ -118,170 +110,6 @@ def _dir_actions(kind: str, src: str | None, dest: str | None) -> list[Action]:
     return [Action("tree", storable_dir(p)) for p in (src, dest) if _visible(p)]
 
 
-# --- coalescing -------------------------------------------------------------------------------
-
-
-@dataclass
-class Batch:
-    """Work that is due, per source: renames in the order they happened, then paths, then
-    subtrees to reconcile ("" = the whole source)."""
-
-    moves: list[tuple[str, str, str, bool, float]] = field(default_factory=list)  # source, src,
-    # dst, is a folder, when seen
-    paths: dict[str, list[str]] = field(default_factory=dict)
-    trees: dict[str, list[str]] = field(default_factory=dict)
-    rechecks: int = 0  # how many of the trees are second looks (see RECHECK)
-
-    def __bool__(self) -> bool:
-        return bool(self.moves or self.paths or self.trees)
-
-    def size(self) -> int:
-        return len(self.moves) + sum(map(len, self.paths.values())) + sum(
-            map(len, self.trees.values())
-        )
-
-
-class _Seen:
-    __slots__ = ("first", "last", "settled")
-
-    def __init__(self, now: float, settled: bool):
-        self.first = now
-        self.last = now
-        self.settled = settled
-
-
-class Pending:
-    """Everything seen but not yet handed to the indexer. Not thread-safe: guard it with a lock.
-
-    Entries are kept in two orders (first seen, last touched) so that finding the next deadline
-    and taking what is due cost no scan of the whole set, even during a burst of many thousand
-    events.
-    """
-
-    def __init__(self, quiet: float = QUIET, cap: float = CAP, settle: float = SETTLE):
-        self.quiet, self.cap, self.settle = quiet, cap, settle
-        self._seen: dict[tuple[str, str, str], _Seen] = {}  # (op, source, path), first-seen order
-        self._by_last: OrderedDict[tuple[str, str, str], None] = OrderedDict()
-        self._settled: set[tuple[str, str, str]] = set()
-        self._moves: list[tuple[str, str, str, bool, float, float]] = []  # ..., not before
-        self._later: list[tuple[float, str, str, str]] = []  # heap of (when, op, source, path)
-
-    def __len__(self) -> int:
-        return len(self._seen) + len(self._moves) + len(self._later)
-
-    def add(self, source: str, action: Action, now: float) -> None:
-        if action.op in ("move", "move_tree"):
-            move = (source, action.path, action.dest, action.op == "move_tree", now, now)
-            self._moves.append(move)
-            return
-        op = "tree" if action.op == "tree" else "sync"
-        self._touch((op, source, action.path), now, action.settled)
-
-    def add_path(self, source: str, path: str, now: float) -> None:
-        self._touch(("sync", source, path), now, False)
-
-    def add_later(self, source: str, folder: str, when: float) -> None:
-        """Reconcile `folder` again at `when`, whatever happens before."""
-        heapq.heappush(self._later, (when, "tree", source, folder))
-
-    def add_path_later(self, source: str, path: str, when: float) -> None:
-        """Look at `path` again at `when`, whatever happens before."""
-        heapq.heappush(self._later, (when, "sync", source, path))
-
-    def renames_away(self, source: str, path: str) -> bool:
-        """Whether a rename not taken yet moves `path` (or a folder holding it) away."""
-        return any(move[0] == source and covered(path, [move[1]]) for move in self._moves)
-
-    def hold(self, moves: Iterable[tuple[str, str, str, bool, float]], until: float) -> None:
-        """Put renames back at the head of the line, not to be taken before `until`."""
-        self._moves[:0] = [(*move, until) for move in moves]
-
-    def _touch(self, key: tuple[str, str, str], now: float, settled: bool) -> None:
-        seen = self._seen.get(key)
-        if seen is None:
-            self._seen[key] = _Seen(now, settled)
-        else:
-            seen.last = now
-            seen.settled = settled
-        self._by_last[key] = None
-        self._by_last.move_to_end(key)
-        if settled:
-            self._settled.add(key)
-        else:
-            self._settled.discard(key)
-
-    def _due_at(self, key: tuple[str, str, str]) -> float:
-        seen = self._seen[key]
-        wait = self.settle if seen.settled else self.quiet
-        return min(seen.last + wait, seen.first + self.cap)
-
-    def next_due(self) -> float | None:
-        """When the earliest entry becomes due (a time on the caller's clock), None if empty."""
-        times = []
-        if self._later:
-            times.append(self._later[0][0])
-        if self._moves:
-            times.append(self._moves[0][5])
-        if self._by_last:
-            times.append(self._due_at(next(iter(self._by_last))))
-        if self._seen:
-            times.append(self._due_at(next(iter(self._seen))))
-        times.extend(self._due_at(key) for key in self._settled)
-        return min(times) if times else None
-
-    def take(self, now: float, everything: bool = False) -> Batch:
-        """Remove and return what is due at `now` (all of it with `everything`)."""
-        due: list[tuple[str, str, str]] = []
-        if everything:
-            due = list(self._seen)
-        else:
-            for key in self._by_last:
-                if self._due_at(key) > now:
-                    break  # the rest of this order is touched later, so due later
-                due.append(key)
-            for key in self._seen:
-                if self._due_at(key) > now:
-                    break  # the rest was first seen later: its cap comes later
-                due.append(key)
-            due += [key for key in self._settled if self._due_at(key) <= now]
-        batch = Batch()
-        ready = 0
-        while ready < len(self._moves) and (everything or self._moves[ready][5] <= now):
-            ready += 1
-        moves, self._moves = self._moves[:ready], self._moves[ready:]
-        batch.moves = [move[:5] for move in moves]
-        while self._later and (everything or self._later[0][0] <= now):
-            _when, op, source, path = heapq.heappop(self._later)
-            due.append((op, source, path))
-            batch.rechecks += op == "tree"
-        if not (due or batch.moves):
-            return batch
-        for key in dict.fromkeys(due):
-            self._forget(key)
-        # A rename checks both its ends: they are taken with it.
-        for source, src, dst, tree, _seen in batch.moves:
-            if not tree:
-                for end in (src, dst):
-                    due.append(("sync", source, end))
-                    self._forget(("sync", source, end))
-        for op, source, path in dict.fromkeys(due):
-            target = batch.trees if op == "tree" else batch.paths
-            target.setdefault(source, []).append(path)
-        for source, trees in batch.trees.items():
-            batch.trees[source] = outermost(trees)
-            if source in batch.paths:
-                # Reconciling a folder already looks at every path below it.
-                batch.paths[source] = [
-                    p for p in batch.paths[source] if not covered(p, batch.trees[source])
-                ]
-        return batch
-
-    def _forget(self, key: tuple[str, str, str]) -> None:
-        if self._seen.pop(key, None) is not None:
-            del self._by_last[key]
-            self._settled.discard(key)
-
-
 def expand_moves(
     moves: Iterable[tuple], indexed: Callable[[], set[str]],
 ) -> tuple[list[tuple[str, str]], list[str]]:
@@ -312,16 +140,3 @@ def expand_moves(
             pairs.append((path, dst + path[len(src):]))
         trees += [src, dst]
     return pairs, trees
-
-
-def covered(path: str, trees: Iterable[str]) -> bool:
-    return any(tree == "" or path == tree or path.startswith(tree + "/") for tree in trees)
-
-
-def outermost(trees: Iterable[str]) -> list[str]:
-    """Drop folders that lie inside another folder of the list."""
-    result: list[str] = []
-    for tree in sorted(set(trees), key=len):
-        if not covered(tree, result):
-            result.append(tree)
-    return result
