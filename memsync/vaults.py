@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from contextlib import closing, suppress
 from pathlib import Path
 
@@ -53,7 +54,8 @@ def write_label(db: Path, vault: Path) -> None:
 
     target = label_file(db)
     private.mkdir(target.parent)
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # One temp name per thread: in `memsync mcp` the watcher and a tool call can label at once.
+    temp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     private.create(temp)
     temp.write_text(str(vault) + "\n", encoding="utf-8")
     os.replace(temp, target)

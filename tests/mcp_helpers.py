@@ -51,7 +51,8 @@ def scenario(fn):
                     await fn(session, **fixtures)
 
         anyio.run(main)
-        assert "Traceback" not in server_log.read_text()
+        log = server_log.read_text()
+        assert "Traceback" not in log, log
 
     return run
 

@@ -162,3 +162,28 @@ def test_concurrent_calls_on_one_session_all_succeed(server_log, vault):
 
     scenario(body)(server_log)
 
+
+
+def test_two_threads_of_one_server_can_label_the_index_at_once(tmp_path):
+    # The watcher thread and a tool call both claim the index on a first start; one temp file
+    # name per process made one of them fail (FileNotFoundError on the rename).
+    import threading
+
+    from memsync import vaults
+
+    db, vault = tmp_path / "home" / "memsync.db", tmp_path / "vault"
+    errors: list[BaseException] = []
+
+    def label_often():
+        try:
+            for _ in range(200):
+                vaults.write_label(db, vault)
+        except OSError as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=label_often) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == [] and vaults.owner(db) == vault
