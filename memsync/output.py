@@ -11,7 +11,26 @@ def _table(rows: list[list[str]], headers: list[str]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def search(data: dict) -> str:
+def query_terms(query: str) -> list[str]:
+    """The words of a query as they may appear in a snippet, longest first."""
+    import unicodedata
+
+    words = {w for w in unicodedata.normalize("NFKC", query).split() if w.strip("-_")}
+    return sorted(words, key=len, reverse=True)
+
+
+def mark(text: str, terms: list[str], style) -> str:
+    """`text` with every occurrence of a term (any case) passed through `style`."""
+    import re
+
+    if not terms:
+        return text
+    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
+    return pattern.sub(lambda m: style(m.group(0)), text)
+
+
+def search(data: dict, highlight=None) -> str:
+    """The hits, one block each; the note is the caller's to print (on stderr, for people)."""
     if not data["hits"]:
         return data.get("note") or "no match"
     out = []
@@ -22,10 +41,9 @@ def search(data: dict) -> str:
         extra = f"  [{', '.join(flags)}]" if flags else ""
         out.append(
             f"{hit['id']}  {hit['title']}  ({hit['source']}:{hit['path']}, "
-            f"{hit['matched']}, {hit['score']:.2f}){extra}\n    {hit['snippet']}"
+            f"{hit['matched']}, {hit['score']:.2f}){extra}\n"
+            f"    {highlight(hit['snippet']) if highlight else hit['snippet']}"
         )
-    if data.get("note"):
-        out.append(f"note: {data['note']}")
     return "\n".join(out)
 
 

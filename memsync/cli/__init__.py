@@ -8,6 +8,7 @@ the same dict as JSON with `--json`. Errors become exit codes here and nowhere e
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import sys
 from contextlib import contextmanager
@@ -97,7 +98,27 @@ def command(group: click.Group, name: str, **kwargs):
     return wrap
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command runs, so `memsync search` loads
+    neither the write side nor the watcher's logging; help and completion load them all."""
+
+    FAST = {"paths": "read", "index": "read", "search": "read", "show": "read", "stats": "read"}
+
+    def _load(self, modules) -> None:
+        for module in modules:
+            importlib.import_module(f"{__name__}.{module}")
+
+    def get_command(self, ctx, name):
+        if name not in self.commands:
+            self._load([self.FAST[name]] if name in self.FAST else COMMAND_MODULES)
+        return super().get_command(ctx, name)
+
+    def list_commands(self, ctx):
+        self._load(COMMAND_MODULES)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--home", metavar="DIR", help="Data home (default ~/.memsync; env MEMSYNC_HOME).")
 @click.option("--db", metavar="FILE", help="Index file (env MEMSYNC_DB).")
 @click.option("--vault", metavar="DIR", help="Vault folder (env MEMSYNC_VAULT).")
@@ -113,11 +134,16 @@ def main(ctx: click.Context, home, db, vault):
     ctx.obj = Context(home, db, vault)
 
 
-from . import bench  # noqa: E402,F401,I001  (one registering import per line)
-from . import read  # noqa: E402,F401  (registers the read-side commands)
-from . import serve  # noqa: E402,F401,I001  (the `mcp` command; the SDK loads inside it)
-from . import watch  # noqa: E402,F401
-from . import sources  # noqa: E402,F401,I001  (list, add and remove read-only sources)
-from . import write  # noqa: E402,F401,I001  (capture, update, supersede, delete)
-from . import init  # noqa: E402,F401,I001  (one-command set-up)
-from . import doctor  # noqa: E402,F401,I001  (memsync doctor)
+# The modules that define commands, imported when a command of theirs runs (LazyGroup): one
+# per line, a new command's module goes here.
+COMMAND_MODULES = (
+    "read",  # paths, index, search, show, stats: the fast path, loaded alone
+    "write",  # capture, update, supersede, delete
+    "bench",
+    "serve",  # mcp (the SDK loads inside the command)
+    "watch",
+    "sources",
+    "init",
+    "service",
+    "doctor",
+)

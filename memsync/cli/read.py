@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 from .. import api, output
-from ..search import Query
+from ..search import MAX_LIMIT, Query, clamp_limit
 from . import Context, command, emit, main, progress_bar, warn_ignored_sources
 
 
@@ -51,7 +52,19 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
          lambda d: output.index_report(d) + "\n" + output.embed_report(d["embed"]))
 
 
-@command(main, "search")
+class SearchCommand(click.Command):
+    """A query starting with '-' reads as an option: say how to search for it instead."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as err:
+            err.message += (f". To search for {err.option_name!r}, put the query after `--`: "
+                            f"memsync search -- {err.option_name}")
+            raise
+
+
+@command(main, "search", cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="Hits to return (1-20).")
 @click.option("--kind", help="Only cards of this kind (knowledge, project, mistake, ...).")
@@ -72,11 +85,29 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
       memsync search --semantic 本地装了什么模型
     """
     api.require_index(obj.cfg)
+    if clamp_limit(limit) != limit:
+        click.echo(f"memsync: -n {limit} is outside 1-{MAX_LIMIT}: showing at most "
+                   f"{clamp_limit(limit)}", err=True)
     q = Query(" ".join(query), limit, kind, source, tag, as_of, include_invalid)
     data = api.search(obj.cfg, q, semantic)
-    emit(data, as_json, output.search)
+    if as_json:
+        emit(data, as_json, output.search)
+    else:  # hits on stdout, notes on stderr: `memsync search x | head` stays clean
+        if data["hits"]:
+            click.echo(output.search(data, highlighter(q.text)))
+        note = data.get("note") or (None if data["hits"] else f"no card matched {q.text!r}")
+        if note:
+            click.echo(f"memsync: {note}", err=True)
     if not data["hits"]:
         sys.exit(1)
+
+
+def highlighter(query: str):
+    """Matched terms in bold color on a terminal; plain when piped or with NO_COLOR set."""
+    if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
+        return None
+    terms = output.query_terms(query)
+    return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))
 
 
 @command(main, "show")

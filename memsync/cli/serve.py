@@ -3,10 +3,20 @@ command, and nowhere on the read path."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..errors import BadArgument, MemsyncError
 from . import Context, fail, main, warn_empty_vault
+
+# Said when a person starts the stdio server by hand: it waits for JSON-RPC, not for typing.
+ON_A_TERMINAL = (
+    "memsync mcp speaks the Model Context Protocol on stdin/stdout: it is started by an MCP "
+    "client, not used by hand. `memsync init` prints the set-up for Claude Code, Claude Desktop "
+    "and Cursor (e.g. claude mcp add -s user memsync -- \"$(command -v memsync)\" mcp). "
+    "Ctrl-C or Ctrl-D stops it."
+)
 
 
 @main.command("mcp")
@@ -44,6 +54,8 @@ def mcp(obj: Context, bind, allow_remote, token, text_only):
     except MemsyncError as err:
         fail(err, as_json=False)  # before serving, stderr and an exit code are all we have
     warn_empty_vault(cfg)
+    if bind is None and sys.stdin.isatty():
+        click.echo(ON_A_TERMINAL, err=True)
     if bind is None:
         from .. import mcp_server
 

@@ -1,0 +1,180 @@
+"""`memsync service`: run `memsync watch` as a per-user service that survives log-outs and reboots.
+
+Linux gets a systemd user unit, macOS a launchd agent. Either runs the absolute path of the
+installed command with the data home it was installed from, so it watches the vault that
+home's config.json names. The unit text is built by pure functions (tests read it); the few
+calls to systemctl / launchctl are at the bottom.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import plistlib
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BadEnvironment
+
+LABEL = "dev.memsync.watch"
+
+
+@dataclass(frozen=True)
+class Service:
+    kind: str  # "systemd" | "launchd"
+    name: str  # unit name or launchd label
+    file: Path  # the unit file or plist
+    text: str
+    log: str  # where its output goes, said in words a user can act on
+
+
+def _suffix(home: Path) -> str:
+    """The default home gets the plain name; any other home a name of its own, so two homes can
+    each have their watcher."""
+    if home == Path.home() / ".memsync":
+        return ""
+    return "-" + hashlib.sha256(str(home).encode()).hexdigest()[:8]
+
+
+def systemd_unit(command: Path, home: Path) -> str:
+    exec_start = " ".join(shlex.quote(part) for part in (str(command), "--home", str(home), "watch"))
+    return (
+        "[Unit]\n"
+        "Description=memsync watch: keep the memory index live\n"
+        "\n"
+        "[Service]\n"
+        "Type=simple\n"
+        f"ExecStart={exec_start}\n"
+        # SIGTERM is a clean stop for `memsync watch`: pending changes are applied first.
+        "KillSignal=SIGTERM\n"
+        "Restart=on-failure\n"
+        "RestartSec=5\n"
+        "Environment=PYTHONUNBUFFERED=1\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=default.target\n"
+    )
+
+
+def launchd_plist(command: Path, home: Path, label: str) -> str:
+    log = str(home / "watch.log")
+    data = {
+        "Label": label,
+        "ProgramArguments": [str(command), "--home", str(home), "watch"],
+        "RunAtLoad": True,
+        "KeepAlive": {"SuccessfulExit": False},
+        "StandardOutPath": log,
+        "StandardErrorPath": log,
+        "EnvironmentVariables": {"PYTHONUNBUFFERED": "1"},
+        "ProcessType": "Background",
+    }
+    return plistlib.dumps(data).decode("utf-8")
+
+
+def describe(command: Path, home: Path, platform: str | None = None,
+             user_home: Path | None = None) -> Service:
+    platform = platform or sys.platform
+    user_home = user_home or Path.home()
+    suffix = _suffix(home)
+    if platform == "darwin":
+        label = LABEL + suffix
+        return Service("launchd", label, user_home / "Library" / "LaunchAgents" / f"{label}.plist",
+                       launchd_plist(command, home, label), str(home / "watch.log"))
+    if platform.startswith("linux"):
+        name = f"memsync-watch{suffix}.service"
+        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or user_home / ".config")
+        return Service("systemd", name, config_home / "systemd" / "user" / name,
+                       systemd_unit(command, home), f"journalctl --user -u {name}")
+    raise BadEnvironment(f"`memsync service` knows systemd (Linux) and launchd (macOS), not "
+                         f"{platform}: run `memsync watch` from your system's start-up instead")
+
+
+# --- the service managers -------------------------------------------------------------------
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(args, 127, "", str(exc))
+
+
+def _manager(service: Service) -> list[str]:
+    if service.kind == "systemd":
+        return ["systemctl", "--user"]
+    return ["launchctl"]
+
+
+def manager_problem(service: Service) -> str | None:
+    """Why the service manager cannot be used here, or None."""
+    if service.kind == "systemd":
+        probe = _run("systemctl", "--user", "show-environment")
+    else:
+        probe = _run("launchctl", "list")
+    if probe.returncode == 0:
+        return None
+    return (probe.stderr or probe.stdout).strip().splitlines()[-1] if (probe.stderr or probe.stdout) \
+        else f"exit {probe.returncode}"
+
+
+def install(service: Service) -> dict:
+    service.file.parent.mkdir(parents=True, exist_ok=True)
+    unchanged = service.file.is_file() and service.file.read_text(encoding="utf-8") == service.text
+    if not unchanged:
+        service.file.write_text(service.text, encoding="utf-8")
+    result = {"status": "unchanged" if unchanged else "installed", "file": str(service.file),
+              "name": service.name, "log": service.log}
+    problem = manager_problem(service)
+    if problem:
+        start = ("systemctl --user daemon-reload && systemctl --user enable --now " + service.name
+                 if service.kind == "systemd" else f"launchctl load -w {service.file}")
+        result["started"] = False
+        result["note"] = (f"the {service.kind} user manager cannot be reached here ({problem}); the "
+                          f"file is written: start it from a log-in session with `{start}`")
+        return result
+    if service.kind == "systemd":
+        steps = [("daemon-reload",), ("enable", "--now", service.name)]
+        if not unchanged:
+            steps.append(("restart", service.name))  # a changed unit must run as written now
+    else:
+        steps = [("unload", str(service.file)), ("load", "-w", str(service.file))]
+    for step in steps:
+        done = _run(*_manager(service), *step)
+        if done.returncode != 0 and step[0] != "unload":
+            raise BadEnvironment(f"`{' '.join(_manager(service) + list(step))}` failed: "
+                                 f"{done.stderr.strip() or done.stdout.strip()}")
+    result["started"] = True
+    return result
+
+
+def uninstall(service: Service) -> dict:
+    if not service.file.exists():
+        return {"status": "not installed", "file": str(service.file), "name": service.name}
+    if manager_problem(service) is None:
+        if service.kind == "systemd":
+            _run(*_manager(service), "disable", "--now", service.name)
+        else:
+            _run(*_manager(service), "unload", "-w", str(service.file))
+    service.file.unlink()
+    if service.kind == "systemd" and manager_problem(service) is None:
+        _run("systemctl", "--user", "daemon-reload")
+    return {"status": "uninstalled", "file": str(service.file), "name": service.name}
+
+
+def status(service: Service) -> dict:
+    result = {"name": service.name, "file": str(service.file), "installed": service.file.is_file(),
+              "log": service.log, "running": None}
+    problem = manager_problem(service)
+    if problem:
+        result["note"] = f"the {service.kind} user manager cannot be reached here ({problem})"
+        return result
+    if service.kind == "systemd":
+        state = _run("systemctl", "--user", "is-active", service.name).stdout.strip()
+    else:
+        state = "active" if _run("launchctl", "list", service.name).returncode == 0 else "inactive"
+    result["running"] = state == "active"
+    result["state"] = state or "unknown"
+    return result

@@ -1,0 +1,42 @@
+"""`memsync search` starts fast: only the read side is imported, nothing of the write side,
+the watcher or the MCP SDK (bench/perf.py measures the whole-process time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from memsync.cli import COMMAND_MODULES, LazyGroup, main
+
+OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "memsync.cli.init",
+               "memsync.cli.service", "memsync.cli.bench", "memsync.vault", "memsync.sync",
+               "logging", "watchdog", "mcp", "yaml", "frontmatter"]
+
+
+def test_a_search_imports_the_read_side_only(vault, cli):
+    cli("index")
+    probe = (
+        "import sys, json\n"
+        "from memsync.cli import main\n"
+        "try:\n"
+        "    main(['search', 'anything'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "from memsync import cjk\n"
+        f"print(json.dumps([[m for m in {OTHER_SIDES!r} if m in sys.modules],\n"
+        "                  cjk._unicode_patterns.cache_info().currsize]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    loaded, unicode_patterns = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert loaded == [], proc.stderr
+    assert unicode_patterns == 0  # an ASCII query never builds the CJK character classes
+
+
+def test_every_fast_command_lives_in_its_named_module_and_every_command_is_found():
+    for name, module in LazyGroup.FAST.items():
+        assert main.get_command(None, name).callback.__module__ == f"memsync.cli.{module}"
+    names = main.list_commands(None)
+    assert {"search", "init", "service", "mcp", "watch"} <= set(names)
+    assert all(main.get_command(None, n) is not None for n in names)
+    assert len(COMMAND_MODULES) == len(set(COMMAND_MODULES))

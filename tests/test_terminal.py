@@ -1,0 +1,121 @@
+"""Terminal manners: what a person sees on a terminal, what a pipe gets, shell completion."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import time
+
+import pytest
+
+from .conftest import MEMSYNC_BIN, write_card
+
+BOLD_RED = "\x1b[31m\x1b[1m"
+SHOW_CURSOR, HIDE_CURSOR = "\x1b[?25h", "\x1b[?25l"
+
+
+def on_terminal(*args, stdout_too=True, env=None, stdin_tty=False, seconds=30.0):
+    """Run memsync with stderr (and stdout, unless told) on a pseudo-terminal; returns
+    (exit code, what the terminal showed, what a piped stdout got)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [MEMSYNC_BIN, *map(str, args)], stdin=slave if stdin_tty else subprocess.DEVNULL,
+        stdout=slave if stdout_too else subprocess.PIPE, stderr=slave,
+        env={**os.environ, **(env or {})},
+    )
+    os.close(slave)
+    shown, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the other end closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif proc.poll() is not None:
+            break
+    if proc.poll() is None:  # a server waiting for input: enough has been shown
+        proc.terminate()
+    piped = proc.stdout.read().decode() if proc.stdout else ""
+    proc.wait(timeout=30)
+    os.close(master)
+    return proc.returncode, shown.decode(errors="replace").replace("\r\n", "\n"), piped
+
+
+@pytest.fixture
+def cards(vault, run_cli):
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "the site root of nginx is /srv/www")
+    write_card(vault, "03-Knowledge/login.md", "服务器登录", "生产服务器登录使用私钥，禁止密码")
+    assert run_cli("index")[0] == 0
+
+
+def test_index_on_a_terminal_shows_the_cursor_again_and_ends_the_bar_line(vault):
+    for n in range(30):
+        write_card(vault, f"n{n}.md", f"note {n}", "a body that is long enough to index")
+    code, shown, _ = on_terminal("index")
+    assert code == 0
+    assert HIDE_CURSOR in shown and shown.rindex(SHOW_CURSOR) > shown.rindex(HIDE_CURSOR)
+    after_bar = shown[shown.rindex(SHOW_CURSOR) + len(SHOW_CURSOR):]
+    assert after_bar.startswith("\n") and after_bar.strip().startswith("30 scanned")
+
+
+def test_matched_terms_are_highlighted_on_a_terminal_only(cards, run_cli):
+    code, shown, _ = on_terminal("search", "nginx")
+    assert code == 0 and f"{BOLD_RED}nginx" in shown
+    code, shown, _ = on_terminal("search", "私钥")
+    assert f"{BOLD_RED}私钥" in shown
+    code, shown, _ = on_terminal("search", "nginx", env={"NO_COLOR": "1"})
+    assert code == 0 and "nginx" in shown and "\x1b[" not in shown
+    code, out, _err = run_cli("search", "nginx")
+    assert code == 0 and "\x1b[" not in out and "nginx" in out
+
+
+def test_notes_go_to_stderr_and_pipes_get_only_results(cards, run_cli):
+    code, out, err = run_cli("search", "kubernetes")
+    assert code == 1 and out == "" and "no card matched" in err
+    code, out, err = run_cli("search", "nginx")
+    assert code == 0 and out.splitlines()[0].split()[1:3] == ["nginx", "root"]
+
+
+def test_an_out_of_range_limit_says_it_was_clamped(cards, run_cli):
+    code, out, err = run_cli("search", "nginx", "-n", "50", "--json")
+    assert code == 0 and "-n 50 is outside 1-20: showing at most 20" in err
+    assert out["hits"]  # stdout stays the JSON alone
+    code, _out, err = run_cli("search", "nginx", "-n", "0")
+    assert "showing at most 1" in err
+    assert "outside" not in run_cli("search", "nginx", "-n", "5")[2]
+
+
+def test_a_query_that_looks_like_an_option_gets_the_double_dash_hint(cards, run_cli):
+    code, _out, err = run_cli("search", "-x")
+    assert code == 2 and "memsync search -- -x" in err
+    code, out, _err = run_cli("search", "--json", "--", "-nginx")
+    assert code == 0 and out["hits"]  # searched for, not refused
+
+
+def test_mcp_started_on_a_terminal_says_what_it_is_on_stderr(home, vault):
+    code, shown, _ = on_terminal("mcp", stdout_too=False, stdin_tty=True, seconds=5)
+    assert "speaks the Model Context Protocol" in shown and "memsync init" in shown
+
+
+@pytest.mark.parametrize("shell, marker", [
+    ("bash", "_memsync_completion"), ("zsh", "#compdef memsync"), ("fish", "complete --no-files --command memsync"),
+])
+def test_shell_completion_scripts(shell, marker):
+    proc = subprocess.run([MEMSYNC_BIN], env={**os.environ, "_MEMSYNC_COMPLETE": f"{shell}_source"},
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and marker in proc.stdout
+
+
+def test_bash_completion_completes_commands_and_options():
+    env = {**os.environ, "_MEMSYNC_COMPLETE": "bash_complete", "COMP_WORDS": "memsync sea", "COMP_CWORD": "1"}
+    proc = subprocess.run([MEMSYNC_BIN], env=env, capture_output=True, text=True, timeout=30)
+    assert "plain,search" in proc.stdout.splitlines()
+    env.update(COMP_WORDS="memsync search --inc", COMP_CWORD="2")
+    proc = subprocess.run([MEMSYNC_BIN], env=env, capture_output=True, text=True, timeout=30)
+    assert "plain,--include-invalid" in proc.stdout.splitlines()
