@@ -8,7 +8,6 @@ the entry does (so its id does too).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Protocol
 
@@ -53,6 +52,8 @@ class FileAdapter:
 
 def anchor(text: str) -> str:
     """A short, stable anchor for an entry inside a file: derived from its text."""
+    import hashlib  # here: the read path loads this module, and hashlib costs it milliseconds
+
     return hashlib.blake2b(text.strip().encode("utf-8"), digest_size=5).hexdigest()
 
 

@@ -6,7 +6,6 @@ MCP servers, CLI writes) queue instead of failing; every write batch in one BEGI
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import time
@@ -33,6 +32,8 @@ CARD_COLUMNS = (
 
 def derived_id(source: str, path: str) -> int:
     """The id a path gets when first seen: the same on every machine and after a lost DB."""
+    import hashlib  # here, not at the top: loading OpenSSL costs `memsync search` milliseconds
+
     digest = hashlib.blake2b(f"{source}\0{path}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") % (ID_SPACE - 1) + 1
 

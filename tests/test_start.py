@@ -11,7 +11,7 @@ from memsync.cli import COMMAND_MODULES, LazyGroup, main
 
 OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "memsync.cli.init",
                "memsync.cli.service", "memsync.cli.bench", "memsync.vault", "memsync.sync",
-               "logging", "watchdog", "mcp", "yaml", "frontmatter"]
+               "logging", "watchdog", "mcp", "yaml", "frontmatter", "hashlib"]
 
 
 def test_a_search_imports_the_read_side_only(vault, cli):
