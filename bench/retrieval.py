@@ -20,7 +20,8 @@ Scoring another ranking from Python (what the relevance work calls for each cand
 
     from bench.retrieval import score_all, summary
     from memsync.search import LexicalSearcher
-    results = score_all(lambda index: LexicalSearcher(index, weights=(5, 3, 1)), sets="obsidian,public")
+    weights = dataclasses.replace(memsync.ranking.WEIGHTS, w_names=0.5)
+    results = score_all(lambda index: LexicalSearcher(index, weights=weights), sets="obsidian,public")
     print(summary(results))
 
 `score_all(factory, sets=..., quick=..., systems=...)` builds a fresh memsync index of every set
@@ -41,11 +42,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from memsync import benchmark
 from memsync.index import Index
 from memsync.notes import parse
+from memsync.ranking import WEIGHTS
 from memsync.search import LexicalSearcher, Searcher
 
 from . import datasets, engines, evalsets, floor, machine, metrics
@@ -53,7 +56,8 @@ from . import datasets, engines, evalsets, floor, machine, metrics
 DEEP = 100  # figures go to recall@100
 QUICK_QUERIES = 150
 GOLDEN_TARGETS = {"keyword_first_hit": 1.0, "pairs_held": 0.95}
-GRID_WEIGHTS = [(1.0, 1.0, 1.0), (2.0, 1.0, 1.0), (3.0, 1.0, 1.0), (3.0, 2.0, 1.0), (5.0, 3.0, 1.0)]
+# (w_names, w_fields) of memsync.ranking.Weights: how much the short-field bm25s add.
+GRID_WEIGHTS = [(0.0, 0.0), (0.0, 0.5), (0.1, 0.5), (0.2, 0.5), (0.5, 0.5), (1.0, 1.0)]
 
 SearcherFactory = Callable[[Index], Searcher]
 
@@ -242,9 +246,10 @@ def summary(results: dict) -> str:
 
 def grid_systems() -> dict[str, SearcherFactory]:
     out = {}
-    for weights in GRID_WEIGHTS:
+    for names, fields in GRID_WEIGHTS:
+        weights = replace(WEIGHTS, w_names=names, w_fields=fields)
         for fill in (False, True):
-            name = f"w={'/'.join(f'{x:g}' for x in weights)} {'fill' if fill else 'strict'}"
+            name = f"names={names:g} fields={fields:g} {'fill' if fill else 'strict'}"
             out[name] = lambda index, w=weights, f=fill: LexicalSearcher(index, weights=w, fill=f)
     return out
 

@@ -50,6 +50,11 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+def pieces(text: str) -> list[str]:
+    """The folded text's words and CJK runs, in order."""
+    return _PIECE.findall(normalize(text))
+
+
 def bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import migrations, private
+from . import backlinks, fieldstore, migrations, private
 from .errors import BadEnvironment, NotFound
+from .fields import CardFields, card_name
 from .model import Card, Signature
 
 BUSY_TIMEOUT_MS = 60_000
@@ -84,12 +85,16 @@ class Index:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.conn = connect(self.path)
+        # (source, link name)s whose cards' links fields may have changed in this transaction:
+        # refreshed just before it commits (memsync.backlinks).
+        self.touched: set[tuple[str, str]] = set()
 
     @classmethod
     def existing(cls, path: Path | str) -> Index:
         """An index opened as it is, for `memsync doctor`: never created, never migrated."""
         index = cls.__new__(cls)
         index.path, index.conn = Path(path), open_existing(path)
+        index.touched = set()
         return index
 
     def close(self) -> None:
@@ -98,11 +103,16 @@ class Index:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         self.conn.execute("BEGIN IMMEDIATE")
+        self.touched = set()
         try:
             yield self.conn
+            if self.touched:
+                backlinks.refresh(self.conn, self.touched)
         except BaseException:
+            self.touched = set()
             self.conn.execute("ROLLBACK")
             raise
+        self.touched = set()
         self.conn.execute("COMMIT")
 
     # --- files and their signatures -------------------------------------------------------
@@ -168,14 +178,14 @@ class Index:
     # --- writing cards --------------------------------------------------------------------
 
     def replace_file(
-        self, source: str, file: str, cards: list[Card], fts_rows: list[tuple[str, str, str]],
+        self, source: str, file: str, cards: list[Card], fields: list[CardFields],
         sig: Signature, digest: str, indexed_ns: int,
     ) -> None:
-        """Store the cards of one file (with their pre-tokenized FTS text), replacing the old."""
+        """Store the cards of one file (with their pre-tokenized fields), replacing the old."""
         # Always clear first, even when our snapshot said the file was new: another process
         # (a watcher, an MCP server) may have indexed it since.
         self._delete_cards(source, file)
-        for card, fts in zip(cards, fts_rows, strict=True):
+        for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self.conn.execute(
                 f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -187,10 +197,7 @@ class Index:
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
                 ),
             ).lastrowid
-            self.conn.execute(
-                "INSERT INTO cards_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
-                (seq, *fts),
-            )
+            self.touched |= fieldstore.insert(self.conn, seq, source, file, card_fields)
         self.conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
@@ -199,13 +206,12 @@ class Index:
         self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
 
     def _delete_cards(self, source: str, file: str) -> int:
-        rows = self.conn.execute(
-            "SELECT seq FROM cards WHERE source = ? AND file = ?", (source, file)
-        ).fetchall()
-        for (seq,) in rows:
-            self.conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (seq,))
+        seqs = [seq for (seq,) in self.conn.execute(
+            "SELECT seq FROM cards WHERE source = ? AND file = ?", (source, file))]
+        self.touched |= fieldstore.delete(self.conn, source, file, seqs)
+        for seq in seqs:
             self.conn.execute("DELETE FROM cards WHERE seq = ?", (seq,))
-        return len(rows)
+        return len(seqs)
 
     def remove_file(self, source: str, file: str) -> int:
         """Drop a file's cards from the index. Their ids stay bound to their paths (a restore
@@ -224,6 +230,8 @@ class Index:
         rows = self.conn.execute(
             "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, src)
         ).fetchall()
+        name = card_name(dst)
+        self.touched |= fieldstore.move(self.conn, source, src, dst, name and name.rsplit("/", 1)[-1])
         for card_id, path in rows:
             new_path = dst + path[len(src):]
             self._retire_path(source, new_path)
@@ -278,7 +286,7 @@ class Index:
 
     def clear_derived(self) -> None:
         """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
-        for table in ("cards", "files", "problems"):
+        for table in ("cards", "files", "problems", "links", "exact_keys"):
             self.conn.execute(f"DELETE FROM {table}")
         migrations.recreate_fts(self.conn)
         self.mark_changed()

@@ -13,7 +13,8 @@ import re
 
 # Hit fields the hit block shows in its own way (or leaves to structured content: the score only
 # orders the list, and the order is already there).
-_HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score"}
+_HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score",
+              "inlinks"}
 _MORE = re.compile(r"more cards matched than the \d+ shown(; )?")
 _CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
                "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
@@ -66,6 +67,8 @@ def search(data: dict) -> str:
             tags.append(f"coverage {hit['coverage']:.0%}")
         if hit.get("valid") is False:
             tags.append("INVALID")
+        if hit.get("inlinks"):  # most cards have none: said only when there are some
+            tags.append(f"inlinks {hit['inlinks']}")
         tags += [f"{k} {value(v)}" for k, v in hit.items() if k not in _HIT_SHOWN and not _empty(v)]
         lines.append(f"\n{hit['id']} {hit['title']}\n{_where(hit)}" + (f" [{'; '.join(tags)}]" if tags else ""))
         if hit.get("snippet"):

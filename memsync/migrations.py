@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from . import cjk
 
@@ -28,8 +29,40 @@ CREATE VIRTUAL TABLE cards_fts USING fts5(
 )"""
 
 
-def recreate_fts(conn) -> None:
-    """Empty the FTS table at once: FTS5 deletes row by row, dropping it is instant."""
+TOKENIZE = "porter unicode61 remove_diacritics 0"
+# The field groups of memsync.fields, in three FTS5 tables (rowid = cards.seq in each):
+# - cards_fts holds every field, so one MATCH decides whether a card has every query word
+#   somewhere (the tiers); its bm25() scores the card as a whole.
+# - names_fts (title, h1) and fields_fts (headings, tags, links) hold the short fields only.
+#   Their bm25() counts document frequencies and lengths over those fields alone, so a word
+#   common in bodies still weighs in a title, and a long body (or many headings) does not
+#   dilute a title match: the two faults of one whole-row bm25 (memsync.search).
+FTS_COLUMNS = {
+    "cards_fts": ("title", "h1", "headings", "tags", "links", "body"),
+    "names_fts": ("title", "h1"),
+    "fields_fts": ("headings", "tags", "links"),
+}
+# title: title, aliases, file name; h1: top-level headings; headings: all others; tags:
+# frontmatter and inline tags; links: anchor text of the wikilinks pointing at the card
+# (memsync.backlinks); body: the Markdown body.
+
+
+def fts_tables(tokenize: str = TOKENIZE) -> list[str]:
+    # porter: English words are stemmed on both sides (requests = request); CJK bigrams and
+    # identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
+    return [f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, "
+            f"tokenize = '{tokenize}')" for table, columns in FTS_COLUMNS.items()]
+
+
+def recreate_fts(conn, tokenize: str = TOKENIZE) -> None:
+    """Empty the FTS tables at once: FTS5 deletes row by row, dropping one is instant."""
+    for table in FTS_COLUMNS:
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for table in fts_tables(tokenize):
+        conn.execute(table)
+
+
+def _recreate_fts_v1(conn) -> None:
     conn.execute("DROP TABLE IF EXISTS cards_fts")
     conn.execute(FTS_TABLE)
 
@@ -116,7 +149,7 @@ def m001_initial(conn) -> None:
 def m002_cjk_run_ends(conn) -> None:
     """Re-tokenize for the one-character CJK query: runs now also store their last character.
     The cards table holds every field the FTS text is made from, so no file is read."""
-    recreate_fts(conn)
+    _recreate_fts_v1(conn)
     rows = conn.execute("SELECT seq, title, aliases, tags, body FROM cards ORDER BY seq")
     conn.executemany(
         "INSERT INTO cards_fts (rowid, title, tags, body) VALUES (?, ?, ?, ?)",
@@ -156,7 +189,75 @@ def m003_vectors(conn) -> None:
     )
 
 
-MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors]
+def m004_note_fields(conn) -> None:
+    """Obsidian's model of a note: title from frontmatter or file name, headings, inline tags,
+    wikilinks, exact keys. Every field is re-derived from the cards table; no file is read here.
+    A vault note whose stored title may have come from its first `# heading` (the old rule) is
+    marked for one re-read (its file hash is cleared), as is every card of another source
+    (its adapter decides its fields): the next `memsync index` or watcher start reads them."""
+    from . import backlinks, fields, fieldstore, notes
+
+    # An index whose user_version was set back (by hand, by a restore) may hold these already.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(cards)")}
+    for column, decl in NEW_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE cards ADD COLUMN {column} {decl}")
+    _run(conn, SCHEMA_3)
+    conn.execute("DELETE FROM links")
+    conn.execute("DELETE FROM exact_keys")
+    conn.execute("UPDATE cards SET link_text = '', inlinks = 0")
+    recreate_fts(conn)
+    stale: set[tuple[str, str]] = set()
+    rows = conn.execute(f"SELECT seq, {CARD_FIELDS} FROM cards ORDER BY seq").fetchall()
+    for row in rows:
+        card = notes.from_stored(dict(zip(("seq", *CARD_FIELDS.split(", ")), row, strict=True)))
+        if row[1] != "vault" or notes.title_may_be_heading(card):
+            stale.add((row[1], row[3]))
+        fieldstore.insert(conn, row[0], row[1], row[3], fields.card_fields(card))
+    for source, file in sorted(stale):
+        conn.execute("UPDATE files SET hash = '' WHERE source = ? AND path = ?", (source, file))
+    backlinks.refresh(conn, backlinks.all_names(conn))
+    if stale:
+        print(f"memsync: index upgraded to schema 4 (note fields, links); {len(stale)} file(s) "
+              "will be read once more by the next `memsync index` or watcher start",
+              file=sys.stderr)
+
+
+CARD_FIELDS = "source, path, file, title, kind, tags, aliases, body"
+NEW_COLUMNS = (
+    ("tag_set", "TEXT NOT NULL DEFAULT '[]'"),  # every tag, folded, parents of nested ones: --tag
+    ("name", "TEXT"),  # folded file stem: what wikilinks resolve by (NULL for entry cards)
+    ("link_text", "TEXT NOT NULL DEFAULT ''"),  # anchor text of the links pointing here
+    ("inlinks", "INTEGER NOT NULL DEFAULT 0"),  # notes linking here
+)
+# Tables added by m004 (and created by it on a new index).
+SCHEMA_3 = """
+    CREATE INDEX IF NOT EXISTS cards_name ON cards(source, name);
+    -- Outgoing wikilinks, one row per link in a file: what the links field of other cards is
+    -- made of. target is folded and without .md; name is its last segment, the lookup key.
+    CREATE TABLE IF NOT EXISTS links (
+        source TEXT NOT NULL,
+        file   TEXT NOT NULL,
+        pos    INTEGER NOT NULL,
+        target TEXT NOT NULL,
+        name   TEXT NOT NULL,
+        text   TEXT NOT NULL,
+        PRIMARY KEY (source, file, pos)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS links_name ON links(source, name);
+    -- Each title, alias, file name and heading of a card, folded (memsync.fields.key): a query
+    -- equal to one is found by this index, whatever its words' frequencies.
+    CREATE TABLE IF NOT EXISTS exact_keys (
+        key      TEXT NOT NULL,
+        seq      INTEGER NOT NULL,
+        strength INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS exact_keys_key ON exact_keys(key);
+    CREATE INDEX IF NOT EXISTS exact_keys_seq ON exact_keys(seq);
+    """
+
+
+MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields]
 
 
 class NewerSchema(Exception):

@@ -36,6 +36,11 @@ class Card:
     priority: str | None = None
     ttl: str | None = None
     problem: str | None = None  # why the metadata could not be read, if it could not
+    # Derived from the body (memsync.outline), never written back: (level, text) of each
+    # heading, `#tags` written in the text, and (target, anchor text) of each wikilink.
+    headings: tuple[tuple[int, str], ...] = ()
+    body_tags: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,7 @@ class Hit:
     # (None: not found that way, or no vector yet). Lexical search leaves them out of to_dict.
     lexical: float | None = None
     dense: float | None = None
+    inlinks: int = 0  # notes whose wikilinks point at this card
 
     def to_dict(self) -> dict:
         out = {
@@ -130,6 +136,7 @@ class Hit:
             "coverage": None if self.coverage is None else round(self.coverage, 3),
             "snippet": self.snippet,
             "valid": self.valid,
+            "inlinks": self.inlinks,
         }
         if self.lexical is not None or self.dense is not None:
             out["lexical"] = None if self.lexical is None else round(self.lexical, 4)

@@ -7,18 +7,18 @@ tags as a list or as a comma string, and bytes that are not UTF-8.
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import PurePosixPath
 
 import frontmatter
 import yaml
 
-from . import dates
+from . import dates, outline
+from .fields import stem
 from .model import FOLDER_KINDS, Card
 
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
-_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 
 
 def decode(data: bytes) -> tuple[str, str | None]:
@@ -73,13 +73,6 @@ def _as_text(value: object) -> str | None:
     return text or None
 
 
-def title_from(body: str, rel_path: str) -> str:
-    match = _HEADING.search(body)
-    if match:
-        return match.group(1).strip()
-    return PurePosixPath(rel_path.split("#", 1)[0]).stem
-
-
 def kind_from_folder(rel_path: str) -> str | None:
     top = rel_path.split("/", 1)[0]
     return FOLDER_KINDS.get(top) if "/" in rel_path else None
@@ -109,14 +102,16 @@ def parse(data: bytes, rel_path: str) -> Card:
         "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
     ]
     problem = "; ".join(p for p in (problem, meta_problem, *date_problems) if p) or None
-    title = _as_text(meta.get("title")) or title_from(body, rel_path)
+    # Obsidian names a note by its file; a `# heading` is a heading, never the title.
+    title = _as_text(meta.get("title")) or stem(rel_path)
+    prose = outline.prose_lines(body)
     return Card(
         path=rel_path,
         title=title,
         body=body,
         kind=_as_text(meta.get("kind")) or kind_from_folder(rel_path),
         tags=_as_list(meta.get("tags")),
-        aliases=_as_list(meta.get("aliases"), separators=r"\n"),
+        aliases=_as_list(meta.get("aliases", meta.get("alias")), separators=r"\n"),
         created=dates.normalize(created),
         updated=dates.normalize(meta.get("updated")),
         invalid_at=invalid_at,
@@ -125,4 +120,30 @@ def parse(data: bytes, rel_path: str) -> Card:
         priority=_as_text(meta.get("priority")),
         ttl=_as_text(meta.get("ttl")),
         problem=problem,
+        headings=outline.headings(prose),
+        body_tags=outline.inline_tags(prose),
+        links=outline.wikilinks(prose),
     )
+
+
+def from_stored(row: dict) -> Card:
+    """A card as the index stored it (its body-derived parts read again from the body): what a
+    schema migration re-derives the fields from without reading the file."""
+    prose = outline.prose_lines(row["body"])
+    return Card(
+        path=row["path"], title=row["title"], body=row["body"], kind=row["kind"],
+        tags=tuple(json.loads(row["tags"])), aliases=tuple(json.loads(row["aliases"])),
+        headings=outline.headings(prose), body_tags=outline.inline_tags(prose),
+        links=outline.wikilinks(prose),
+    )
+
+
+# The title rule before schema 4: the first `# ` line anywhere in the body.
+_OLD_TITLE_HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+
+
+def title_may_be_heading(card: Card) -> bool:
+    """Whether a stored title may have come from the old heading rule rather than from the
+    frontmatter: only the file can tell, so such a note is read again."""
+    match = _OLD_TITLE_HEADING.search(card.body)
+    return bool(match) and match.group(1).strip() == card.title and card.title != stem(card.path)

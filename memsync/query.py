@@ -20,6 +20,9 @@ class Plan:
     terms: tuple[str, ...]  # distinct tokens, for coverage
     tiers: tuple[tuple[str, str], ...]  # (tier name, MATCH expression), in order
     words: frozenset[str] = frozenset()  # lone CJK characters typed as words of their own
+    # tier name -> the same phrases OR-ed: what scores the short-field tables, where a card
+    # matching some of the words still earns part of the credit.
+    short: tuple[tuple[str, str], ...] = ()
 
     def term_expr(self, token: str, prefix: bool) -> str:
         """One query token as a MATCH expression (used alone to measure coverage)."""
@@ -68,9 +71,15 @@ def plan(query: str) -> Plan:
         ("any", " OR ".join(_token(t, False, words) for t in terms)),
         ("any-prefix", " OR ".join(_token(t, True, words) for t in terms)),
     ]
+    short = {
+        "all": " OR ".join(_phrase(p, False) for p in phrases),
+        "all-prefix": " OR ".join(_phrase(p, True) for p in phrases),
+        "any": candidates[2][1],
+        "any-prefix": candidates[3][1],
+    }
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
-    return Plan(phrases, terms, tuple(tiers), words)
+    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import memsync.adapters as adapters
 
-from . import cjk
+from .fields import CardFields, card_fields
 from .model import Card, Signature
 from .sizes import MIB
 
@@ -32,13 +32,9 @@ class Look:
     sig: Signature | None = None
     digest: str | None = None
     cards: list[Card] = field(default_factory=list)
-    fts: list[tuple[str, str, str]] = field(default_factory=list)  # tokenized while reading
+    fields: list[CardFields] = field(default_factory=list)  # tokenized while reading
     hashed: bool = False
     read_at: int = 0  # time.time_ns() just before the content was read
-
-
-def fts_text(card: Card) -> tuple[str, str, str]:
-    return cjk.index_fields(card.title, card.aliases, card.tags, card.body)
 
 
 def signature(st: os.stat_result) -> Signature:
@@ -99,7 +95,7 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
     if stored and stored[1] == found:
         return Look(rel, "touched", sig, found, hashed=True)
     cards = adapter.read(data, rel)
-    return Look(rel, "content", sig, found, cards, [fts_text(c) for c in cards],
+    return Look(rel, "content", sig, found, cards, [card_fields(c) for c in cards],
                 hashed=True, read_at=read_at)
 
 

@@ -15,13 +15,12 @@ from typing import Protocol
 
 from . import dates, query
 from .errors import BadArgument
+from .fields import fold_tag, key
 from .index import VALID_ON, Index
 from .model import Hit
+from .ranking import WEIGHTS, Weights, combine
 
 MAX_LIMIT = 20
-# BM25 column weights (title+aliases, tags, body). With the strict tier policy (fill=False in
-# LexicalSearcher) they scored best on all retrieval sets together: bench/RESULTS.md, "Tuning grid".
-WEIGHTS = (3.0, 2.0, 1.0)
 SNIPPET_CHARS = 160
 
 
@@ -71,9 +70,9 @@ def _filters(q: Query) -> tuple[str, list]:
     if q.source:
         sql.append("c.source = ?")
         args.append(q.source)
-    if q.tag:
-        sql.append("EXISTS (SELECT 1 FROM json_each(c.tags) WHERE json_each.value = ?)")
-        args.append(q.tag)
+    if q.tag:  # frontmatter or inline, `#x` = `x`, a nested tag's parents included, any case
+        sql.append("EXISTS (SELECT 1 FROM json_each(c.tag_set) WHERE json_each.value = ?)")
+        args.append(fold_tag(q.tag))
     if q.as_of is not None:  # an empty date is an error, never "no filter"
         day = dates.parse_as_of(q.as_of)
         sql.append("(c.created IS NULL OR substr(c.created, 1, 10) <= ?)")
@@ -115,7 +114,7 @@ def _low_confidence(hits: list[Hit]) -> str:
 
 
 class LexicalSearcher:
-    def __init__(self, index: Index, weights=WEIGHTS, fill: bool = False):
+    def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = False):
         self.index = index
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
@@ -135,9 +134,12 @@ class LexicalSearcher:
         # was the current fact on that day.
         valid_first = q.include_invalid and not q.as_of
         seen: set[int] = set()
+        short = dict(plan.short)
+        exact = self._exact(q.text)
         for tier, expr in plan.tiers:
-            rows, result.more = self._ranked(expr, where, args, limit - len(result.hits), seen,
-                                             valid_first)
+            rows, result.more = self._ranked(
+                expr, short[tier], exact if tier == "all" else {}, where, args,
+                limit - len(result.hits), seen, valid_first)
             if not rows:
                 continue
             result.matched = result.matched or tier
@@ -166,9 +168,9 @@ class LexicalSearcher:
                 "SELECT DISTINCT kind FROM cards WHERE kind IS NOT NULL ORDER BY kind")]
             return f"no card has kind {q.kind!r}; kinds in the index: {', '.join(kinds) or 'none'}"
         if q.tag and not conn.execute(
-            "SELECT 1 FROM cards c, json_each(c.tags) WHERE json_each.value = ?", (q.tag,)
+            "SELECT 1 FROM cards c, json_each(c.tag_set) WHERE json_each.value = ?", (fold_tag(q.tag),)
         ).fetchone():
-            return f"no card has the tag {q.tag!r} (tags match exactly)"
+            return f"no card has the tag {q.tag!r} (frontmatter or inline #tags; a/b is found by a too)"
         if not q.include_invalid and not q.as_of:
             hidden = self.search(replace(q, include_invalid=True, limit=MAX_LIMIT))
             if hidden.hits:
@@ -181,38 +183,68 @@ class LexicalSearcher:
             return f"no card matched with {', '.join(filters)}; try without a filter or other keywords"
         return "no card matched; try fewer or different keywords"
 
-    def _ranked(self, expr, where, args, want, exclude, valid_first) -> tuple[list[tuple], bool]:
-        """The best `want` cards for one MATCH expression, as (row, bm25) pairs, and whether
-        more cards than that matched.
+    def _exact(self, text: str) -> dict[int, int]:
+        """Cards with a title, alias, file name or heading equal to the whole query (folded),
+        and how strong that field is (memsync.fields)."""
+        folded = key(text)
+        if not folded:
+            return {}
+        return dict(self.index.conn.execute(
+            "SELECT seq, max(strength) FROM exact_keys WHERE key = ? GROUP BY seq", (folded,)))
 
-        BM25 is computed inside FTS5 first, over the FTS table alone; only the top of that list
-        is joined to `cards` for filters and display (a join over every match reads every
-        matching card's row, which costs more than the ranking itself). The window widens when
-        filters leave it short.
+    def _scores(self, table: str, weights: tuple[float, ...], expr: str, window: int) -> dict:
+        ranked = ", ".join(f"{w:g}" for w in weights)
+        return dict(self.index.conn.execute(
+            f"SELECT rowid, -bm25({table}, {ranked}) FROM {table} WHERE {table} MATCH ? "
+            f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (expr, window)))
+
+    def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
+                valid_first) -> tuple[list[tuple], bool]:
+        """The best `want` cards for one tier, as (row, score) pairs, and whether more cards
+        than that matched.
+
+        Candidates: the top of the whole-card bm25 (cards_fts, which also decides what matches
+        the tier), plus the top of each short-field table and the exact matches, once checked
+        against the tier. Each is scored by memsync.ranking.combine. Scores come from FTS5
+        over the FTS tables alone; only the candidates are joined to `cards` for filters and
+        display. The window widens when filters leave it short.
         """
-        w_title, w_tags, w_body = (float(w) for w in self.weights)
-        ranked_sql = (
-            f"SELECT rowid, bm25(cards_fts, {w_title}, {w_tags}, {w_body}) AS rank "
-            "FROM cards_fts WHERE cards_fts MATCH ? ORDER BY rank LIMIT ?"
-        )
+        w = self.weights
         cards_sql = (
             "SELECT c.seq, c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, "
-            "c.tags, c.aliases FROM cards c "
+            "c.inlinks FROM cards c "
             f"WHERE c.seq IN (SELECT value FROM json_each(?)){where}"
         )
         window = max(40, 4 * (want + len(exclude)))
+        conn = self.index.conn
         while True:
-            ranks = dict(self.index.conn.execute(ranked_sql, (expr, window)).fetchall())
-            rows = self.index.conn.execute(cards_sql, [json.dumps(list(ranks)), *args]).fetchall()
+            whole = self._scores("cards_fts", w.whole, expr, window)
+            if not whole:  # nothing matches the tier: the short fields cannot either
+                return [], False
+            names = self._scores("names_fts", w.names, short_expr, window) if w.w_names else {}
+            fields = self._scores("fields_fts", w.fields, short_expr, window) if w.w_fields else {}
+            extra = (names.keys() | fields.keys() | exact.keys()) - whole.keys()
+            if extra and len(whole) >= window and short_expr != expr:
+                # Not every match is in `whole`, and a short-field match may lack some words
+                # the tier asks for: check these. (In the `any` tiers both ask the same.)
+                extra = {seq for (seq,) in conn.execute(
+                    "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
+                    "AND rowid IN (SELECT value FROM json_each(?))", (expr, json.dumps(list(extra))))}
+            elif len(whole) < window:
+                extra = set()  # `whole` holds every card that matches the tier
+            seqs = list(whole.keys() | extra)
+            scores = {seq: combine(w, whole.get(seq, 0.0), names.get(seq, 0.0),
+                                   fields.get(seq, 0.0), exact.get(seq, 0)) for seq in seqs}
+            rows = conn.execute(cards_sql, [json.dumps(seqs), *args]).fetchall()
             rows = [r for r in rows if r["id"] not in exclude]
             today = dates.today()
             rows.sort(key=lambda r: (valid_first and dates.invalid_by(r["invalid_at"], today),
-                                     ranks[r["seq"]]))
+                                     -scores[r["seq"]], r["path"]))
             complete = sum(
                 1 for r in rows if not (valid_first and dates.invalid_by(r["invalid_at"], today))
             ) > want  # one more than asked for, to know whether the page is all there is
-            if complete or len(ranks) < window:
-                return [(r, ranks[r["seq"]]) for r in rows[:want]], len(rows) > want
+            if complete or len(whole) < window:
+                return [(r, scores[r["seq"]]) for r in rows[:want]], len(rows) > want
             window *= 8
 
     def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:
@@ -233,7 +265,7 @@ class LexicalSearcher:
              day: str) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
-            source=row["source"], score=-rank, matched=tier, coverage=coverage,
+            source=row["source"], score=rank, matched=tier, coverage=coverage,
             snippet=snippet(row["body"], plan.terms),
-            valid=not dates.invalid_by(row["invalid_at"], day),
+            valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],
         )

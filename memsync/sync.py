@@ -21,6 +21,7 @@ from multiprocessing import get_all_start_methods, get_context
 import memsync.adapters as adapters
 
 from . import reading
+from .exclusions import Exclusions
 from .index import Index
 from .model import TRASH, Source, SyncReport
 from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
@@ -41,6 +42,7 @@ class Indexer:
         self.index = index
         self.sources = {s.name: s for s in sources}
         self.adapters = {s.name: adapters.get(s.adapter) for s in sources}
+        self.excluded = {s.name: Exclusions(s.root) for s in sources}  # Obsidian's own setting
         self.max_bytes = max_bytes
 
     # --- public API -----------------------------------------------------------------------
@@ -133,6 +135,8 @@ class Indexer:
         return os.path.join(self.sources[source].root, *rel.split("/"))
 
     def _look(self, source: str, rel: str, stored: tuple | None) -> Look:
+        if self.excluded[source].excludes(rel):
+            return Look(rel, "absent")
         return reading.look(self.sources[source].root, self.adapters[source], self.max_bytes,
                             rel, stored)
 
@@ -141,7 +145,7 @@ class Indexer:
         start = self._full(source, under) if under else root
         prefix = under.rstrip("/") + "/" if under else ""
         found: dict[str, os.stat_result] = {}
-        adapter = self.adapters[source]
+        adapter, excluded = self.adapters[source], self.excluded[source]
         stack = [(start, prefix)]
         while stack:
             folder, rel_prefix = stack.pop()
@@ -153,9 +157,9 @@ class Indexer:
                 rel = rel_prefix + entry.name
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        if adapter.enters(rel):
+                        if adapter.enters(rel) and not excluded.excludes_folder(rel):
                             stack.append((entry.path, rel + "/"))
-                    elif adapter.wants(rel):
+                    elif adapter.wants(rel) and not excluded.excludes(rel):
                         found[rel] = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
@@ -286,7 +290,7 @@ class Indexer:
                         report.added += 1
                         self._back_from_trash(source, look.path)
                     index.replace_file(
-                        source, look.path, look.cards, look.fts, look.sig, look.digest,
+                        source, look.path, look.cards, look.fields, look.sig, look.digest,
                         look.read_at,
                     )
                     stored[look.path] = (look.sig, look.digest, look.read_at)

@@ -31,8 +31,16 @@ def snapshot(index: Index, with_ids: bool = True) -> dict:
     """Every derived field of every card, keyed by (source, path): what a rebuild must reproduce."""
     rows = {}
     for row in index.conn.execute(
-        "SELECT c.*, f.title AS f_title, f.tags AS f_tags, f.body AS f_body "
-        "FROM cards c JOIN cards_fts f ON f.rowid = c.seq ORDER BY c.source, c.path"
+        "SELECT c.*, f.title AS f_title, f.h1 AS f_h1, f.headings AS f_headings, f.tags AS f_tags, "
+        "f.links AS f_links, f.body AS f_body, n.title AS n_title, n.h1 AS n_h1, "
+        "s.headings AS s_headings, s.tags AS s_tags, s.links AS s_links, "
+        "(SELECT json_group_array(key || ':' || strength) FROM "
+        " (SELECT key, strength FROM exact_keys e WHERE e.seq = c.seq ORDER BY key)) AS exact, "
+        "(SELECT json_group_array(target || '|' || text) FROM "
+        " (SELECT target, text FROM links l WHERE l.source = c.source AND l.file = c.path "
+        "  ORDER BY pos)) AS out_links "
+        "FROM cards c JOIN cards_fts f ON f.rowid = c.seq JOIN names_fts n ON n.rowid = c.seq "
+        "JOIN fields_fts s ON s.rowid = c.seq ORDER BY c.source, c.path"
     ):
         data = dict(row)
         data.pop("seq")  # storage order, not a property of the card

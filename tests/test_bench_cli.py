@@ -61,8 +61,8 @@ def test_baseline_round_trip_then_a_regression_exits_1(cli, vault, home, tmp_pat
     assert cli("bench", "--json", "--save", base)[0] == 0
     code, report = cli("bench", "--json", "--baseline", base)
     assert (code, report["regressions"]) == (0, [])
-    # A new card that says nginx everywhere pushes the relevant ones down.
-    write_card(vault, "inbox/noise.md", "nginx nginx", "nginx nginx nginx nginx 只是个测试。")
+    # A new card titled exactly nginx, saying it everywhere, pushes the relevant ones down.
+    write_card(vault, "inbox/noise.md", "nginx", "nginx nginx nginx nginx 只是个测试。")
     cli("index")
     code, report = cli("bench", "--json", "--baseline", base)
     assert code == 1

@@ -27,8 +27,33 @@ def test_bom_is_stripped():
     assert card.title == "with bom" and card.problem is None
 
 
-def test_no_frontmatter_title_from_first_heading():
-    assert parse("intro\n# The Heading\ntext").title == "The Heading"
+def test_no_frontmatter_title_is_the_file_name_and_headings_are_headings():
+    card = parse("intro\n# The Heading\ntext\n## Part two ##", "notes/Home.md")
+    assert card.title == "Home"
+    assert card.headings == ((1, "The Heading"), (2, "Part two"))
+
+
+def test_a_heading_inside_a_code_fence_is_not_a_heading():
+    text = "```sh\n# Login\n```\n~~~~\n# Dog\n```\n~~~~\nbody"
+    card = parse("---\naliases: [x]\n---\n" + text, "Headless Sync.md")
+    assert card.title == "Headless Sync" and card.headings == ()
+
+
+def test_frontmatter_lines_are_not_headings_and_a_title_key_wins():
+    card = parse("---\ntitle: Real title\n# comment: x\n---\n# H1\n", "file.md")
+    assert card.title == "Real title" and card.headings == ((1, "H1"),)
+
+
+def test_inline_tags_outside_code_and_links_with_labels():
+    card = parse("text #tag and #a/b `#code` #123 not#tag\n# Heading\n"
+                 "see [[Note|label]], [[folder/Other#Part]] and ![[Embedded]]\n```\n#no [[No]]\n```")
+    assert card.body_tags == ("tag", "a/b")
+    assert card.links == (("Note", "label"), ("folder/Other", "Other Part"), ("Embedded", "Embedded"))
+
+
+def test_aliases_as_a_string_or_a_list():
+    assert parse("---\naliases: Obsidian settings\n---\nx").aliases == ("Obsidian settings",)
+    assert parse("---\naliases:\n  - a b\n  - c\n---\nx").aliases == ("a b", "c")
 
 
 def test_no_frontmatter_no_heading_title_from_stem():
@@ -37,7 +62,7 @@ def test_no_frontmatter_no_heading_title_from_stem():
 
 def test_broken_yaml_keeps_body_and_reports():
     card = parse("---\ntitle: [unclosed\n---\n# Fallback\nstill indexed")
-    assert card.title == "Fallback"
+    assert card.title == "x"  # the file name
     assert "still indexed" in card.body
     assert "---" not in card.body
     assert "YAML" in card.problem

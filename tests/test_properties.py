@@ -16,7 +16,11 @@ from memsync.sync import Indexer
 from .helpers import snapshot
 
 NAMES = ["a.md", "b.md", "sub/c.md", "sub/d.md", "深/卡片.md", "notes.txt"]
-BODIES = st.text(alphabet="abc 东京都阿里云\n-:#", max_size=40)
+# Bodies link to each other (a card's links field changes when the linking card does) and
+# carry headings and tags.
+BODIES = st.lists(st.sampled_from(["abc ", "东京都", "阿里云", "\n", "-", ":", "#", "# h\n", "#t/x ",
+                                   "[[a]]", "[[b|lb]]", "[[sub/c#h]]", "[[d|东京]]", "![[卡片]]",
+                                   "[[A]]", "```\n"]), max_size=12).map("".join)
 
 op = st.one_of(
     st.tuples(st.just("write"), st.sampled_from(NAMES), BODIES),

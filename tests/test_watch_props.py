@@ -36,7 +36,9 @@ def content(marker: str, style: str, revision: int) -> bytes:
         return f"---\ntitle: [oops {marker}\n---\nrevision {revision} of {marker}\n".encode()
     if style == "latin1":
         return f"caf\xe9 {marker} r{revision}\n".encode("latin-1")
-    return f"---\ntitle: t {marker}\ntags: [p]\n---\nrevision {revision} of {marker}\n".encode()
+    # links: a rename or edit of one card changes the links field of the cards it points at
+    return (f"---\ntitle: t {marker}\ntags: [p]\n---\nrevision {revision} of {marker}\n"
+            f"see [[note|{marker}]] and [[b]]\n").encode()
 
 
 def snapshot(db: Path) -> dict:
@@ -46,7 +48,8 @@ def snapshot(db: Path) -> dict:
         conn = index.conn
         cards = sorted(tuple(r)[1:] for r in conn.execute(f"SELECT {CARD_COLUMNS} FROM cards"))
         fts = sorted(tuple(r) for r in conn.execute(
-            "SELECT c.path, f.title, f.tags, f.body FROM cards_fts f JOIN cards c ON c.id = f.rowid"
+            "SELECT c.path, c.tag_set, c.link_text, c.inlinks, f.title, f.h1, f.headings, f.tags, "
+            "f.links, f.body FROM cards_fts f JOIN cards c ON c.seq = f.rowid"
         ))
         files = sorted(tuple(r) for r in conn.execute(
             "SELECT source, path, size, mtime_ns, ctime_ns, ino, hash FROM files"

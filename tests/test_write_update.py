@@ -215,4 +215,4 @@ def test_a_plain_note_gets_a_frontmatter_and_keeps_its_text(cli, vault):
     assert code == 0 and data["changed"] == ["tags"]
     text = note.read_text()
     assert re.fullmatch(r"---\ntags: \[nginx\]\nupdated: \S+\n---\n# Plain note\n\n" + re.escape(BODY) + r"\n", text)
-    assert cli("show", card_id, "--json")[1]["title"] == "Plain note"
+    assert cli("show", card_id, "--json")[1]["title"] == "plain"  # a note is titled by its file name

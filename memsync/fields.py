@@ -1,0 +1,98 @@
+"""A card's searchable fields, as the index stores them. Pure: a Card in, strings and keys out.
+
+Field groups (each an FTS5 column, memsync.migrations):
+- title: the title, the aliases and the file name (Obsidian's names for the note)
+- h1: top-level headings, weighted near the title
+- headings: every other heading
+- tags: frontmatter tags and inline `#tags`
+- links: the anchor text of wikilinks pointing at the card (filled in by memsync.backlinks)
+- body: the whole Markdown body
+Beside them, the exact keys: each title, alias, file name and heading as a normalised string,
+so a query that *is* one of them is found by one index lookup (memsync.search ranks it first).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from . import cjk, outline
+from .model import Card
+
+# Exact-match strength by field: a query equal to a title, alias or file name beats one equal
+# to an H1, which beats one equal to any other heading.
+EXACT_NAME, EXACT_H1, EXACT_HEADING = 3, 2, 1
+
+
+@dataclass(frozen=True)
+class CardFields:
+    title: str
+    h1: str
+    headings: str
+    tags: str
+    body: str
+    tag_set: tuple[str, ...]  # every tag, nested ones with their parents, folded: the --tag filter
+    exact: tuple[tuple[str, int], ...]  # (key, strength)
+    name: str | None  # folded file stem, what wikilinks resolve by; None for entry cards
+    links: tuple[tuple[str, str, str], ...]  # outgoing: (target, its last segment, anchor text)
+
+    def fts(self) -> tuple[str, str, str, str, str]:
+        """The short fields in column order (links start empty)."""
+        return (self.title, self.h1, self.headings, self.tags, self.body)
+
+
+def stem(rel_path: str) -> str:
+    """The note's name as Obsidian shows it and as wikilinks resolve it: the file stem."""
+    return PurePosixPath(rel_path.split("#", 1)[0]).stem
+
+
+def key(text: str) -> str:
+    """A title, heading or query folded for exact comparison: its words, space-joined.
+    Punctuation, case and width do not count (`Base: Create` = `base create`)."""
+    return " ".join(cjk.pieces(text))
+
+
+def fold_tag(tag: str) -> str:
+    return cjk.normalize(tag).lstrip("#")
+
+
+def link_target(target: str) -> str:
+    """A wikilink target as resolution compares it: folded, without `.md` or a leading `/`."""
+    folded = cjk.normalize(target.strip()).strip("/")
+    return folded[:-3] if folded.endswith(".md") else folded
+
+
+def card_name(path: str) -> str | None:
+    """The folded path without `.md` of a card that is a whole Markdown file, else None."""
+    if "#" in path or not path.endswith(".md"):
+        return None
+    return cjk.normalize(path[:-3])
+
+
+def card_fields(card: Card) -> CardFields:
+    name = stem(card.path)
+    names = [card.title, *card.aliases]
+    if card_name(card.path) and key(name) not in {key(n) for n in names}:
+        names.append(name)
+    h1 = [text for level, text in card.headings if level == 1]
+    other = [text for level, text in card.headings if level > 1]
+    tags = [*card.tags, *card.body_tags]
+    exact = {}
+    for strength, texts in ((EXACT_HEADING, other), (EXACT_H1, h1), (EXACT_NAME, names)):
+        for text in texts:
+            if key(text):
+                exact[key(text)] = strength  # the strongest field wins for a shared key
+    path_key = card_name(card.path)
+    links = tuple((t, t.rsplit("/", 1)[-1], text) for t, text in
+                  ((link_target(target), text) for target, text in card.links) if t) if path_key else ()
+    return CardFields(
+        title=cjk.to_index_text(" ".join(names)),
+        h1=cjk.to_index_text(" ".join(h1)),
+        headings=cjk.to_index_text(" ".join(other)),
+        tags=cjk.to_index_text(" ".join(tags)),
+        body=cjk.to_index_text(card.body),
+        tag_set=tuple(sorted({p for t in tags for p in outline.expand_tag(fold_tag(t))})),
+        exact=tuple(sorted(exact.items())),
+        name=path_key.rsplit("/", 1)[-1] if path_key else None,
+        links=links,
+    )
