@@ -110,8 +110,8 @@ def test_a_chinese_query_finds_an_english_card(memory):
 
 
 @pytest.mark.parametrize("query,card", [
-    ("annual income tax return", "03-Knowledge/tax.md"),
-    ("green tea storage", "03-Knowledge/tea.md"),
+    ("annual income tax return", "03-Knowledge/geshui.md"),
+    ("green tea storage", "03-Knowledge/longjing.md"),
 ])
 def test_an_english_query_finds_a_chinese_card(memory, query, card):
     assert card not in paths(search(query, semantic=False))
@@ -167,7 +167,7 @@ def test_rename_rebuild_and_unchanged_files_never_embed_again(vault, memory, cli
     assert cli("index", "--rebuild", "--json")[0] == 0
     report = embed()
     assert report["embedded"] == 0 and report["pending"] == 0
-    write_card(vault, "03-Knowledge/tea.md", "茶叶", "龙井放在冰箱里保存，水温八十度，每次三克。")
+    write_card(vault, "03-Knowledge/longjing.md", "茶叶", "龙井放在冰箱里保存，水温八十度，每次三克。")
     report = embed()
     assert report["embedded"] == 1 and report["pending"] == 0
 
