@@ -52,7 +52,7 @@ def normalize(text: str) -> str:
 
 def pieces(text: str) -> list[str]:
     """The folded text's words and CJK runs, in order."""
-    return _PIECE.findall(normalize(text))
+    return _pieces(normalize(text))
 
 
 def bigrams(run: str) -> list[str]:
