@@ -22,9 +22,10 @@ from ..sync import storable
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 # How long a card whose file vanished is kept, in case its content shows up elsewhere or the
-# rename that explains it is still on its way (watchdog holds every event queued behind an
-# unpaired rename-away for observing.MOVE_PAIRING).
-VANISH_GRACE = 0.25
+# rename that explains it is on its way; one quiet window, as a longer wait makes the second look
+# coincide with a quick `delete --restore` (which puts the file back before its id). A rename
+# reported later than this still carries the card's id on, as a ghost (GHOST_WINDOW).
+VANISH_GRACE = 0.05
 # How long the id of a card dropped because its file vanished waits for a late rename to carry
 # it on (a folder renamed twice, the second rename reported after the first was applied).
 GHOST_WINDOW = 2 * PAIR_WINDOW
