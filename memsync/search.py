@@ -119,8 +119,9 @@ class LexicalSearcher:
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
 
-    def search(self, q: Query, cap: int | None = None) -> Result:
-        """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher)."""
+    def search(self, q: Query, cap: int | None = None, snippets: bool = True) -> Result:
+        """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher), which
+        may also skip the snippets (`snippets=False`: empty) of candidates it will not show."""
         if not q.text or not q.text.strip():
             raise BadArgument("the query is empty; pass keywords or identifiers, e.g. nginx or ecs-prod")
         limit = clamp_limit(q.limit, cap)
@@ -145,7 +146,7 @@ class LexicalSearcher:
             result.matched = result.matched or tier
             coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
             day = q.as_of or dates.today()  # `valid` means valid on the day looked at
-            result.hits += [self._hit(r, rank, tier, plan, coverage.get(r["seq"]), day)
+            result.hits += [self._hit(r, rank, tier, plan if snippets else None, coverage.get(r["seq"]), day)
                             for r, rank in rows]
             seen.update(r["id"] for r, _ in rows)
             if not self.fill or len(result.hits) >= limit:
@@ -261,11 +262,11 @@ class LexicalSearcher:
                 found[seq] += 1
         return {seq: n / len(plan.terms) for seq, n in found.items()}
 
-    def _hit(self, row, rank: float, tier: str, plan: query.Plan, coverage: float | None,
+    def _hit(self, row, rank: float, tier: str, plan: query.Plan | None, coverage: float | None,
              day: str) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=rank, matched=tier, coverage=coverage,
-            snippet=snippet(row["body"], plan.terms),
+            snippet=snippet(row["body"], plan.terms) if plan else "",
             valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],
         )

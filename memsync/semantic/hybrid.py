@@ -55,11 +55,14 @@ class HybridSearcher:
 
     def search(self, q: Query) -> Result:
         page = self.lexical.search(q)  # its notes and `more` speak of the page asked for
-        lexical = self.lexical.search(replace(q, limit=self.depth), cap=self.depth).hits
-        found = self.candidates(q, lexical, page.matched)
         if self.wants_dense(page.matched):
+            deep = replace(q, limit=self.depth)
+            lexical = self.lexical.search(deep, cap=self.depth, snippets=False).hits
+            found = self.candidates(q, lexical, page.matched)
             order = self.order(found)
-        else:  # lexical order; the dense part is still reported
+        else:  # lexical's page and order; the dense part is still reported
+            lexical = page.hits
+            found = self.candidates(q, lexical, page.matched)
             order = sorted(fusion.minmax(found.lexical).items(), key=lambda kv: -kv[1])
         return self._result(q, page, lexical, found.dense, order)
 
@@ -85,28 +88,34 @@ class HybridSearcher:
         by_id = {h.id: h for h in lexical}
         rows = self._rows(q, [i for i, _ in order if i not in by_id])
         day = q.as_of or dates.today()
+        ranked = [(i, s, by_id[i].valid if i in by_id else not dates.invalid_by(rows[i]["invalid_at"], day))
+                  for i, s in order if i in by_id or i in rows]
+        if q.include_invalid and not q.as_of:
+            ranked.sort(key=lambda r: not r[2])  # stable: fused order otherwise
         terms = query.plan(q.text).terms
         hits = []
-        for card_id, score in order:
+        for card_id, score, valid in ranked[:limit]:  # snippets only for the page shown
             if card_id in by_id:
-                hits.append(replace(by_id[card_id], score=score, lexical=by_id[card_id].score,
-                                    dense=dense.get(card_id)))
-            elif card_id in rows:
+                hit = by_id[card_id]
+                text = self._body(card_id) if not hit.snippet else None
+                hits.append(replace(hit, score=score, lexical=hit.score, dense=dense.get(card_id),
+                                    snippet=hit.snippet or snippet(text, terms)))
+            else:
                 row = rows[card_id]
                 hits.append(Hit(
                     id=card_id, path=row["path"], title=row["title"], kind=row["kind"],
                     source=row["source"], score=score, matched=SEMANTIC, coverage=None,
-                    snippet=snippet(row["body"], terms),
-                    valid=not dates.invalid_by(row["invalid_at"], day), dense=dense[card_id],
+                    snippet=snippet(row["body"], terms), valid=valid, dense=dense[card_id],
                 ))
-        valid_first = q.include_invalid and not q.as_of
-        hits.sort(key=lambda h: valid_first and not h.valid)  # stable: fused order otherwise
         result = Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None),
-                        hits=hits[:limit], note=page.note, more=len(hits) > limit)
+                        hits=hits, note=page.note, more=len(ranked) > limit)
         if hits and not lexical:
             result.note = ("no card contains these words; these hits were found by meaning alone "
                            "(matched: semantic): check that they are about what you meant")
         return result
+
+    def _body(self, card_id: int) -> str:
+        return self.index.conn.execute("SELECT body FROM cards WHERE id = ?", (card_id,)).fetchone()[0]
 
     def candidates(self, q: Query, lexical: list[Hit], matched: str | None) -> Candidates:
         """The best `depth` cards passing the filters by cosine to the query (a card by its best
