@@ -70,14 +70,20 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             _park(cfg, index, target_rel, moved, warnings)
             notes.append(f"the file that was at {target_rel} was moved to {moved} first")
         where = vaultio.folder(vault, posixpath.dirname(target_rel))
+        # The id goes back before the file does: a watcher that indexes the restored file at
+        # once must find its id waiting at the path, not hand out a new one.
+        rebound = _unpark(index, rel, target_rel, warnings)
         try:
             placed = atomic.move_no_clobber(source, where / posixpath.basename(target_rel))
         except OSError as exc:
+            if rebound:
+                _unpark(index, target_rel, rel, warnings)
             raise vaultio.failed(target_rel, exc) from None
         if not placed:  # someone wrote a file there a moment ago
+            if rebound:
+                _unpark(index, target_rel, rel, warnings)
             return _occupied(target_rel)
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
-        _unpark(index, rel, target_rel, warnings)
         result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
         if notes:
             result["note"] = "; ".join(notes)
@@ -98,16 +104,20 @@ def _park(cfg: Config, index, rel: str, trash_rel: str, warnings: list[str]) -> 
                         "run `memsync index`")
 
 
-def _unpark(index, trash_rel: str, rel: str, warnings: list[str]) -> None:
-    """A restored card takes back the id it had in the trash (if it had one there)."""
+def _unpark(index, trash_rel: str, rel: str, warnings: list[str]) -> bool:
+    """A restored card takes back the id it had in the trash (if it had one there); says
+    whether an id moved, so a restore that fails can move it back."""
     if index is None:
-        return
+        return False
     try:
         with index.transaction():
-            if index.bound_id(VAULT, trash_rel) is not None:
-                index.rebind_ids(VAULT, trash_rel, rel)
+            if index.bound_id(VAULT, trash_rel) is None:
+                return False
+            index.rebind_ids(VAULT, trash_rel, rel)
+            return True
     except DB_ERRORS as exc:
         warnings.append(f"restored, but its id could not be brought back ({exc})")
+        return False
 
 
 def _original_path(vault: Path, index, trash_rel: str) -> str:
