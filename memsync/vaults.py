@@ -72,15 +72,20 @@ def claim(db: Path, vault: Path) -> None:
     from .errors import BadEnvironment
 
     if db.is_file():
-        total, here = _files_found(db, vault)
-        if total and not here:
-            raise BadEnvironment(
-                f"the index {db} holds the cards of another vault (none of its files is in "
-                f"{vault}); indexing it for this vault would take them out of search. Run "
-                f"`memsync init --vault DIR` with the vault it was built for, or name another "
-                f"index with --db"
-            )
+        _refuse_foreign(db, vault, BadEnvironment(
+            f"the index {db} holds the cards of another vault (none of its files is in "
+            f"{vault}); indexing it for this vault would take them out of search. Run "
+            f"`memsync init --vault DIR` with the vault it was built for, or name another "
+            f"index with --db"
+        ))
     write_label(db, vault)
+
+
+def _refuse_foreign(db: Path, vault: Path, refusal: Exception) -> None:
+    """Raise `refusal` when the unlabelled index `db` holds files and none of them is in `vault`."""
+    total, here = _files_found(db, vault)
+    if total and not here:
+        raise refusal
 
 
 def _files_found(db: Path, vault: Path) -> tuple[int, int]:
@@ -148,13 +153,11 @@ def make_main(home: Path, vault: Path) -> str | None:
     main = home / DEFAULT_DB
     holder = owner(main)
     if holder is None and main.is_file():  # unlabelled: its files tell whose it is
-        total, here = _files_found(main, vault)
-        if total and not here:
-            raise BadEnvironment(
-                f"the index {main} holds the cards of a vault other than {vault} and does not "
-                f"say which; run `memsync init --vault DIR` with the vault it was built for "
-                f"first, or move {main} aside"
-            )
+        _refuse_foreign(main, vault, BadEnvironment(
+            f"the index {main} holds the cards of a vault other than {vault} and does not "
+            f"say which; run `memsync init --vault DIR` with the vault it was built for "
+            f"first, or move {main} aside"
+        ))
         write_label(main, vault)
         return None
     if holder is None or same_folder(holder, vault):
