@@ -63,6 +63,15 @@ def unchanged(stored: tuple | None, sig: Signature) -> bool:
     return bool(stored and stored[1] and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS)
 
 
+def current_signature(root: str, rel: str) -> Signature | None:
+    """The signature of the regular file at rel now, or None when there is none."""
+    try:
+        st = os.lstat(os.path.join(root, *rel.split("/")))
+    except (OSError, ValueError):
+        return None
+    return signature(st) if stat.S_ISREG(st.st_mode) else None
+
+
 def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> Look:
     if not storable(rel):
         return Look(rel, "bad_name")

@@ -256,6 +256,7 @@ class Indexer:
         with batch:
             # Contents first, so a file that moved is paired before its old path is dropped.
             for look in sorted(looks, key=lambda look: look.state != "content"):
+                look = self._still_true(source, look, stored)
                 previous = stored.get(look.path)
                 report.hashed += look.hashed
                 if look.state in ("absent", "too_large", "bad_name"):
@@ -300,6 +301,24 @@ class Indexer:
             if report.changed != changed_before:
                 index.mark_changed()
 
+
+    def _still_true(self, source: str, look: Look, stored: dict) -> Look:
+        """A look was taken before the transaction began; a write command may have moved the
+        file since (a delete parks its id in the trash, a restore brings it back). Applied
+        as it was, a stale look would index a card that has left, under a new id, or drop one
+        that has just come back. Inside the transaction the file is stat'ed again, and a look
+        it no longer matches is taken anew from what the index holds now."""
+        if look.state in ("unstable", "bad_name"):
+            return look
+        now = reading.current_signature(self.sources[source].root, look.path)
+        if now == look.sig or (look.state == "absent" and now is None):
+            return look
+        state = self.index.file_state(source, look.path)
+        if state is None:
+            stored.pop(look.path, None)
+        else:
+            stored[look.path] = state
+        return self._look(source, look.path, state)
 
     # A card moved into `.trash/<path>` (Obsidian's own delete, or a move while we were not
     # watching) keeps its id there; when it comes back, the id comes back with it.

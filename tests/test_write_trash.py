@@ -7,6 +7,9 @@ import time
 import pytest
 
 from memsync import api, config
+from memsync.model import SyncReport
+from memsync.vaultio import VAULT
+from tests.helpers import indexer
 
 BODY = "The staging database lives on db-stage-2, port 5433, user app_ro."
 
@@ -332,3 +335,26 @@ def test_purge_all_removes_links_but_never_what_they_point_to(cli, vault, outsid
     code, data = cli("delete", "--purge", "--all", "--json")
     assert code == 0 and data["purged"] == 2
     assert (outside / "victim.md").exists() and not any((vault / ".trash").iterdir())
+
+
+def test_a_look_taken_before_a_delete_and_restore_cannot_give_the_card_a_new_id(cli, vault, card):
+    """A watcher (or a reconcile) reads a file outside its write transaction; a delete and a
+    restore may run in between. The stale look must not index the card again at its old path
+    under a new id (seen as a flaky `test_memory_delete_can_restore_what_it_deleted`)."""
+    rel = card["path"]
+    work, index = indexer()
+    try:
+        stale = [work._look(VAULT, rel, None)]  # read while the card is still in place
+        assert stale[0].state == "content"
+        cli("delete", card["id"])
+        work._apply(VAULT, stale, {}, SyncReport())  # applied after the delete
+        assert index.bound_id(VAULT, rel) is None and index.file_state(VAULT, rel) is None
+        assert cli("search", "db-stage-2", "--json")[0] == 1
+
+        gone = [work._look(VAULT, rel, None)]  # read while the card is in the trash
+        assert gone[0].state == "absent"
+        cli("delete", "--restore", ".trash/" + rel)
+        work._apply(VAULT, gone, {rel: index.file_state(VAULT, rel)}, SyncReport())
+    finally:
+        index.close()
+    assert [h["id"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["id"]]
