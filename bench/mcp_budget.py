@@ -1,16 +1,18 @@
 """What `memsync mcp` costs an agent's context, in bytes: tools/list, and each reply.
 
 A real `memsync mcp` over a generated 30-card vault, driven through the SDK's stdio client as an
-agent's client would. Bytes are counted the way they were when the budget was set (issue 12):
-`json.dumps` of the tools list and of each call's result as the SDK client parses them. Each
-reply is also split into its text block (what a client that reads `content` passes on) and its
-structured content (what a client that reads `structuredContent` passes on), since clients pick
-one of the two. Tokens are estimated at 4 bytes each.
+agent's client would. A reply's size is the JSON-RPC message as the server wrote it on stdout
+(captured with `tee`: UTF-8, nothing escaped as \\uXXXX), split into its text block (what a
+client that reads `content` passes on) and its structured content (what a client that reads
+`structuredContent` passes on; only with `--structured`). tools/list is counted as when the
+budget was set (issue 12): `json.dumps` of the tools as the client parses them; its whole
+message is recorded too. Tokens are estimated at 4 bytes each.
 
     python -m bench.mcp_budget [--before DIR]     # DIR: an older tree, measured alongside
     python -m bench.mcp_budget --checkout DIR     # only measure that tree, save nothing
 
-Writes bench/results/mcp_budget.json (unless --checkout); `python -m bench.report` renders it.
+Writes bench/results/mcp_budget.json (unless --checkout); `python -m bench.report` renders it
+into bench/RESULTS.md and the README.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 import anyio
 
 BYTES_PER_TOKEN = 4
-TARGETS = {"tools_list": 7000, "search_10_text": 2500}
+TARGETS = {"tools_list": 7000, "search_10": 2500}
 # As issue 12 measured them (its own 30-card vault) before the budget work; the table's "before"
 # column is measured here, on this vault, with --before pointing at a tree from before it.
 ISSUE_12 = {"tools_list": 21398, "search_10": 9032, "get": 3776}
@@ -58,15 +60,29 @@ def _text(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
-def reply_sizes(result) -> dict:
-    dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    text = "".join(c.get("text", "") for c in dumped.get("content", []))
-    structured = dumped.get("structuredContent")
+def sent(wire: Path) -> dict:
+    """The responses the server wrote, by JSON-RPC id: their size in bytes and their result."""
+    out = {}
+    for line in wire.read_bytes().splitlines():
+        message = json.loads(line)
+        if "id" in message and "result" in message:
+            out[message["id"]] = (len(line), message["result"])
+    return out
+
+
+def reply_sizes(result, wire: dict) -> dict:
+    """One reply's sizes; the whole message is the response on the wire whose text is this one."""
+    text = _text(result)
+    whole = [n for n, res in wire.values()
+             if "".join(c.get("text", "") for c in res.get("content", [])) == text]
+    if not whole:
+        raise SystemExit("a reply was not found among the messages the server wrote")
+    structured = result.structured_content
     return {
-        "bytes": size(dumped),
+        "bytes": whole[0],
         "text_bytes": len(text.encode("utf-8")),
         "structured_bytes": len(json.dumps(structured, ensure_ascii=False).encode("utf-8")) if structured else 0,
-        "is_error": bool(dumped.get("isError")),
+        "is_error": bool(result.is_error),
     }
 
 
@@ -74,7 +90,11 @@ async def measure(env: dict, command: list[str], cwd: str) -> dict:
     from mcp.client import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
+    wire = Path(cwd) / "wire.jsonl"
+    # The server's stdout also goes to a file, so sizes are of what it sent, not a re-serialisation.
+    teed = ["sh", "-c", 'w=$1; shift; "$@" | tee "$w"', "sh", str(wire), *command]
+    params = StdioServerParameters(command=teed[0], args=teed[1:], env=env, cwd=cwd)
+    calls = []
     with open(os.devnull, "w") as quiet:
         async with (stdio_client(params, errlog=quiet) as (read, write),
                     ClientSession(read, write) as session):
@@ -88,26 +108,33 @@ async def measure(env: dict, command: list[str], cwd: str) -> dict:
                 "output_schemas": sum(size(t["outputSchema"]) for t in listed if "outputSchema" in t),
                 "replies": {},
             }
-            replies = out["replies"]
             # Wait for the in-process watcher's start-up pass: 30 cards take well under a second.
             for _ in range(200):
                 found = await session.call_tool("memory_search", {"query": "deploy", "limit": 20})
                 if _text(found).startswith(("20 hits", "20+ hits")) or len(
-                        (found.structured_content or {}).get("hits", [])) == 20:
+                        (found.structured_content or {}).get("hits", [])) == 20:  # an older tree's reply
                     break
                 await anyio.sleep(0.05)
             else:
                 raise SystemExit("the vault's 30 cards were not searchable within 10 s")
             for limit in (1, 10, 20):
-                replies[f"search_{limit}"] = reply_sizes(
-                    await session.call_tool("memory_search", {"query": "deploy", "limit": limit}))
+                calls.append((f"search_{limit}", await session.call_tool(
+                    "memory_search", {"query": "deploy", "limit": limit})))
             first = (found.structured_content["hits"][0]["id"] if found.structured_content
-                     else int(_text(found).split("\n")[2].split()[0]))  # a text hit block starts with its id
-            replies["get"] = reply_sizes(await session.call_tool("memory_get", {"id": first}))
-            replies["capture"] = reply_sizes(await session.call_tool("memory_capture", {
-                "title": "bench capture", "body": "A fact captured by the budget bench, long enough to keep."}))
-            replies["stats"] = reply_sizes(await session.call_tool("memory_stats", {}))
+                     else first_id(_text(found)))
+            calls.append(("get", await session.call_tool("memory_get", {"id": first})))
+            calls.append(("capture", await session.call_tool("memory_capture", {
+                "title": "bench capture", "body": "A fact captured by the budget bench, long enough to keep."})))
+            calls.append(("stats", await session.call_tool("memory_stats", {})))
+    responses = sent(wire)
+    out["tools_list_message"] = next(n for n, res in responses.values() if "tools" in res)
+    out["replies"] = {name: reply_sizes(result, responses) for name, result in calls}
     return out
+
+
+def first_id(text: str) -> int:
+    """The first hit's id: the text's first line that starts with a number (a hit block's)."""
+    return next(int(line.split()[0]) for line in text.splitlines()[1:] if line[:1].isdigit())
 
 
 def run(checkout: str | None, options: tuple[str, ...] = ()) -> dict:
@@ -123,28 +150,35 @@ def run(checkout: str | None, options: tuple[str, ...] = ()) -> dict:
         return anyio.run(measure, env, command, tmp)  # cwd: not a source tree
 
 
+NAMES = {"search_1": "memory_search, 1 hit", "search_10": "memory_search, 10 hits",
+         "search_20": "memory_search, 20 hits", "get": "memory_get, short card",
+         "capture": "memory_capture (created)", "stats": "memory_stats"}
+
+
 def table(data: dict) -> list[str]:
-    """Markdown rows: whole reply, its text block and its structured content, in bytes, with
-    tokens for the text (what a client that reads text passes on) and the figure before."""
+    """Markdown rows: each reply's whole message, its text block and its structured content, in
+    bytes, with tokens for what reaches the model (the text, or the structured content when a
+    client prefers it), by default and with `--structured`, and the whole message before."""
     old = data.get("before") or {}
-    lines = ["| figure | whole reply, bytes | text block | structured content | text ≈ tokens | before: whole / text |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| figure | whole message, bytes | text block | structured content | model reads ≈ tokens "
+             "| before: whole |", "|---|---|---|---|---|---|"]
     for label, key in (("tools/list (8 tools)", "tools_list"), ("server instructions (initialize)", "instructions")):
         value, before = data[key], old.get(key)
         lines.append(f"| {label} | {value:,} | – | – | {value // BYTES_PER_TOKEN:,} | "
                      f"{f'{before:,}' if before else '–'} |")
-    names = {"search_1": "memory_search, 1 hit", "search_10": "memory_search, 10 hits",
-             "search_20": "memory_search, 20 hits", "get": "memory_get, short card",
-             "capture": "memory_capture (created)", "stats": "memory_stats"}
-    rows = [(label, data["replies"][key], key) for key, label in names.items()]
-    rows += [(f"{names[key]}, `--text-only`", r, None) for key, r in data.get("text_only", {}).items()
-             if key in ("search_10", "get")]
+    rows = [(label, data["replies"][key], key) for key, label in NAMES.items()]
+    rows += [(f"{label}, `--structured`", data["structured"][key], None) for key, label in NAMES.items()
+             if key in data.get("structured", {})]
     for label, r, key in rows:
         was = old.get("replies", {}).get(key)
-        before = f"{was['bytes']:,} / {was['text_bytes']:,}" if was else "–"
+        read = max(r["text_bytes"], r["structured_bytes"])  # the larger: what the worst client passes on
         lines.append(f"| {label} | {r['bytes']:,} | {r['text_bytes']:,} | {r['structured_bytes']:,} | "
-                     f"{r['text_bytes'] // BYTES_PER_TOKEN:,} | {before} |")
+                     f"{read // BYTES_PER_TOKEN:,} | {_before(was)} |")
     return lines
+
+
+def _before(was: dict | None) -> str:
+    return f"{was['bytes']:,}" if was else "–"
 
 
 def _commit_of(tree: str) -> str:
@@ -158,13 +192,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before", help="also measure this older source tree, for the before column")
     args = parser.parse_args(argv)
     data = run(args.checkout)
-    data["text_only"] = run(args.checkout, ("--text-only",))["replies"]
+    data["structured"] = run(args.checkout, ("--structured",))["replies"]
     if args.before:
         data["before"] = {**run(args.before), "tree": _commit_of(args.before)}
     data["targets"] = {
         "tools_list": {"limit": TARGETS["tools_list"], "met": data["tools_list"] <= TARGETS["tools_list"]},
-        "search_10_text": {"limit": TARGETS["search_10_text"],
-                           "met": data["replies"]["search_10"]["text_bytes"] <= TARGETS["search_10_text"]},
+        "search_10": {"limit": TARGETS["search_10"],
+                      "met": data["replies"]["search_10"]["bytes"] <= TARGETS["search_10"]},
     }
     data["issue_12_figures"] = ISSUE_12
     print("\n".join(table(data)))

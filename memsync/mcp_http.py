@@ -81,7 +81,7 @@ class RequireToken:
 
 
 def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | None = None,
-               structured: bool = True) -> None:
+               structured: bool = False) -> None:
     """Serve until SIGTERM/SIGINT: then stop taking requests, let running calls finish (a write
     is on disk and in the index before its reply), stop the watcher, exit 0."""
     import uvicorn

@@ -1,8 +1,8 @@
 """Library results and failures as MCP tool results.
 
-A reply carries the result once for each kind of reader: the dict itself as structured content
-(the objects of the CLI's `--json`) and a compact text rendering of it (mcp_text) as the text
-block, never the same JSON twice. Failures become tool errors (`isError`) whose text names the
+A reply's text block is a compact rendering of the result (mcp_text), never its JSON; the dict
+itself (the objects of the CLI's `--json`) rides along as structured content, which the server
+strips unless it runs with `--structured` (mcp_server says why). Failures become tool errors (`isError`) whose text names the
 argument and the fix: a MemsyncError gives its message in tool words, anything unexpected a
 generic line while the traceback goes to stderr.
 """

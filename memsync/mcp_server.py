@@ -35,8 +35,7 @@ INSTRUCTIONS = (
     "card by its numeric id. kind is one of system, project, knowledge, content, prompt, business, "
     "tool, mistake. A card that is wrong: memory_update. A fact that changed: memory_supersede "
     "(the old card stays findable with as_of). A card that should not exist: memory_delete (soft "
-    "and restorable). Each reply is compact text plus the same result as structured JSON; an "
-    "error names the argument to fix."
+    "and restorable). Replies are compact text; an error names the argument to fix."
 )
 
 
@@ -68,7 +67,7 @@ def compact(schema):
 
 
 class _Server(MCPServer):
-    structured = True  # False: replies carry only their text (`memsync mcp --text-only`)
+    structured = False  # True: replies also carry the result objects (`memsync mcp --structured`)
 
     async def list_tools(self):
         return [t.model_copy(update={"input_schema": compact(t.input_schema)})
@@ -88,10 +87,11 @@ class _Server(MCPServer):
         return result
 
 
-def build(cfg: Config, live: LiveIndex | None = None, structured: bool = True) -> MCPServer:
-    """The server with its eight tools. `structured=False` is for clients that show the model a
-    reply's structured content instead of its text (Claude Code, VS Code): they then pass on the
-    compact text, as every other client does."""
+def build(cfg: Config, live: LiveIndex | None = None, structured: bool = False) -> MCPServer:
+    """The server with its eight tools. Replies are the compact text only: clients hand the model
+    either a reply's text or its structured content, never both (Claude Code prefers structured
+    content when there is any), so a reply without it reaches every model as the same compact
+    text. `structured=True` adds the result objects (the CLI's `--json`) for programs."""
     server = _Server(
         "memsync",
         instructions=INSTRUCTIONS,
@@ -124,7 +124,7 @@ def configure_logging() -> None:
     logging.getLogger("memsync").setLevel(logging.INFO)
 
 
-def serve(cfg: Config, structured: bool = True) -> None:
+def serve(cfg: Config, structured: bool = False) -> None:
     """Serve over stdio until the client closes stdin, or until SIGTERM/SIGINT."""
     configure_logging()
     live = LiveIndex(cfg)

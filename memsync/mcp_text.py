@@ -1,7 +1,8 @@
 """The text a model reads from a tool reply: a compact rendering of the result dict.
 
-The same dict goes out as structured content (the objects of the CLI's `--json`), so the text
-never repeats it as JSON: it says what a model acts on, in as few bytes as reads clearly. Fields
+This text is all a model sees of a reply (structured content, the CLI's `--json` objects, goes
+out only with `memsync mcp --structured`), so it carries what a model acts on, never as JSON,
+in as few bytes as reads clearly. Fields
 it does not know (added to a result later) are still shown, as `key: value` lines, so nothing
 new is hidden from a client that reads only text. Pure: dicts in, strings out.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 import json
 import re
 
-# Hit fields the hit block shows in its own way (or leaves to structured content: the score only
-# orders the list, and the order is already there).
+# Hit fields the hit block shows in its own way (or leaves out: the score only orders the list,
+# and the order is already there; the folder mostly says the kind).
 _HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score",
               "inlinks"}
-_MORE = re.compile(r"more cards matched than the \d+ shown(; )?")
+_MORE = re.compile(r"more cards matched than the \d+ shown(; add keywords or a filter to narrow)?"
+                   r"(, or raise the limit \(up to \d+\))?")
 _CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
                "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
                "superseded_by", "supersedes"}
@@ -53,12 +55,21 @@ def _where(item: dict) -> str:
     return item["path"] if source in (None, "vault") else f"{source}:{item['path']}"
 
 
+def _folder(where: str) -> tuple[str, str]:
+    """`03-Knowledge/nginx.md` -> (`03-Knowledge/`, `nginx.md`); a file at the top has no folder."""
+    cut = where.rfind("/") + 1 or where.find(":") + 1
+    return where[:cut], where[cut:]
+
+
 def search(data: dict) -> str:
+    """A head (`10+ hits (matched: all)`), then per hit `id title`, its file with any notes in
+    brackets, and the snippet. Hits in the same folder as the hit before them sit under one
+    `in FOLDER` line (as `rg --heading` groups by file): a folder is said once, not per hit."""
     hits = data.get("hits") or []
     tier = data.get("matched")
     head = f"{len(hits)}{'+' if data.get('more') else ''} hit{'' if len(hits) == 1 else 's'}"
     head += f" (matched: {tier})" if tier else ""
-    lines = [head]
+    lines, folder = [head], None
     for hit in hits:
         tags = []
         if hit.get("matched") and hit["matched"] != tier:
@@ -70,7 +81,11 @@ def search(data: dict) -> str:
         if hit.get("inlinks"):  # most cards have none: said only when there are some
             tags.append(f"inlinks {hit['inlinks']}")
         tags += [f"{k} {value(v)}" for k, v in hit.items() if k not in _HIT_SHOWN and not _empty(v)]
-        lines.append(f"\n{hit['id']} {hit['title']}\n{_where(hit)}" + (f" [{'; '.join(tags)}]" if tags else ""))
+        where, name = _folder(_where(hit))
+        if where != folder:
+            folder = where
+            lines.append(f"in {where or './'}")
+        lines.append(f"{hit['id']} {hit['title']} ({name})" + (f" [{'; '.join(tags)}]" if tags else ""))
         if hit.get("snippet"):
             lines.append(hit["snippet"])
     rest = {k: v for k, v in data.items() if k not in ("query", "matched", "hits", "more", "note")}
@@ -79,8 +94,9 @@ def search(data: dict) -> str:
 
 
 def _note(data: dict) -> str | None:
-    """The note, less its "more cards matched than the N shown" clause, which the `N+ hits` head
-    already says (the advice after it stays); structured content keeps the note whole."""
+    """The note, less its "more cards matched than the N shown; narrow or raise the limit"
+    clause: the `N+ hits` head says it, and the tool's description says what to do about it
+    (once per session, not in every reply); structured content keeps the note whole."""
     note = data.get("note") or ""
     if data.get("more"):
         note = _MORE.sub("", note)

@@ -36,8 +36,9 @@ def _write(destructive: bool, idempotent: bool) -> ToolAnnotations:
 
 SEARCH = (
     "Search with a few keywords or identifiers (names, hosts, error codes; Chinese works), not a "
-    "question: `nginx ecs-prod`, not `where is nginx on prod?`. A hit block is: id title / path "
-    "[notes] / snippet; `N+ hits`: more matched than shown. matched `all` = every word found; "
+    "question: `nginx ecs-prod`, not `where is nginx on prod?`. A hit is `id title (file) [notes]` "
+    "under an `in FOLDER` line, then its snippet. `N+ hits`: more matched than shown (narrow the "
+    "words or filters, or raise limit). matched `all` = every word found; "
     "`any*` = only some (coverage = the share): weak, retry with fewer, sharper words. Only valid "
     "cards unless include_invalid (adds "
     "superseded ones, last, marked INVALID). as_of=YYYY-MM-DD answers what was true that day. "

@@ -44,11 +44,21 @@ def clean_title(title: str | None) -> str:
     return text
 
 
+def tag_items(text: str) -> list[str]:
+    """The tags in one string: `a, b`, or a flow list as an agent may send it, `[a, b]` or
+    `["a", "b"]` (YAML's and JSON's way to write a list), which must not become a tag `[a`."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return [item.strip().strip("'\"") for item in text.split(",")]
+
+
 def clean_tags(tags) -> list[str]:
-    """A list or a comma string; `#` prefixes and duplicates dropped, order kept."""
+    """A list, a comma string or a flow list (`[a, b]`); `#` prefixes and duplicates dropped,
+    order kept."""
     if tags is None:
         return []
-    items = tags.split(",") if isinstance(tags, str) else list(tags)
+    items = tag_items(tags) if isinstance(tags, str) else list(tags)
     out: list[str] = []
     for item in items:
         tag = " ".join(_drop_controls(str(item)).split()).lstrip("#").strip()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -20,6 +21,9 @@ TOOLS = {
     "memory_search", "memory_get", "memory_capture", "memory_update",
     "memory_supersede", "memory_delete", "memory_stats", "memory_reindex",
 }
+# The server option that adds structured content (the CLI's --json objects) to every reply; by
+# default a reply is its compact text only. Tests that compare objects with the CLI use it.
+STRUCTURED = "--structured"
 # Text that would mean an implementation detail leaked to the model.
 LEAKS = ("Traceback", "sqlite3", "OperationalError", "validation error for", "pydantic", "File \"")
 
@@ -41,13 +45,14 @@ async def connected(server_log: Path, *options: str):
             yield session
 
 
-def scenario(fn):
-    """Run an async test body against a live `memsync mcp`, bounded by a deadline."""
+def scenario(fn, options: tuple[str, ...] = (STRUCTURED,)):
+    """Run an async test body against a live `memsync mcp OPTIONS`, bounded by a deadline; by
+    default with structured content, which `tool` and `hits` return."""
 
     def run(server_log, **fixtures):
         async def main():
             with anyio.fail_after(DEADLINE):
-                async with connected(server_log) as session:
+                async with connected(server_log, *options) as session:
                     await fn(session, **fixtures)
 
         anyio.run(main)
@@ -98,4 +103,29 @@ async def eventually(check, deadline: float = 20.0):
 
 
 async def hits(session, query: str, **filters) -> list[dict]:
-    return (await tool(session, "memory_search", query=query, **filters))["hits"]
+    """A search's hits: the structured ones, or read from the text of a text-only reply."""
+    result = await session.call_tool("memory_search", {"query": query, **filters})
+    assert not result.is_error, text_of(result)
+    holds_its_json_once(result)
+    return result.structured_content["hits"] if result.structured_content else read_hits(text_of(result))
+
+
+HIT_LINE = re.compile(r"(\d+) (.+) \(([^()]+)\)(?: \[(.*)\])?$")
+
+
+def read_hits(text: str) -> list[dict]:
+    """A search reply's text read back the way a model would: each hit's id, title, full path
+    (its `in FOLDER` line plus the file), notes and snippet (the line after the hit's)."""
+    found, folder = [], None
+    for line in text.splitlines()[1:]:
+        if not line:
+            break  # the tail: notes after the last hit
+        if line.startswith("in ") and line.endswith(("/", ":")):
+            folder = "" if line == "in ./" else line[3:]
+        elif (hit := HIT_LINE.match(line)) and folder is not None:
+            found.append({"id": int(hit[1]), "title": hit[2], "path": folder + hit[3],
+                          "notes": hit[4] or "", "snippet": ""})
+        else:
+            assert found and not found[-1]["snippet"], f"a line out of place: {line!r}"
+            found[-1]["snippet"] = line
+    return found

@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 
 from .conftest import MEMSYNC_BIN
-from .mcp_helpers import connected, text_of
+from .mcp_helpers import STRUCTURED, connected, text_of
 
 WORDS = ("nginx", "postgres", "backup", "deploy", "latency", "cache", "queue", "部署", "数据库", "监控")
 
@@ -185,7 +185,7 @@ class Agents:
         anyio.run(main)
 
     async def _agent(self, deadline: float, writes: bool) -> None:
-        async with connected(self.server_log) as session:
+        async with connected(self.server_log, STRUCTURED) as session:
             turn = 0
             while turn == 0 or time.monotonic() < deadline:  # one search at least
                 turn += 1

@@ -19,7 +19,7 @@ def test_memory_stats_reports_the_doctor_summary_only_when_asked(vault, home, cl
     before = card.read_bytes()
 
     async def main():
-        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy())
+        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp", "--structured"], env=os.environ.copy())
         with anyio.fail_after(60), (tmp_path / "server.log").open("a") as errlog:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),

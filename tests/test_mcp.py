@@ -16,9 +16,11 @@ from .conftest import write_card
 from .mcp_helpers import (
     DEADLINE,
     LEAKS,
+    STRUCTURED,
     TOOLS,
     connected,
     eventually,
+    read_hits,
     refused,
     scenario,
     server_log,
@@ -88,10 +90,10 @@ def test_reads_match_the_cli_and_the_text_is_a_rendering(server_log, vault, cli)
         result = await session.call_tool("memory_search", {"query": "ecs-prod"})
         assert result.structured_content == cli_search
         text = text_of(result)
-        for hit in cli_search["hits"]:  # one block per hit: id, title, path, snippet
-            assert f"{hit['id']} {hit['title']}\n{hit['path']}" in text
-            assert hit["snippet"] in text
-        assert "(matched: all)" in text
+        assert [{k: h[k] for k in ("id", "title", "path", "snippet")} for h in read_hits(text)] == [
+            {k: h[k] for k in ("id", "title", "path", "snippet")} for h in cli_search["hits"]]
+        assert "in 03-Knowledge/" in text.splitlines() and "in 02-Projects/" in text.splitlines()
+        assert text.startswith("2 hits (matched: all)")
         assert (await tool(session, "memory_search", query="站点", tag="nginx"))["hits"][0]["id"] == card_id
         assert (await tool(session, "memory_search", query="ecs-prod", kind="project"))["hits"][0]["title"] == (
             "billing service"
@@ -119,24 +121,40 @@ def test_reads_match_the_cli_and_the_text_is_a_rendering(server_log, vault, cli)
     scenario(body)(server_log)
 
 
-def test_a_ten_hit_search_reads_in_under_2500_bytes(server_log, tmp_path, monkeypatch):
+def test_a_default_reply_is_text_only_and_its_ids_drive_the_other_tools(server_log, tmp_path, monkeypatch):
     monkeypatch.setenv("MEMSYNC_VAULT", str(make_vault(tmp_path / "budget")))  # 30 cards, long bodies
 
     async def body(session):
         await eventually(lambda: _full_page(session))
         result = await session.call_tool("memory_search", {"query": "deploy", "limit": 10})
-        assert len(result.structured_content["hits"]) == 10
-        assert all(len(h["snippet"]) >= 160 for h in result.structured_content["hits"])
-        assert len(text_of(result).encode()) <= 2500
-        assert text_of(result).startswith("10+ hits (matched: all)")
+        assert result.structured_content is None
+        text = text_of(result)
+        assert text.startswith("10+ hits (matched: all)\nin 03-Knowledge/\n")
+        assert "more cards matched" not in text  # the `+` says it; the description says what to do
+        found = read_hits(text)
+        assert len(found) == 10 and all(len(h["snippet"]) >= 160 for h in found)
+        assert all(h["path"].startswith("03-Knowledge/") and h["path"].endswith(".md") for h in found)
+        assert len(text.encode()) <= 2400  # the whole message, as sent, is measured in test_mcp_raw
+        first = found[0]
+        card = await session.call_tool("memory_get", {"id": first["id"]})
+        assert card.structured_content is None and not card.is_error
+        assert text_of(card).startswith(f"# {first['title']}\nid {first['id']} · {first['path']}")
+        fixed = await session.call_tool("memory_update", {"id": first["id"], "tags": "[deploy, fixed]"})
+        assert not fixed.is_error and fixed.structured_content is None, text_of(fixed)
+        assert text_of(fixed).startswith(f"updated {first['path']} (id {first['id']})")
+        again = await session.call_tool("memory_get", {"id": first["id"]})
+        assert "#deploy #fixed" in text_of(again).splitlines()[1]
+        gone = await session.call_tool("memory_get", {"id": 1})
+        assert gone.is_error and gone.structured_content is None and "memory_search" in text_of(gone)
 
-    scenario(body)(server_log)
+    scenario(body, options=())(server_log)
 
 
-def test_text_only_replies_carry_the_same_text_and_nothing_else(server_log, vault, cli):
+def test_structured_replies_carry_the_same_text_and_the_cli_objects(server_log, vault, cli):
     write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
     assert cli("index")[0] == 0
-    card_id = cli("search", "owl", "--json")[1]["hits"][0]["id"]
+    _, cli_search = cli("search", "owl", "--json")
+    card_id = cli_search["hits"][0]["id"]
 
     async def replies(*options):
         async with connected(server_log, *options) as session:
@@ -145,13 +163,14 @@ def test_text_only_replies_carry_the_same_text_and_nothing_else(server_log, vaul
 
     async def main():
         with anyio.fail_after(DEADLINE):
-            return await replies(), await replies("--text-only")
+            return await replies(), await replies(STRUCTURED)
 
-    (found, card), (found_text, card_text) = anyio.run(main)
-    assert found.structured_content["hits"][0]["id"] == card_id
-    assert found_text.structured_content is None and card_text.structured_content is None
-    assert text_of(found_text) == text_of(found) and text_of(card_text) == text_of(card)
-    assert "the barn owl hunts at dusk" in text_of(card_text)
+    (found, card), (found_structured, card_structured) = anyio.run(main)
+    assert found.structured_content is None and card.structured_content is None
+    assert found_structured.structured_content == cli_search
+    assert card_structured.structured_content["id"] == card_id
+    assert text_of(found_structured) == text_of(found) and text_of(card_structured) == text_of(card)
+    assert "the barn owl hunts at dusk" in text_of(card)
 
 
 async def _full_page(session) -> bool:

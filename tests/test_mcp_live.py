@@ -11,7 +11,7 @@ import anyio
 from memsync import api, config, mcp_server
 
 from .conftest import write_card
-from .mcp_helpers import DEADLINE, connected, eventually, scenario, server_log, tool
+from .mcp_helpers import DEADLINE, STRUCTURED, connected, eventually, scenario, server_log, tool
 from .mcp_helpers import hits as _hits
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
@@ -39,10 +39,10 @@ def two_servers(server_log, vault, then):
 
     async def main():
         with anyio.fail_after(DEADLINE):
-            async with connected(server_log) as first:
+            async with connected(server_log, STRUCTURED) as first:
                 await eventually(lambda: _hits(first, "owl"))
                 owner = (await tool(first, "memory_stats"))["watcher"]["pid"]
-                async with connected(server_log) as second:
+                async with connected(server_log, STRUCTURED) as second:
                     await eventually(lambda: _hits(second, "owl"))
                     await then(first, second, owner)
 

@@ -27,9 +27,9 @@ INITIALIZE = {
 class RawServer:
     """A `memsync mcp` subprocess; every stdout line is collected for later inspection."""
 
-    def __init__(self):
+    def __init__(self, *options: str):
         self.proc = subprocess.Popen(
-            [MEMSYNC_BIN, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [MEMSYNC_BIN, "mcp", *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=os.environ.copy(),
         )
         self.lines: list[bytes] = []
@@ -50,6 +50,10 @@ class RawServer:
 
     def reply(self, request_id) -> dict:
         """The response to `request_id`, waiting at most DEADLINE seconds."""
+        return json.loads(self.reply_line(request_id))
+
+    def reply_line(self, request_id) -> bytes:
+        """The response to `request_id` as the server wrote it."""
         end = time.monotonic() + DEADLINE
         while (left := end - time.monotonic()) > 0:
             try:
@@ -57,9 +61,8 @@ class RawServer:
             except queue.Empty:
                 break
             assert line is not None, "the server closed stdout: " + self.stderr()
-            message = json.loads(line)
-            if message.get("id") == request_id:
-                return message
+            if json.loads(line).get("id") == request_id:
+                return line.rstrip(b"\n")
         raise AssertionError(f"no reply to {request_id} within {DEADLINE}s")
 
     def close(self) -> int:
@@ -143,11 +146,11 @@ def test_initialize_is_answered_before_any_indexing(server, vault, home):
     while True:
         request_id += 1
         server.send(call(request_id, "memory_search", {"query": "lighthouse"}))
-        hits = server.reply(request_id)["result"]["structuredContent"]["hits"]
-        if len(hits) == 5 or time.monotonic() > end:
+        head = server.reply(request_id)["result"]["content"][0]["text"].split("\n")[0]
+        if head == "5 hits (matched: all)" or time.monotonic() > end:
             break
         time.sleep(0.05)
-    assert len(hits) == 5
+    assert head == "5 hits (matched: all)"
     assert server.close() == 0
     assert_all_jsonrpc(server.lines)
 
@@ -174,3 +177,45 @@ def test_a_broken_config_stops_it_before_serving_with_a_message_on_stderr(home):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "config.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def handshake(server) -> None:
+    server.send(INITIALIZE)
+    server.reply(1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def full_page(server, first_id: int, query: str, limit: int) -> bytes:
+    """The reply line to a search, once the watcher has indexed enough for `limit` hits."""
+    end = time.monotonic() + DEADLINE
+    for request_id in range(first_id, first_id + 10_000):
+        server.send(call(request_id, "memory_search", {"query": query, "limit": limit}))
+        line = server.reply_line(request_id)
+        if json.loads(line)["result"]["content"][0]["text"].startswith(f"{limit}+ hits") or time.monotonic() > end:
+            return line
+        time.sleep(0.05)
+    raise AssertionError("unreachable")
+
+
+def test_a_ten_hit_search_is_under_2500_bytes_as_sent(vault):
+    """The whole JSON-RPC message, as written on stdout, for the bench's vault (issue 12's budget):
+    no structured content by default, and nothing escaped, so CJK costs its UTF-8 bytes."""
+    for n in range(12):
+        write_card(vault, f"03-Knowledge/deploy-{n}.md", f"nginx 部署 deploy {n}",
+                   f"The nginx deploy for service {n} runs from the ops-{n:02d} host; its config lives in "
+                   f"/etc/nginx/service-{n}.conf and the rollback notes sit beside it. Ask the platform "
+                   f"team before changing the deploy schedule for service {n}, 部署前先问平台组。")
+    for options, most in (((), 2500), (("--structured",), None)):
+        server = RawServer(*options)
+        try:
+            handshake(server)
+            line = full_page(server, 10, "deploy", 10)
+            result = json.loads(line)["result"]
+            if most:
+                assert "structuredContent" not in result and len(line) <= most, len(line)
+                assert "部署".encode() in line and b"\\u" not in line
+            else:
+                assert len(result["structuredContent"]["hits"]) == 10 and len(line) > 2500
+            assert server.close() == 0
+        finally:
+            server.kill()

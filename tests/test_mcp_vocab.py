@@ -25,7 +25,7 @@ def _tags_of(card_id: int) -> list[str]:
         index.close()
 
 
-def test_tags_as_a_list_or_as_a_comma_string(server_log):
+def test_tags_as_a_list_a_comma_string_or_a_flow_list(server_log):
     async def body(session):
         listed = await tool(session, "memory_capture", title="backup as list", body=BODY, tags=["ops", "backup"])
         comma = await tool(session, "memory_capture", title="backup as string", body=BODY + " (2)",
@@ -33,6 +33,10 @@ def test_tags_as_a_list_or_as_a_comma_string(server_log):
         assert _tags_of(listed["id"]) == _tags_of(comma["id"]) == ["ops", "backup"]
         await tool(session, "memory_update", id=comma["id"], tags="ops,backup,billing")
         assert _tags_of(comma["id"]) == ["ops", "backup", "billing"]
+        await tool(session, "memory_update", id=comma["id"], tags='["ops", "billing"]')  # a JSON list as text
+        assert _tags_of(comma["id"]) == ["ops", "billing"]
+        await tool(session, "memory_update", id=comma["id"], tags="[ops, backup]")  # YAML's flow list
+        assert _tags_of(comma["id"]) == ["ops", "backup"]
         await tool(session, "memory_update", id=comma["id"], tags="")
         assert _tags_of(comma["id"]) == []
         newer = await tool(session, "memory_supersede", id=listed["id"], title="backup moved",
@@ -42,13 +46,15 @@ def test_tags_as_a_list_or_as_a_comma_string(server_log):
     scenario(body)(server_log)
 
 
-def test_the_cli_takes_tags_as_a_comma_string_or_repeated(cli):
+def test_the_cli_takes_tags_as_a_comma_string_a_flow_list_or_repeated(cli):
     code, one = cli("capture", "--title", "cli comma", "--body", BODY, "--tags", "ops,backup", "--json")
     assert code == 0
     code, many = cli("capture", "--title", "cli repeated", "--body", BODY + " (2)", "--tags", "ops",
                      "--tags", "backup", "--json")
     assert code == 0
     assert _tags_of(one["id"]) == _tags_of(many["id"]) == ["ops", "backup"]
+    assert cli("update", many["id"], "--tags", "[ops, billing]", "--json")[0] == 0
+    assert _tags_of(many["id"]) == ["ops", "billing"]
     assert cli("update", many["id"], "--tags", "", "--json")[0] == 0
     assert _tags_of(many["id"]) == []
 

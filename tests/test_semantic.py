@@ -243,7 +243,7 @@ def test_config_json_semantic_must_be_a_boolean(home):
 
 def test_memory_search_takes_semantic(memory):
     async def main():
-        async with Client(mcp_server.build(config.load())) as client:
+        async with Client(mcp_server.build(config.load(), structured=True)) as client:
             on = await client.call_tool("memory_search", {"query": "数据库每晚备份", "semantic": True})
             off = await client.call_tool("memory_search", {"query": "数据库每晚备份"})
             return on.structured_content, off.structured_content

@@ -111,6 +111,9 @@ def test_slug_fits_a_file_name_even_in_cjk():
 def test_titles_and_tags_are_cleaned_and_an_empty_title_is_refused():
     assert rules.clean_title("  two   spaces\nand a line  ") == "two spaces and a line"
     assert rules.clean_tags("#nginx, ops,,nginx , ") == ["nginx", "ops"]
+    for flow in ("[nginx, ops]", '["nginx", "ops"]', " ['nginx','#ops'] "):  # a list sent as a string
+        assert rules.clean_tags(flow) == ["nginx", "ops"], flow
+    assert rules.clean_tags("[]") == [] and rules.clean_tags("[a]b") == ["[a]b"]
     with pytest.raises(BadArgument):
         rules.clean_title(" \n ")
 

@@ -26,11 +26,11 @@ ON_A_TERMINAL = (
               help="Allow --http on an address other machines can reach (needs --token).")
 @click.option("--token", envvar="MEMSYNC_MCP_TOKEN", metavar="TOKEN",
               help="With --http: require 'Authorization: Bearer TOKEN' on every request (env MEMSYNC_MCP_TOKEN).")
-@click.option("--text-only", is_flag=True,
-              help="Replies carry only their compact text, no structured content: for clients that "
-                   "show the model structured content instead of the text (Claude Code, VS Code).")
+@click.option("--structured", is_flag=True,
+              help="Replies also carry structured content (the objects of the CLI's --json), for "
+                   "programs; models read the compact text, which every reply has.")
 @click.pass_obj
-def mcp(obj: Context, bind, allow_remote, token, text_only):
+def mcp(obj: Context, bind, allow_remote, token, structured):
     """Serve the memory tools to an agent over MCP (stdio by default; logs go to stderr).
 
     Keeps the index live while it runs: an in-process watcher unless another watcher already
@@ -59,9 +59,9 @@ def mcp(obj: Context, bind, allow_remote, token, text_only):
     if bind is None:
         from .. import mcp_server
 
-        mcp_server.serve(cfg, structured=not text_only)
+        mcp_server.serve(cfg, structured=structured)
         return
     try:
-        mcp_http.serve_http(cfg, bind, allow_remote, token, structured=not text_only)
+        mcp_http.serve_http(cfg, bind, allow_remote, token, structured=structured)
     except MemsyncError as err:
         fail(err, as_json=False)

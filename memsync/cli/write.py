@@ -36,8 +36,11 @@ def _body_from_stdin() -> str:
 
 
 def _tags(given: tuple[str, ...]) -> list[str] | None:
-    """--tags a,b and --tags a --tags b (or both) give the same list; none given means unchanged."""
-    return None if not given else [t for value in given for t in value.split(",")]
+    """--tags a,b, --tags '[a, b]' and --tags a --tags b (or a mix) give the same list; none given
+    means unchanged."""
+    from ..rules import tag_items
+
+    return None if not given else [t for value in given for t in tag_items(value)]
 
 
 @command(main, "capture")
