@@ -162,7 +162,9 @@ def table(data: dict) -> list[str]:
     old = data.get("before") or {}
     lines = ["| figure | whole message, bytes | text block | structured content | model reads ≈ tokens "
              "| before: whole |", "|---|---|---|---|---|---|"]
-    for label, key in (("tools/list (8 tools)", "tools_list"), ("server instructions (initialize)", "instructions")):
+    for label, key in (("tools/list (8 tools, `json.dumps` as issue 12 counted)", "tools_list"),
+                       ("tools/list, whole message as sent", "tools_list_message"),
+                       ("server instructions (initialize)", "instructions")):
         value, before = data[key], old.get(key)
         lines.append(f"| {label} | {value:,} | – | – | {value // BYTES_PER_TOKEN:,} | "
                      f"{f'{before:,}' if before else '–'} |")

@@ -245,9 +245,12 @@ def mcp_budget_md(data: dict) -> list[str]:
                         for name, t in data["targets"].items())
     return ["## MCP context budget", "", _stamp(data), "",
             "Bytes an agent's context pays for `memsync mcp` on a 30-card vault (`python -m bench.mcp_budget`), "
-            f"≈ tokens at {BYTES_PER_TOKEN} bytes each. A client passes the model either the text or the "
-            "structured content of a reply, not both (see docs/mcp.md); \"before\" is the same client on "
-            "the tree before issue 12.", "", *table(data), "", f"Targets: {targets}."]
+            f"≈ tokens at {BYTES_PER_TOKEN} bytes each. A reply's size is the whole JSON-RPC message as the "
+            "server wrote it on stdout. By default a reply is its compact text only; `memsync mcp "
+            "--structured` adds structured content, and a client passes the model one of the two, not "
+            "both (Claude Code the structured content; see docs/mcp.md), so \"model reads\" counts the "
+            "larger. \"before\" is the same client on the tree before issue 12.", "", *table(data), "",
+            f"Targets: {targets}."]
 
 
 def write() -> Path:
