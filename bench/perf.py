@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import generate, machine
+from . import generate, index_size, machine
 from .peers import basic_memory
 from .perf_tables import render_tables
 
@@ -39,6 +39,7 @@ COMPONENTS = ("watch_latency", "mcp_startup")  # other benches folded into this 
 TARGETS = {  # at 10k cards
     "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
     "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 80.0,
+    "index_ratio_max": index_size.TARGET_RATIO,
 }
 REBUILD_CHILD = """
 import json, sys, time
@@ -265,6 +266,8 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True) -> di
         "prep": prep_costs(vault),
     }
     print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s), floor {floor_s:.2f}s", file=sys.stderr)
+    notes, stored = index_size.note_bytes(vault), index_size.index_bytes(db)
+    result["index"] = {"note_bytes": notes, "index_bytes": stored, "ratio": stored / notes}
 
     from memsync.index import Index
     from memsync.model import Source
@@ -360,6 +363,7 @@ def verdicts(data: dict) -> dict:
         "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
         "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
         "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+        **({"index_ratio": size["index"]["ratio"] <= t["index_ratio_max"]} if "index" in size else {}),
     }
 
 

@@ -25,6 +25,7 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
     line("rebuild peak RSS", lambda s: f"{s['rebuild']['peak_rss_mib']:.0f} MiB")
     line("rebuild prep: read / parse / tokenize", lambda s: " / ".join(
         f"{s['rebuild']['prep'][k]:.2f}s" for k in ("read_s", "parse_s", "tokenize_s")))
+    line("index ÷ notes (bytes)", lambda s: f"{s['index']['ratio']:.2f}×" if "index" in s else "not measured")
     line("reconcile, nothing changed", lambda s: f"{s['reconcile']['seconds'] * 1000:.0f} ms")
     line("floor: walk + lstat", lambda s: f"{s['reconcile']['floor_walk_seconds'] * 1000:.0f} ms")
     line("search p50 / p99 (in-process)", lambda s: f"{s['search']['p50_ms']:.2f} / {s['search']['p99_ms']:.2f} ms")
@@ -49,6 +50,7 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
             "search_p50": f"search p50 ≤ {t['search_p50_ms_max']:g} ms",
             "search_p99": f"search p99 ≤ {t['search_p99_ms_max']:g} ms",
             "cli_search": f"`memsync search` ≤ {t['cli_search_ms_max']:g} ms",
+            "index_ratio": f"index ≤ {t.get('index_ratio_max', 3):g}× the notes' bytes",
         }
         out += ["", "Targets at 10,000 cards:", ""]
         out += [f"- {names[k]}: {'met' if ok else '**not met**'}" for k, ok in data["verdicts"].items()]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from . import cjk
+from . import cjk, fts
 
 
 def resolve(target: str, candidates: list[tuple[str, str, int]]) -> int | None:
@@ -65,8 +65,7 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
                 continue
             conn.execute("UPDATE cards SET link_text = ?, inlinks = ? WHERE seq = ?",
                          (text, count, seq))
-            tokens = cjk.to_index_text(text)
-            conn.execute("UPDATE cards_fts SET links = ? WHERE rowid = ?", (tokens, seq))
-            conn.execute("UPDATE fields_fts SET links = ? WHERE rowid = ?", (tokens, seq))
+            body = conn.execute("SELECT body FROM cards WHERE seq = ?", (seq,)).fetchone()[0]
+            fts.set_links(conn, seq, cjk.to_index_text(text), body)
             changed += 1
     return changed

@@ -36,10 +36,6 @@ class CardFields:
     name: str | None  # folded file stem, what wikilinks resolve by; None for entry cards
     links: tuple[tuple[str, str, str], ...]  # outgoing: (target, its last segment, anchor text)
 
-    def fts(self) -> tuple[str, str, str, str, str]:
-        """The short fields in column order (links start empty)."""
-        return (self.title, self.h1, self.headings, self.tags, self.body)
-
 
 def stem(rel_path: str) -> str:
     """The note's name as Obsidian shows it and as wikilinks resolve it: the file stem."""

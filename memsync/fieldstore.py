@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from . import fts
 from .fields import CardFields
 
 
@@ -19,14 +20,8 @@ def insert(conn, seq: int, source: str, file: str, f: CardFields) -> set[tuple[s
         "UPDATE cards SET tag_set = ?, name = ? WHERE seq = ?",
         (json.dumps(list(f.tag_set), ensure_ascii=False), f.name, seq),
     )
-    conn.execute(
-        "INSERT INTO cards_fts (rowid, title, h1, headings, tags, links, body) "
-        "VALUES (?, ?, ?, ?, ?, '', ?)", (seq, *f.fts()),
-    )
-    conn.execute("INSERT INTO names_fts (rowid, title, h1) VALUES (?, ?, ?)",
-                 (seq, f.title, f.h1))
-    conn.execute("INSERT INTO fields_fts (rowid, headings, tags, links) VALUES (?, ?, ?, '')",
-                 (seq, f.headings, f.tags))
+    fts.insert(conn, seq, {"title": f.title, "h1": f.h1, "headings": f.headings, "tags": f.tags,
+                           "links": ""}, f.body)
     conn.executemany(
         "INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
         [(key, seq, strength) for key, strength in f.exact],
@@ -46,12 +41,11 @@ def delete(conn, source: str, file: str, seqs: list[int]) -> set[tuple[str, str]
         "SELECT name FROM links WHERE source = ? AND file = ?", (source, file))}
     conn.execute("DELETE FROM links WHERE source = ? AND file = ?", (source, file))
     for seq in seqs:
-        row = conn.execute("SELECT name FROM cards WHERE seq = ?", (seq,)).fetchone()
-        if row and row[0]:
-            touched.add((source, row[0]))
-        conn.execute("DELETE FROM cards_fts WHERE rowid = ?", (seq,))
-        conn.execute("DELETE FROM names_fts WHERE rowid = ?", (seq,))
-        conn.execute("DELETE FROM fields_fts WHERE rowid = ?", (seq,))
+        # the seqs are cards rows still there: their body gives back the FTS text to delete
+        name, body = conn.execute("SELECT name, body FROM cards WHERE seq = ?", (seq,)).fetchone()
+        if name:
+            touched.add((source, name))
+        fts.delete(conn, seq, body)
         conn.execute("DELETE FROM exact_keys WHERE seq = ?", (seq,))
     return touched
 

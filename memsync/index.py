@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import backlinks, fieldstore, migrations, private
+from . import backlinks, fieldstore, fts, migrations, private
 from .errors import BadEnvironment, NotFound
 from .fields import CardFields, card_name
 from .model import Card, Signature
@@ -288,8 +288,15 @@ class Index:
         """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self.conn.execute(f"DELETE FROM {table}")
-        migrations.recreate_fts(self.conn)
+        fts.recreate(self.conn)
         self.mark_changed()
+
+    def compact_if_sparse(self) -> bool:
+        """After bulk work: shrink the file when much of it is free pages (memsync.fts.compact)."""
+        if self.conn.in_transaction or not fts.sparse(self.conn):
+            return False
+        fts.compact(self.conn)
+        return True
 
     def mark_changed(self) -> None:
         """Record when the index content last changed (shown by `stats`)."""
@@ -376,9 +383,11 @@ def integrity_problems(conn: sqlite3.Connection) -> list[str]:
     found = [f"SQLite: {r[0]}" for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
     conn.execute("BEGIN")
     try:
-        conn.execute("INSERT INTO cards_fts (cards_fts, rank) VALUES ('integrity-check', 1)")
-    except sqlite3.DatabaseError as exc:
-        found.append(f"full-text index: {exc}")
+        for table in fts.FTS_COLUMNS:  # names_fts, fields_fts: also against their text (card_terms)
+            try:
+                conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                found.append(f"full-text index {table}: {exc}")
     finally:
         conn.execute("ROLLBACK")
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from . import cjk
+from . import cjk, fts
 
 
 def _run(conn, script: str) -> None:
@@ -27,39 +27,6 @@ CREATE VIRTUAL TABLE cards_fts USING fts5(
     -- identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
     tokenize = 'porter unicode61 remove_diacritics 0'
 )"""
-
-
-TOKENIZE = "porter unicode61 remove_diacritics 0"
-# The field groups of memsync.fields, in three FTS5 tables (rowid = cards.seq in each):
-# - cards_fts holds every field, so one MATCH decides whether a card has every query word
-#   somewhere (the tiers); its bm25() scores the card as a whole.
-# - names_fts (title, h1) and fields_fts (headings, tags, links) hold the short fields only.
-#   Their bm25() counts document frequencies and lengths over those fields alone, so a word
-#   common in bodies still weighs in a title, and a long body (or many headings) does not
-#   dilute a title match: the two faults of one whole-row bm25 (memsync.search).
-FTS_COLUMNS = {
-    "cards_fts": ("title", "h1", "headings", "tags", "links", "body"),
-    "names_fts": ("title", "h1"),
-    "fields_fts": ("headings", "tags", "links"),
-}
-# title: title, aliases, file name; h1: top-level headings; headings: all others; tags:
-# frontmatter and inline tags; links: anchor text of the wikilinks pointing at the card
-# (memsync.backlinks); body: the Markdown body.
-
-
-def fts_tables(tokenize: str = TOKENIZE) -> list[str]:
-    # porter: English words are stemmed on both sides (requests = request); CJK bigrams and
-    # identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
-    return [f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, "
-            f"tokenize = '{tokenize}')" for table, columns in FTS_COLUMNS.items()]
-
-
-def recreate_fts(conn, tokenize: str = TOKENIZE) -> None:
-    """Empty the FTS tables at once: FTS5 deletes row by row, dropping one is instant."""
-    for table in FTS_COLUMNS:
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-    for table in fts_tables(tokenize):
-        conn.execute(table)
 
 
 def _recreate_fts_v1(conn) -> None:
@@ -206,7 +173,7 @@ def m004_note_fields(conn) -> None:
     conn.execute("DELETE FROM links")
     conn.execute("DELETE FROM exact_keys")
     conn.execute("UPDATE cards SET link_text = '', inlinks = 0")
-    recreate_fts(conn)
+    fts.recreate(conn)
     stale: set[tuple[str, str]] = set()
     rows = conn.execute(f"SELECT seq, {CARD_FIELDS} FROM cards ORDER BY seq").fetchall()
     for row in rows:
@@ -257,7 +224,25 @@ SCHEMA_3 = """
     """
 
 
-MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields]
+def m005_text_once(conn) -> None:
+    """Store the full-text text once (memsync.fts): cards_fts becomes contentless, names_fts and
+    fields_fts read theirs from card_terms. The short fields' tokens are taken over as stored;
+    the body's are made from cards.body, as every later delete will make them. No file is read.
+    An index whose schema 4 was written by this memsync already has that layout."""
+    if conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'card_terms'").fetchone():
+        return
+    short = conn.execute(f"SELECT rowid, {', '.join(fts.SHORT)} FROM cards_fts").fetchall()
+    fts.recreate(conn)
+    bodies = dict(conn.execute("SELECT seq, body FROM cards"))
+    for seq, *terms in short:
+        if seq in bodies:  # a full-text row without its card (doctor's finding) is left behind
+            fts.insert(conn, seq, dict(zip(fts.SHORT, terms, strict=True)),
+                       cjk.to_index_text(bodies[seq]))
+
+
+MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once]
+# Steps that free much of the file: the index is compacted once they have run (memsync.fts).
+COMPACTING = {m005_text_once}
 
 
 class NewerSchema(Exception):
@@ -274,6 +259,7 @@ def migrate(conn) -> int:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
         raise NewerSchema(version)
+    compact = False
     for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -287,4 +273,10 @@ def migrate(conn) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        compact = compact or step in COMPACTING
+    if compact and (free := fts.sparse(conn)):
+        # without it the file keeps its old size, the freed pages inside it
+        print(f"memsync: compacting the index ({free[0]} of {free[1]} pages are free)...",
+              file=sys.stderr)
+        fts.compact(conn)
     return len(MIGRATIONS)

@@ -95,6 +95,8 @@ class Indexer:
         report = SyncReport()
         for name in [source] if source else list(self.sources):
             self._reconcile_source(name, under, report, progress)
+        if under is None and report.added + report.updated:
+            self.index.compact_if_sparse()
         report.seconds = time.perf_counter() - started
         return report
 
@@ -106,6 +108,7 @@ class Indexer:
             self.index.clear_derived()
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
+        self.index.compact_if_sparse()
         report.seconds = time.perf_counter() - started
         return report
 

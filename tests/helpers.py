@@ -27,24 +27,40 @@ def found(text: str, **filters) -> list[str]:
     return [h["path"] for h in api.search(config.load(), Query(text, **filters))["hits"]]
 
 
+def indexed_tokens(conn) -> dict:
+    """What the full-text tables hold, read from their indexes (cards_fts keeps no text):
+    seq -> every (column, offset, token) FTS5 has for that row, per table. A row left behind
+    by a wrong delete shows up under a seq no card has."""
+    out: dict = {}
+    for table in ("cards_fts", "names_fts", "fields_fts"):
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_instances "
+                     f"USING fts5vocab(main, {table}, instance)")
+        for doc, col, offset, term in conn.execute(
+                f"SELECT doc, col, offset, term FROM temp.{table}_instances"):
+            out.setdefault(doc, {}).setdefault(table, []).append((col, offset, term))
+    return {doc: {t: sorted(v) for t, v in tables.items()} for doc, tables in out.items()}
+
+
 def snapshot(index: Index, with_ids: bool = True) -> dict:
     """Every derived field of every card, keyed by (source, path): what a rebuild must reproduce."""
     rows = {}
+    tokens = indexed_tokens(index.conn)
     for row in index.conn.execute(
         "SELECT c.*, f.title AS f_title, f.h1 AS f_h1, f.headings AS f_headings, f.tags AS f_tags, "
-        "f.links AS f_links, f.body AS f_body, n.title AS n_title, n.h1 AS n_h1, "
+        "f.links AS f_links, n.title AS n_title, n.h1 AS n_h1, "
         "s.headings AS s_headings, s.tags AS s_tags, s.links AS s_links, "
         "(SELECT json_group_array(key || ':' || strength) FROM "
         " (SELECT key, strength FROM exact_keys e WHERE e.seq = c.seq ORDER BY key)) AS exact, "
         "(SELECT json_group_array(target || '|' || text) FROM "
         " (SELECT target, text FROM links l WHERE l.source = c.source AND l.file = c.path "
         "  ORDER BY pos)) AS out_links "
-        "FROM cards c JOIN cards_fts f ON f.rowid = c.seq JOIN names_fts n ON n.rowid = c.seq "
+        "FROM cards c JOIN card_terms f ON f.seq = c.seq JOIN names_fts n ON n.rowid = c.seq "
         "JOIN fields_fts s ON s.rowid = c.seq ORDER BY c.source, c.path"
     ):
         data = dict(row)
-        data.pop("seq")  # storage order, not a property of the card
+        data["tokens"] = tokens.pop(data.pop("seq"), None)  # seq: storage order, not of the card
         if not with_ids:
             data.pop("id")
         rows[(data["source"], data["path"])] = data
+    assert not tokens, f"full-text rows without a card: {sorted(tokens)}"
     return rows

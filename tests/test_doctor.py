@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import config, journal
+from memsync import config, fts, journal
 from memsync.index import Index
 
 from .conftest import MEMSYNC_BIN, write_card
@@ -273,7 +273,7 @@ def test_an_index_others_can_read_is_tightened_by_fix(indexed, doctor, home):
 
 def test_a_damaged_full_text_index_is_rebuilt_by_fix(indexed, doctor, home):
     conn = sqlite3.connect(home / "memsync.db")
-    conn.execute("UPDATE cards_fts_content SET c2 = 'words the index never saw'")
+    conn.execute("UPDATE card_terms SET headings = 'words the index never saw'")
     conn.commit()
     conn.close()
     code, result = doctor()
@@ -287,7 +287,8 @@ def test_a_damaged_full_text_index_is_rebuilt_by_fix(indexed, doctor, home):
 
 def test_a_card_without_its_full_text_row_is_found(indexed, doctor, home):
     conn = sqlite3.connect(home / "memsync.db")
-    conn.execute("DELETE FROM cards_fts WHERE rowid = (SELECT min(seq) FROM cards)")
+    seq, body = conn.execute("SELECT seq, body FROM cards ORDER BY seq").fetchone()
+    fts.delete(conn, seq, body)
     conn.commit()
     conn.close()
     [finding] = only(doctor()[1], "integrity")

@@ -1,11 +1,15 @@
 """Schema upgrades on a real index file: an index written by an older memsync keeps working."""
 
+import gzip
 import json
+import shutil
 import sqlite3
 from contextlib import closing
+from pathlib import Path
 
-from memsync import cjk, migrations, notes, reading
-from memsync.index import CARD_COLUMNS, Index
+from memsync import api, cjk, config, fts, migrations, notes, reading
+from memsync.index import CARD_COLUMNS, Index, integrity_problems
+from memsync.search import Query
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync
@@ -87,3 +91,91 @@ def test_an_index_written_by_a_newer_memsync_is_refused_with_what_to_do(vault, h
         assert "upgrade memsync" in message and "run `memsync index` to rebuild" in message
     with closing(sqlite3.connect(home / "memsync.db")) as conn:  # left as it was
         assert conn.execute("PRAGMA user_version").fetchone()[0] == newer
+
+
+SCHEMA_4 = Path(__file__).parent / "data" / "schema4"
+QUERIES = ("nginx", "日志", "deploy rollback", "部署笔记", "Terms", "東京都", "검색", "the vault")
+
+
+def _hits(text: str) -> list[tuple]:
+    hits = api.search(config.load(), Query(text))["hits"]
+    return [(h["id"], h["path"], h["score"], h["snippet"], h["inlinks"]) for h in hits]
+
+
+def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home):
+    shutil.copytree(SCHEMA_4 / "vault", vault, dirs_exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "memsync.db").write_bytes(gzip.decompress((SCHEMA_4 / "memsync.db.gz").read_bytes()))
+    index = Index(home / "memsync.db")  # opening migrates
+    try:
+        conn = index.conn
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
+        assert "card_terms" in tables and not tables & {
+            "cards_fts_content", "names_fts_content", "fields_fts_content"}
+        assert dict(conn.execute("SELECT path, id FROM cards")) == {
+            "03-Knowledge/nginx-站点根目录.md": 4040233112, "Glossary.md": 5528291254,
+            "Home.md": 53188473186, "Notes/Deploy Notes.md": 16560436947}
+        assert index.read_stats(4040233112)[0] == 2 and index.read_stats(53188473186)[0] == 1
+        assert integrity_problems(conn) == []
+    finally:
+        index.close()
+    migrated = {q: _hits(q) for q in QUERIES}
+    assert all(migrated.values()) and "部署笔记" in migrated["nginx"][0][3]  # snippets from the body
+    assert sync().updated == 0  # nothing had to be read again
+    work, index = indexer()
+    try:
+        upgraded = snapshot(index)
+        work.rebuild()
+        assert snapshot(index) == upgraded  # what a rebuild from the files gives, ids included
+    finally:
+        index.close()
+    assert {q: _hits(q) for q in QUERIES} == migrated
+
+
+def _back_to_schema_4(db: Path) -> None:
+    """Rewrite an index's full-text tables as schema 4 kept them: three FTS5 tables, each with
+    its own copy of the text."""
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT t.seq, t.title, t.h1, t.headings, t.tags, t.links, c.body "
+                            "FROM card_terms t JOIN cards c USING (seq)").fetchall()
+        for table in ("cards_fts", "names_fts", "fields_fts", "card_terms"):
+            conn.execute(f"DROP TABLE {table}")
+        for table, columns in fts.FTS_COLUMNS.items():
+            conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, "
+                         f"tokenize = '{fts.TOKENIZE}')")
+        for seq, title, h1, headings, tags, links, body in rows:
+            conn.execute("INSERT INTO cards_fts (rowid, title, h1, headings, tags, links, body) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (seq, title, h1, headings, tags, links, cjk.to_index_text(body)))
+            conn.execute("INSERT INTO names_fts (rowid, title, h1) VALUES (?, ?, ?)", (seq, title, h1))
+            conn.execute("INSERT INTO fields_fts (rowid, headings, tags, links) VALUES (?, ?, ?, ?)",
+                         (seq, headings, tags, links))
+        conn.execute("PRAGMA user_version = 4")
+        conn.commit()
+        conn.execute("VACUUM")
+
+
+def test_the_upgrade_gives_the_freed_pages_back(vault, home, capfd):
+    words = ["东京都的检索", "search", "engine", "index", "vault", "note", "watcher"]
+    for n in range(150):
+        body = " ".join(words[(n * 7 + i) % len(words)] for i in range(400))
+        write_card(vault, f"n{n}.md", f"note {n}", f"{body} [[n{(n + 1) % 150}|next {n}]]")
+    assert sync().added == 150
+    db = home / "memsync.db"
+    before = snapshot_of(db)
+    _back_to_schema_4(db)
+    old_size = db.stat().st_size
+    index = Index(db)
+    index.close()
+    assert "compacting the index" in capfd.readouterr().err
+    assert db.stat().st_size < 0.7 * old_size
+    assert snapshot_of(db) == before
+
+
+def snapshot_of(db: Path) -> dict:
+    index = Index(db)
+    try:
+        return snapshot(index)
+    finally:
+        index.close()

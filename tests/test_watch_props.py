@@ -26,6 +26,8 @@ from memsync.index import CARD_COLUMNS, Index
 from memsync.sync import Indexer
 from memsync.watch import Watcher
 
+from .helpers import indexed_tokens
+
 FOLDERS = ["", "f1", "f2", "f1/g"]
 NAMES = ["a.md", "b.md", "note.md", "Note.md"]
 SETTLE_DEADLINE = 20.0
@@ -47,10 +49,12 @@ def snapshot(db: Path) -> dict:
     try:
         conn = index.conn
         cards = sorted(tuple(r)[1:] for r in conn.execute(f"SELECT {CARD_COLUMNS} FROM cards"))
-        fts = sorted(tuple(r) for r in conn.execute(
-            "SELECT c.path, c.tag_set, c.link_text, c.inlinks, f.title, f.h1, f.headings, f.tags, "
-            "f.links, f.body FROM cards_fts f JOIN cards c ON c.seq = f.rowid"
+        tokens = indexed_tokens(conn)
+        fts = sorted((*r[1:], repr(tokens.pop(r[0], None))) for r in conn.execute(
+            "SELECT c.seq, c.path, c.tag_set, c.link_text, c.inlinks, f.title, f.h1, f.headings, "
+            "f.tags, f.links FROM card_terms f JOIN cards c ON c.seq = f.seq"
         ))
+        fts.append(("full-text rows without a card", repr(sorted(tokens))))
         files = sorted(tuple(r) for r in conn.execute(
             "SELECT source, path, size, mtime_ns, ctime_ns, ino, hash FROM files"
         ))

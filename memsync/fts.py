@@ -1,0 +1,118 @@
+"""The full-text tables, and the one place their rows are written and deleted.
+
+Three FTS5 tables over the pre-tokenized fields of memsync.fields (rowid = cards.seq in each):
+- cards_fts holds every field, so one MATCH decides whether a card has every query word
+  somewhere (the tiers); its bm25() scores the card as a whole.
+- names_fts (title, h1) and fields_fts (headings, tags, links) hold the short fields only.
+  Their bm25() counts document frequencies and lengths over those fields alone, so a word
+  common in bodies still weighs in a title, and a long body (or many headings) does not
+  dilute a title match: the two faults of one whole-row bm25 (memsync.search).
+
+The text is stored once. cards_fts is contentless: a copy of every body's token stream made
+the index 4.5x the vault's bytes. Nothing reads its text back (snippets are cut from
+cards.body), but FTS5 must be handed a row's text again to delete it, so that text must be
+reproducible: the short fields' tokens are kept in card_terms (names_fts and fields_fts read
+theirs from there, as external content), and the body's are cjk.to_index_text(cards.body),
+made again. A change to what to_index_text returns therefore needs a migration that rebuilds
+these tables (as m002 did), or deletes would remove the wrong tokens.
+"""
+
+from __future__ import annotations
+
+from . import cjk
+
+# porter: English words are stemmed on both sides (requests = request); CJK bigrams and
+# identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
+TOKENIZE = "porter unicode61 remove_diacritics 0"
+SHORT = ("title", "h1", "headings", "tags", "links")
+FTS_COLUMNS = {
+    "cards_fts": (*SHORT, "body"),
+    "names_fts": ("title", "h1"),
+    "fields_fts": ("headings", "tags", "links"),
+}
+# title: title, aliases, file name; h1: top-level headings; headings: all others; tags:
+# frontmatter and inline tags; links: anchor text of the wikilinks pointing at the card
+# (memsync.backlinks); body: the Markdown body.
+CONTENT = {"cards_fts": "content = ''",
+           "names_fts": "content = 'card_terms', content_rowid = 'seq'",
+           "fields_fts": "content = 'card_terms', content_rowid = 'seq'"}
+TERMS_TABLE = ("CREATE TABLE card_terms (seq INTEGER PRIMARY KEY, "
+               + ", ".join(f"{c} TEXT NOT NULL" for c in SHORT) + ")")
+
+
+def tables(tokenize: str = TOKENIZE) -> list[str]:
+    return [TERMS_TABLE] + [
+        f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, {CONTENT[table]}, "
+        f"tokenize = '{tokenize}')" for table, columns in FTS_COLUMNS.items()]
+
+
+def recreate(conn, tokenize: str = TOKENIZE) -> None:
+    """Empty the FTS tables at once: FTS5 deletes row by row, dropping one is instant."""
+    for table in (*FTS_COLUMNS, "card_terms"):
+        conn.execute(f"DROP TABLE IF EXISTS {table}")
+    for sql in tables(tokenize):
+        conn.execute(sql)
+
+
+def _write(conn, command: str | None, seq: int, terms: dict, body_tokens: str) -> None:
+    """Insert (command None) or delete ('delete') the FTS rows of one card."""
+    values = {**terms, "body": body_tokens}
+    for table, columns in FTS_COLUMNS.items():
+        names = ", ".join(columns)
+        marks = ", ".join("?" * len(columns))
+        if command:
+            conn.execute(f"INSERT INTO {table} ({table}, rowid, {names}) VALUES (?, ?, {marks})",
+                         (command, seq, *(values[c] for c in columns)))
+        else:
+            conn.execute(f"INSERT INTO {table} (rowid, {names}) VALUES (?, {marks})",
+                         (seq, *(values[c] for c in columns)))
+
+
+def insert(conn, seq: int, terms: dict, body_tokens: str) -> None:
+    """`terms`: the short fields' token streams by column name; `body_tokens`: the body's."""
+    conn.execute(f"INSERT INTO card_terms (seq, {', '.join(SHORT)}) VALUES (?, ?, ?, ?, ?, ?)",
+                 (seq, *(terms[c] for c in SHORT)))
+    _write(conn, None, seq, terms, body_tokens)
+
+
+def _terms(conn, seq: int) -> dict | None:
+    row = conn.execute(f"SELECT {', '.join(SHORT)} FROM card_terms WHERE seq = ?", (seq,)).fetchone()
+    return dict(zip(SHORT, row, strict=True)) if row else None
+
+
+def delete(conn, seq: int, body: str) -> None:
+    """Drop the FTS rows of the card at `seq`, whose stored body is `body`."""
+    terms = _terms(conn, seq)
+    if terms is None:
+        return
+    _write(conn, "delete", seq, terms, cjk.to_index_text(body))
+    conn.execute("DELETE FROM card_terms WHERE seq = ?", (seq,))
+
+
+def set_links(conn, seq: int, tokens: str, body: str) -> None:
+    """Replace the links field of the card at `seq` (FTS5 cannot update a contentless row)."""
+    terms = _terms(conn, seq)
+    if terms is None:
+        return
+    body_tokens = cjk.to_index_text(body)
+    _write(conn, "delete", seq, terms, body_tokens)
+    conn.execute("UPDATE card_terms SET links = ? WHERE seq = ?", (tokens, seq))
+    _write(conn, None, seq, {**terms, "links": tokens}, body_tokens)
+
+
+def sparse(conn) -> tuple[int, int] | None:
+    """(free pages, pages) when a tenth of the file or more is free pages, else None."""
+    pages, free = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count"))
+    return (free, pages) if free * 10 >= pages and pages >= 64 else None
+
+
+def compact(conn) -> None:
+    """Shrink the file after bulk work. FTS5 merges its segments by writing new ones and freeing
+    the old pages, and a rebuild or first index of a linked vault also rewrites each linked
+    card's rows once its in-links are known: a quarter to a half of the file can end up free.
+    Merge each full-text index into one segment, then VACUUM, and empty the WAL it went
+    through. Outside any transaction; writers wait meanwhile (the busy timeout)."""
+    for table in FTS_COLUMNS:
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
