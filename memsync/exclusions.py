@@ -3,7 +3,8 @@
 Obsidian keeps them in `.obsidian/app.json` as `userIgnoreFilters`: a list of strings, each a
 path prefix (`Templates/`, `Archive`) or, between slashes, a regular expression tested against
 the vault-relative path (`/\\.excalidraw\\.md$/`). Files they match are not indexed; a folder a
-prefix covers is not even entered. The file is read again whenever it changes.
+prefix covers is not even entered. The file is read again whenever it changes (the watcher
+reconciles when it does, memsync.watch.observing).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class Exclusions:
     def __init__(self, root: str):
         self.path = os.path.join(root, *APP_JSON)
         self.seen: tuple | None = None
+        self.unreadable: tuple | None = None  # the stamp of a version that did not parse
         self.prefixes: tuple[str, ...] = ()
         self.patterns: tuple[re.Pattern, ...] = ()
 
@@ -28,10 +30,16 @@ class Exclusions:
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             stamp = None
-        if stamp == self.seen:
+        if stamp == self.seen or (stamp and stamp == self.unreadable):
+            return
+        app = _read(self.path) if stamp else None
+        if stamp and app is None and self.seen:
+            # Half-written (Obsidian is saving it) or broken: keep the filters read last, so
+            # excluded notes do not come back for a moment; read again once it changes.
+            self.unreadable = stamp
             return
         self.seen = stamp
-        self.prefixes, self.patterns = parse(_read(self.path) if stamp else None)
+        self.prefixes, self.patterns = parse(app)
 
     def excludes(self, rel: str) -> bool:
         self._fresh()
@@ -48,7 +56,7 @@ def _read(path: str) -> object:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)
     except (OSError, ValueError):
-        return None  # unreadable or half-written: nothing excluded until it reads again
+        return None  # unreadable or half-written
 
 
 def parse(app: object) -> tuple[tuple[str, ...], tuple[re.Pattern, ...]]:

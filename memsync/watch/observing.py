@@ -32,6 +32,7 @@ from watchdog.events import (
 from .. import plan
 from ..config import Config
 from ..errors import BadEnvironment, MemsyncError
+from ..exclusions import APP_JSON
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,16 @@ class _Handler(FileSystemEventHandler):
     def __init__(self, sink: Sink, source: str, root: str, wants):
         super().__init__()
         self.sink, self.source, self.root, self.wants = sink, source, root, wants
+        # Obsidian's settings file, and its folder (made, removed or renamed as a whole)
+        self.app_json = (os.path.join(root, *APP_JSON), os.path.join(root, APP_JSON[0]))
 
     def dispatch(self, event) -> None:
+        if {event.src_path, getattr(event, "dest_path", "")} & set(self.app_json):
+            # Obsidian's Excluded files changed: which files are cards may have changed anywhere.
+            # The reconcile reads the filters again (memsync.exclusions) and drops or brings back
+            # the cards they now cover.
+            self.sink.request_rescan(self.source, "Obsidian's excluded files changed")
+            return
         try:
             actions = plan.actions(event, self.root, self.wants)
         except Exception:  # never let a surprise kill watchdog's thread: fall back to a rescan
