@@ -146,6 +146,18 @@ def test_a_default_reply_is_text_only_and_its_ids_drive_the_other_tools(server_l
         assert "#deploy #fixed" in text_of(again).splitlines()[1]
         gone = await session.call_tool("memory_get", {"id": 1})
         assert gone.is_error and gone.structured_content is None and "memory_search" in text_of(gone)
+        second = found[1]
+        newer = await session.call_tool("memory_supersede", {
+            "id": second["id"], "title": "backup deploy moved", "body": "The backup deploy now runs from ops-99."})
+        newer_id = int(text_of(newer).split("(id ")[1].split(")")[0])
+        assert not newer.is_error and newer.structured_content is None, text_of(newer)
+        assert [h["id"] for h in await _hits(session, "ops-99")] == [newer_id]
+        deleted = await session.call_tool("memory_delete", {"id": newer_id})
+        trash = [line for line in text_of(deleted).splitlines() if line.startswith("trash_path: ")]
+        assert not deleted.is_error and len(trash) == 1, text_of(deleted)
+        restored = await session.call_tool("memory_delete", {"restore": trash[0].removeprefix("trash_path: ")})
+        assert not restored.is_error and text_of(restored).startswith("restored "), text_of(restored)
+        await eventually(lambda: _hits(session, "ops-99"))
 
     scenario(body, options=())(server_log)
 
