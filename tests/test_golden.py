@@ -65,3 +65,24 @@ def test_words_absent_from_the_vault_return_nothing(report):
 
 def test_pairwise_constraints_mostly_hold(report):
     assert report["pairs"]["pairs_held"] >= 0.95, report["pairs"]["failed"]
+
+
+def test_every_keyword_hit_contains_the_keyword(tmp_path):
+    """A keyword query returns only cards that hold the keyword: no bigram or prefix noise. (A
+    card may hold it only in passing; which of those deserve a place is for the ranking.)"""
+    index = Index(tmp_path / "golden.db")
+    Indexer(index, [Source("vault", "markdown", str(GOLDEN / "vault"), True)]).rebuild()
+    cases, _pairs = benchmark.load(GOLDEN / "queries.json")
+    lacking = []
+    try:
+        searcher = LexicalSearcher(index)
+        for case in (c for c in cases if c.group == "keyword"):
+            hits = searcher.search(case.to_query(limit=100)).hits  # every hit, not a page
+            assert hits, case.query
+            for hit in hits:
+                text = (GOLDEN / "vault" / hit.path.split("#")[0]).read_text(encoding="utf-8")
+                if case.query.casefold() not in text.casefold():
+                    lacking.append((case.query, hit.path))
+    finally:
+        index.close()
+    assert lacking == []
