@@ -11,7 +11,6 @@ stale lock removed, loose modes tightened. No vault or source byte is written, e
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from pathlib import Path
 
@@ -80,13 +79,15 @@ def summary(cfg: Config) -> dict:
 
 def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     """Fix what can be fixed without writing a vault or source byte; returns what was done."""
+    from .watch.lock import remove_stale  # the watcher's own probe; imports watchdog, so late
+
     todo = [f for f in findings if f.fixable]
     done: list[str] = []
     loose = [p for f in todo if f.action == "tighten" for p in f.paths]
     if loose:
         changed = private.tighten([Path(p) for p in loose])
         done.append(f"made {len(changed)} paths private")
-    if any(f.action == "unlock" for f in todo) and _remove_stale_lock(cfg):
+    if any(f.action == "unlock" for f in todo) and remove_stale(cfg.lock_file):
         done.append(f"removed the stale watcher lock {cfg.lock_file}")
     for f in todo:
         if f.action == "set_aside":
@@ -150,24 +151,3 @@ def _drop_settled_journal(cfg: Config) -> list[str]:
 
     journal.replay(cfg.home.path, settled)
     return [f"dropped the settled journal entry of {old}" for old in dropped]
-
-
-def _remove_stale_lock(cfg: Config) -> bool:
-    """Remove watch.lock if nobody holds it, checking it is still the file we looked at."""
-    try:
-        fd = os.open(cfg.lock_file, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False  # a watcher took it meanwhile
-        if os.stat(cfg.lock_file).st_ino != os.fstat(fd).st_ino:
-            return False
-        os.unlink(cfg.lock_file)
-        return True
-    except FileNotFoundError:
-        return False
-    finally:
-        os.close(fd)

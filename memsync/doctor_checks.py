@@ -111,7 +111,7 @@ def drift(cfg: Config, index: Index) -> list[Finding]:
 def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]:
     adapter = adapters.get(source.adapter)
     stored = index.file_states(source.name)
-    on_disk = Indexer(index, [source])._walk(source.name, None)  # the indexer's own walk
+    on_disk = Indexer(index, [source]).files_on_disk(source.name)  # what a reconcile reads
     changed, appeared = [], []
     for rel in sorted(on_disk):
         state = reading.look(source.root, adapter, MAX_FILE_BYTES, rel, stored.get(rel)).state

@@ -143,7 +143,9 @@ class Indexer:
         return reading.look(self.sources[source].root, self.adapters[source], self.max_bytes,
                             rel, stored)
 
-    def _walk(self, source: str, under: str | None) -> dict[str, os.stat_result]:
+    def files_on_disk(self, source: str, under: str | None = None) -> dict[str, os.stat_result]:
+        """Every file of `source` (below `under`) that this indexer would index, by relative
+        path, with its lstat: what a reconcile compares the index with."""
         root = self.sources[source].root
         start = self._full(source, under) if under else root
         prefix = under.rstrip("/") + "/" if under else ""
@@ -169,7 +171,7 @@ class Indexer:
         return found
 
     def _reconcile_source(self, source, under, report, progress) -> None:
-        on_disk = self._walk(source, under)
+        on_disk = self.files_on_disk(source, under)
         stored = self.index.file_states(source, under)
         report.scanned += len(on_disk)
         work = []

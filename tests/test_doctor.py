@@ -261,6 +261,19 @@ def test_a_stale_watcher_lock_is_removed_by_fix(indexed, doctor, home):
     assert not (home / "watch.lock").exists()
 
 
+def test_a_held_watcher_lock_is_never_removed(indexed, home):
+    """The stale-lock probe doctor --fix shares with a starting watcher leaves a held lock be."""
+    from memsync.watch.lock import WatchLock, remove_stale
+
+    lock = WatchLock(home / "watch.lock", str(indexed))
+    lock.acquire()
+    try:
+        assert remove_stale(home / "watch.lock") is False
+        assert json.loads((home / "watch.lock").read_text())["pid"] == os.getpid()
+    finally:
+        lock.release()
+
+
 def test_an_index_others_can_read_is_tightened_by_fix(indexed, doctor, home):
     (home / "memsync.db").chmod(0o644)
     code, result = doctor()

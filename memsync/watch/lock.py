@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from .. import dates, private
@@ -62,25 +63,15 @@ class WatchLock:
     def _take_over(self, aside: Path) -> bool:
         """Replace a lock nobody holds. False if the file changed under us: try again."""
         try:
-            old = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            return False
-        try:
-            try:
-                fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise WatcherLocked(self._held_message()) from None
-            try:
-                if os.stat(self.path).st_ino != os.fstat(old).st_ino:
+            with probe_stale(self.path) as stale:
+                if not stale:
                     return False
-            except FileNotFoundError:
-                return False
-            stale = _read_json(self.path).get("pid", "?")
-            os.replace(aside, self.path)
-            log.warning("took over a stale watcher lock (pid %s is gone)", stale)
-            return True
-        finally:
-            os.close(old)
+                pid = _read_json(self.path).get("pid", "?")
+                os.replace(aside, self.path)
+        except LockHeld:
+            raise WatcherLocked(self._held_message()) from None
+        log.warning("took over a stale watcher lock (pid %s is gone)", pid)
+        return True
 
     def _held_message(self) -> str:
         holder = _read_json(self.path)
@@ -99,6 +90,45 @@ class WatchLock:
                 os.unlink(self.path)
         os.close(self._fd)
         self._fd = None
+
+
+class LockHeld(Exception):
+    """A live watcher holds the lock file."""
+
+
+@contextlib.contextmanager
+def probe_stale(path: Path) -> Iterator[bool]:
+    """Take the flock of the lock file now at `path`, to replace or remove it while nobody else
+    can. Yields True while it is held, if it is still the file at `path` (False if the file went
+    or was replaced meanwhile: look again). Raises LockHeld if a live watcher holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise LockHeld(str(path)) from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        yield same
+    finally:
+        os.close(fd)
+
+
+def remove_stale(path: Path) -> bool:
+    """Remove the lock file if nobody holds it; False if a watcher holds it or it is gone."""
+    try:
+        with probe_stale(path) as stale:
+            if stale:
+                os.unlink(path)
+            return stale
+    except (LockHeld, FileNotFoundError):
+        return False
 
 
 def _read_json(path: Path) -> dict:

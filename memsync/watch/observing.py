@@ -253,10 +253,10 @@ def kernel_watches(fd: int) -> dict[int, int]:
         return {}
     found = {}
     for line in lines:
-        if line.startswith("inotify "):
+        if line.startswith("inotify "):  # "inotify wd:1f ino:23dfbd ...": both in hex
             fields = dict(item.split(":", 1) for item in line.split()[1:] if ":" in item)
             try:
-                found[int(fields["wd"])] = int(fields["ino"], 16)
+                found[int(fields["wd"], 16)] = int(fields["ino"], 16)
             except (KeyError, ValueError):
                 continue
     return found
