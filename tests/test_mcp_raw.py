@@ -219,3 +219,17 @@ def test_a_ten_hit_search_is_under_2500_bytes_as_sent(vault):
             assert server.close() == 0
         finally:
             server.kill()
+
+
+def test_the_old_text_only_flag_still_starts_the_server_and_says_to_drop_it(vault):
+    """`--text-only` chose what is now the default; a client set up with it keeps working."""
+    server = RawServer("--text-only")
+    try:
+        handshake(server)
+        assert server.close() == 0
+        assert "--text-only is the default now" in server.stderr()
+    finally:
+        server.kill()
+    both = subprocess.run([MEMSYNC_BIN, "mcp", "--text-only", "--structured"], capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=60)
+    assert both.returncode == 2 and b"contradict" in both.stderr and both.stdout == b""

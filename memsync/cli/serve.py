@@ -29,8 +29,9 @@ ON_A_TERMINAL = (
 @click.option("--structured", is_flag=True,
               help="Replies also carry structured content (the objects of the CLI's --json), for "
                    "programs; models read the compact text, which every reply has.")
+@click.option("--text-only", "text_only", is_flag=True, hidden=True)  # the default now; kept so old set-ups start
 @click.pass_obj
-def mcp(obj: Context, bind, allow_remote, token, structured):
+def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
     """Serve the memory tools to an agent over MCP (stdio by default; logs go to stderr).
 
     Keeps the index live while it runs: an in-process watcher unless another watcher already
@@ -42,6 +43,11 @@ def mcp(obj: Context, bind, allow_remote, token, structured):
       claude mcp add memsync -- "$(command -v memsync)" mcp
       memsync mcp --http 8765        # then connect clients to http://127.0.0.1:8765/mcp
     """
+    if text_only:
+        click.echo("memsync mcp: --text-only is the default now and will go; remove it from the "
+                   "client's set-up", err=True)
+        if structured:
+            raise click.UsageError("--text-only and --structured contradict each other; keep one")
     if bind is None and (allow_remote or token):
         fail(BadArgument("--allow-remote and --token only go with --http [HOST:]PORT"), as_json=False)
     try:
