@@ -30,20 +30,19 @@ from memsync.semantic.worker import embed_pending
 
 from . import datasets, engines, evalsets, machine, metrics
 from .semantic_cache import CachedEncoder
+from .semantic_warm import scifact_order
 
 SETS = ("scifact-500", "cmrc-passage", "cmrc-sentence", *evalsets.OBSIDIAN, "scifact")
 K = 10
-SAMPLE = 500  # documents in scifact-500
+SAMPLE = 500  # documents in scifact-500; any scifact-N is a set too
 
 
-def scifact_sample(corpus: datasets.Corpus, size: int = SAMPLE, seed: int = 14) -> datasets.Corpus:
-    """A fixed random share of SciFact train, and the claims whose judged documents all fall in
-    it. Embedding all 5,183 abstracts takes hours on a busy 2-core machine (here, with six other
-    jobs running, 8 abstracts a minute at nice 19); on the sample both
+def scifact_sample(corpus: datasets.Corpus, size: int = SAMPLE) -> datasets.Corpus:
+    """The first `size` documents of SciFact train in bench/semantic_warm.py's fixed order, and
+    the claims whose judged documents all fall among them. Embedding all 5,183 abstracts takes
+    hours on a busy 2-core machine (here 20 to 50 passages a minute at nice 19); on a sample both
     searchers see the same, smaller corpus (easier for both), so the comparison stays fair."""
-    import random
-
-    docs = random.Random(seed).sample(corpus.docs, 1000)[:size]  # the first picks of a 1,000 draw
+    docs = scifact_order(corpus.docs)[:size]
     kept = {d[0] for d in docs}
     queries = [(q, rel) for q, rel in corpus.queries if set(rel) <= kept]
     return datasets.Corpus(f"{corpus.name}-{size}", docs, queries)
@@ -53,9 +52,9 @@ def grid() -> list[dict]:
     shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": fusion.DENSE_WHEN,
                "floor": fusion.FLOOR}
     out = [shipped]
-    for weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+    for weight in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
         for dense_when in ("always", "weak", "rerank"):
-            for floor in (None, 2.0, 2.5, 3.0):
+            for floor in (None, 2.0, 2.5, 2.75, 3.0, 3.25, 3.5):
                 out.append({"method": "blend", "weight": weight, "dense_when": dense_when, "floor": floor})
     for weight in (0.5, 0.7):
         out.append({"method": "rrf", "weight": weight, "dense_when": "rerank", "floor": None})
@@ -74,8 +73,8 @@ def name(v: dict) -> str:
 def load(set_name: str, work: Path):
     """(vault folder, path -> doc id, queries) of one set, as bench/evalsets.py prepares it
     (Obsidian vaults: MEMSYNC_OBSIDIAN_SETS); scifact-500 is the sample above."""
-    if set_name == "scifact-500":
-        corpus = scifact_sample(datasets.scifact())
+    if set_name.startswith("scifact-"):
+        corpus = scifact_sample(datasets.scifact(), int(set_name.split("-", 1)[1]))
         stems = engines.write_vault(work / set_name, corpus.docs)
         return work / set_name, lambda path: stems[engines.stem(path)], corpus.queries
     prepared, skipped = evalsets.prepare([set_name], work)
@@ -124,11 +123,40 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
                 ranked = sorted(found.lexical, key=lambda c: -found.lexical[c])[:K]
             runs.append(([doc(paths[c]) for c in ranked], rel))
         out["variants"][name(v)] = metrics.summarize(runs)["ndcg@10"]
+    out["floor_calibration"] = calibration(stored, paths, doc)
     index.close()
     out["seconds"] = round(time.perf_counter() - started, 1)
     lex, hyb = out["memsync"]["ndcg@10"], out["hybrid"]["ndcg@10"]
     print(f"{set_name:<16} lexical {lex:.4f}  hybrid {hyb:.4f}  ({out['seconds']}s)", file=sys.stderr)
     return out
+
+
+def calibration(stored, paths: dict, doc) -> dict:
+    """Where the floor has to sit: the standing (sd above the vault's mean cosine) of each card
+    that matches no query word and would enter the top 10 without a floor, split by whether it is
+    judged relevant; and the same for the best card of each query with no lexical hit at all."""
+    searcher = HybridSearcher(None, None, lexical=object(), floor=None)
+    true, false, alone = [], [], []
+    for matched, found, rel in stored:
+        if not searcher.wants_dense(matched) or not found.sd:
+            continue
+        standing = {c: (v - found.mean) / found.sd for c, v in found.dense.items()}
+        for card, _ in searcher.order(found)[:K]:
+            if card not in found.lexical:
+                (true if rel.get(doc(paths[card]), 0) > 0 else false).append(standing[card])
+        if not found.lexical and standing:
+            best = max(standing, key=standing.__getitem__)
+            alone.append([round(standing[best], 2), rel.get(doc(paths[best]), 0) > 0])
+    return {"relevant": _spread(true), "not_relevant": _spread(false), "no_lexical_hit_best": alone}
+
+
+def _spread(values: list[float]) -> dict:
+    """Count and the 5/25/50/75/95th percentiles, in sd."""
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    at = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)  # noqa: E731
+    return {"n": len(values), "p5": at(0.05), "p25": at(0.25), "p50": at(0.5), "p75": at(0.75), "p95": at(0.95)}
 
 
 def lexical_bound(index, doc, queries, why: str) -> dict:
@@ -169,6 +197,12 @@ def run_golden(work: Path, encoder, variants: list[dict]) -> dict:
     for v in variants:
         out["variants"][name(v)] = _golden_summary(benchmark.run(HybridSearcher(index, encoder, **v), cases, pairs))
     out["hybrid"] = out["variants"][name(variants[0])]
+    probe = HybridSearcher(index, encoder, floor=None)
+    out["absent_best_sd"] = {}  # how far the nearest card of a query with no answer stands out
+    for case in (c for c in cases if c.group == "absent"):
+        found = probe.candidates(case.to_query(), [], None)
+        if found.dense and found.sd:
+            out["absent_best_sd"][case.query] = round((max(found.dense.values()) - found.mean) / found.sd, 2)
     index.close()
     return out
 
@@ -191,11 +225,14 @@ def _shared_cached():
 
 
 def golden_ok(lexical: dict, hybrid: dict) -> bool:
-    """The question group's first hit and noise improve; the keyword group gets no worse."""
+    """The question group's first hit and noise improve; the keyword and absent groups get no
+    worse (an absent query is right when nothing comes back)."""
     lq, hq = lexical["groups"]["question"], hybrid["groups"]["question"]
     lk, hk = lexical["groups"]["keyword"], hybrid["groups"]["keyword"]
+    la, ha = lexical["groups"]["absent"], hybrid["groups"]["absent"]
     return (hq["first_hit"] > lq["first_hit"] and hq["noise_at_5"] < lq["noise_at_5"]
-            and hk["first_hit"] >= lk["first_hit"] and hk["noise_at_5"] <= lk["noise_at_5"])
+            and hk["first_hit"] >= lk["first_hit"] and hk["noise_at_5"] <= lk["noise_at_5"]
+            and ha["first_hit"] >= la["first_hit"])
 
 
 def choose(results: dict, variants: list[dict]) -> dict:
