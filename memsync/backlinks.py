@@ -1,4 +1,5 @@
-"""Anchor text: the words of the wikilinks pointing at a card become a field of that card.
+"""Anchor text: the words of the links pointing at a card (wikilinks, and Markdown links to a
+note: `[label](Note.md)`) become a field of that card.
 
 Obsidian resolves `[[Target]]` by file name, case-insensitively, and `[[folder/Target]]` by the
 end of the path; when several notes share the name, memsync picks the one nearest the vault

@@ -5,7 +5,7 @@ Field groups (each an FTS5 column, memsync.migrations):
 - h1: top-level headings, weighted near the title
 - headings: every other heading
 - tags: frontmatter tags and inline `#tags`
-- links: the anchor text of wikilinks pointing at the card (filled in by memsync.backlinks)
+- links: the anchor text of links pointing at the card (filled in by memsync.backlinks)
 - body: the whole Markdown body
 Beside them, the exact keys: each title, alias, file name and heading as a normalised string,
 so a query that *is* one of them is found by one index lookup (memsync.search ranks it first).
@@ -79,8 +79,6 @@ def card_fields(card: Card) -> CardFields:
             if key(text):
                 exact[key(text)] = strength  # the strongest field wins for a shared key
     path_key = card_name(card.path)
-    links = tuple((t, t.rsplit("/", 1)[-1], text) for t, text in
-                  ((link_target(target), text) for target, text in card.links) if t) if path_key else ()
     return CardFields(
         title=cjk.to_index_text(" ".join(names)),
         h1=cjk.to_index_text(" ".join(h1)),
@@ -90,5 +88,14 @@ def card_fields(card: Card) -> CardFields:
         tag_set=tuple(sorted({p for t in tags for p in outline.expand_tag(fold_tag(t))})),
         exact=tuple(sorted(exact.items())),
         name=path_key.rsplit("/", 1)[-1] if path_key else None,
-        links=links,
+        links=outgoing(card.path, card.links),
     )
+
+
+def outgoing(path: str, links) -> tuple[tuple[str, str, str], ...]:
+    """A card's links as stored: (folded target, its last segment, anchor text). Only a card
+    that is a whole note links (an entry of a memory file has no name to be linked back by)."""
+    if not card_name(path):
+        return ()
+    return tuple((t, t.rsplit("/", 1)[-1], text) for t, text in
+                 ((link_target(target), text) for target, text in links) if t)

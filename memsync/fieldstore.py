@@ -1,5 +1,5 @@
 """The rows a card's fields become beside its `cards` row: its FTS rows, its exact keys,
-and the outgoing wikilinks of its file. Written and deleted together, keyed by cards.seq.
+and the outgoing links of its file. Written and deleted together, keyed by cards.seq.
 
 The links field of a card is filled in afterwards by memsync.backlinks, from the links rows of
 the files pointing at it; every change here names the link names it touched, so that step

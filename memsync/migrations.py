@@ -240,7 +240,28 @@ def m005_text_once(conn) -> None:
                        cjk.to_index_text(bodies[seq]))
 
 
-MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once]
+def m006_markdown_links(conn) -> None:
+    """Markdown links to notes (`[label](Note.md)`) count as links, as wikilinks do. Each vault
+    note's outgoing links are read again from its stored body (no file is read); a note of
+    another source is marked for one re-read (its adapter decides its body), as m004 did. Then
+    the links field and in-link count of every card follow."""
+    from . import backlinks, fields, outline
+
+    conn.execute("DELETE FROM links WHERE source = 'vault'")
+    rows = conn.execute("SELECT path, file, body FROM cards WHERE source = 'vault' AND "
+                        "name IS NOT NULL ORDER BY path").fetchall()
+    for path, file, body in rows:
+        links = fields.outgoing(path, outline.links(outline.prose_lines(body)))
+        conn.executemany(
+            "INSERT INTO links (source, file, pos, target, name, text) "
+            "VALUES ('vault', ?, ?, ?, ?, ?)", [(file, pos, *link) for pos, link in enumerate(links)])
+    conn.execute("UPDATE files SET hash = '' WHERE source != 'vault' AND path IN "
+                 "(SELECT file FROM cards WHERE cards.source = files.source AND name IS NOT NULL)")
+    backlinks.refresh(conn, backlinks.all_names(conn))
+
+
+MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
+              m006_markdown_links]
 # Steps that free much of the file: the index is compacted once they have run (memsync.fts).
 COMPACTING = {m005_text_once}
 

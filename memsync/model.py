@@ -37,7 +37,7 @@ class Card:
     ttl: str | None = None
     problem: str | None = None  # why the metadata could not be read, if it could not
     # Derived from the body (memsync.outline), never written back: (level, text) of each
-    # heading, `#tags` written in the text, and (target, anchor text) of each wikilink.
+    # heading, `#tags` written in the text, and (target, anchor text) of each link to a note.
     headings: tuple[tuple[int, str], ...] = ()
     body_tags: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
@@ -122,7 +122,7 @@ class Hit:
     # (None: not found that way, or no vector yet). Lexical search leaves them out of to_dict.
     lexical: float | None = None
     dense: float | None = None
-    inlinks: int = 0  # notes whose wikilinks point at this card
+    inlinks: int = 0  # notes whose links point at this card
 
     def to_dict(self) -> dict:
         out = {

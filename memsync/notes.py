@@ -122,7 +122,7 @@ def parse(data: bytes, rel_path: str) -> Card:
         problem=problem,
         headings=outline.headings(prose),
         body_tags=outline.inline_tags(prose),
-        links=outline.wikilinks(prose),
+        links=outline.links(prose),
     )
 
 
@@ -134,7 +134,7 @@ def from_stored(row: dict) -> Card:
         path=row["path"], title=row["title"], body=row["body"], kind=row["kind"],
         tags=tuple(json.loads(row["tags"])), aliases=tuple(json.loads(row["aliases"])),
         headings=outline.headings(prose), body_tags=outline.inline_tags(prose),
-        links=outline.wikilinks(prose),
+        links=outline.links(prose),
     )
 
 

@@ -1,4 +1,4 @@
-"""The parts of a Markdown body Obsidian gives meaning to: headings, inline #tags, wikilinks.
+"""The parts of a Markdown body Obsidian gives meaning to: headings, inline #tags, links.
 
 Pure: a body (frontmatter already removed) in, tuples out. Code is never structure: a `# x`
 line inside a ``` or ~~~ fence, or a `#tag` / `[[link]]` inside `inline code`, is text only,
@@ -8,6 +8,7 @@ as Obsidian shows it.
 from __future__ import annotations
 
 import re
+import urllib.parse
 
 # A fence opens with 3+ backticks or tildes (up to 3 spaces of indent) and closes with at least
 # as many of the same character (CommonMark, which Obsidian follows).
@@ -18,7 +19,15 @@ _INLINE_CODE = re.compile(r"(`+)(?:.+?)\1")
 # not digits only (`#1` is an issue number, not a tag).
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]+)")
 _NOT_A_TAG = re.compile(r"[\d/-]*")
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\n]+?)\]\]")
+# A wikilink `[[target#heading|label]]`, or a Markdown link `[label](Note.md)`: its destination
+# in <angle brackets> or bare (one level of balanced parentheses, as CommonMark allows), then
+# an optional "title". Embeds (`!`) of either kind count too.
+_LINK = re.compile(
+    r"!?\[\[(?P<wiki>[^\[\]\n]+?)\]\]"
+    r"|!?\[(?P<label>[^\[\]\n]*)\]\((?:<(?P<angle>[^<>\n]+)>|(?P<bare>(?:[^()\s]|\([^()\s]*\))+))"
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")  # https:, mailto:, obsidian:, //host
 
 
 def prose_lines(body: str) -> list[str]:
@@ -65,25 +74,49 @@ def inline_tags(lines: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(tags))
 
 
-def wikilinks(lines: list[str]) -> tuple[tuple[str, str], ...]:
-    """(target, anchor text) of every `[[target#heading|label]]` and `![[embed]]`.
+def links(lines: list[str]) -> tuple[tuple[str, str], ...]:
+    """(target, anchor text) of every link to a note, in order: `[[target#heading|label]]`,
+    `![[embed]]`, and Markdown links to a note of the vault (`[label](Note.md)`,
+    `[label](Folder/Note%20Name.md#Heading)`, `[label](<Note Name.md>)`).
 
     The anchor text is the label when there is one, else the target's name and heading as
-    Obsidian displays them; a link to a heading of the same note (`[[#x]]`) has no target."""
-    links = []
+    Obsidian displays them. A link to a heading of the same note (`[[#x]]`, `[x](#x)`) has no
+    target; a URL (`https:`, `mailto:`, `obsidian:`) or a file that is not a note (`a.png`) is
+    not a link to a note."""
+    found = []
     for line in lines:
-        if "[[" not in line:
+        if "[" not in line:
             continue
-        for inner in _WIKILINK.findall(_without_code(line)):
-            target, _, label = inner.replace("\\|", "|").partition("|")
+        for match in _LINK.finditer(_without_code(line)):
+            if match["wiki"] is not None:
+                target, _, label = match["wiki"].replace("\\|", "|").partition("|")
+            else:
+                target, label = _note_path(match["angle"] or match["bare"]), match["label"]
+                if target is None:
+                    continue
             target, _, heading = target.partition("#")
             target = target.strip()
             if not target:
                 continue
-            text = label.strip() or " ".join(
-                p for p in (target.rsplit("/", 1)[-1], heading.strip().lstrip("^")) if p)
-            links.append((target, text))
-    return tuple(links)
+            name = target.rsplit("/", 1)[-1]
+            if match["wiki"] is None and name.lower().endswith(".md"):
+                name = name[:-3]  # a Markdown link names the file, Obsidian shows the note
+            text = label.strip() or " ".join(p for p in (name, heading.strip().lstrip("^")) if p)
+            found.append((target, text))
+    return tuple(found)
+
+
+def _note_path(destination: str) -> str | None:
+    """A Markdown link's destination as a note path (`Folder/Note Name.md#Heading`), or None
+    for a URL or a file that is not a note. `./` and `../` steps are dropped: the rest is
+    resolved by the end of its path, as a `[[folder/note]]` is."""
+    if _SCHEME.match(destination):
+        return None
+    path, hash_, heading = urllib.parse.unquote(destination).partition("#")
+    steps = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".", "..")]
+    if steps and "." in steps[-1] and not steps[-1].lower().endswith(".md"):
+        return None  # an attachment: an image, a PDF, a canvas
+    return "/".join(steps) + hash_ + heading
 
 
 def expand_tag(tag: str) -> list[str]:

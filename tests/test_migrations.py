@@ -94,7 +94,8 @@ def test_an_index_written_by_a_newer_memsync_is_refused_with_what_to_do(vault, h
 
 
 SCHEMA_4 = Path(__file__).parent / "data" / "schema4"
-QUERIES = ("nginx", "日志", "deploy rollback", "部署笔记", "Terms", "東京都", "검색", "the vault")
+QUERIES = ("nginx", "日志", "deploy rollback", "部署笔记", "Terms", "東京都", "검색", "the vault",
+           "word list", "undoing a release")
 
 
 def _hits(text: str) -> list[tuple]:
@@ -118,10 +119,16 @@ def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home
             "Home.md": 53188473186, "Notes/Deploy Notes.md": 16560436947}
         assert index.read_stats(4040233112)[0] == 2 and index.read_stats(53188473186)[0] == 1
         assert integrity_problems(conn) == []
+        # Home.md's Markdown links now count: read again from the stored body (schema 6)
+        assert dict(conn.execute("SELECT path, link_text FROM cards WHERE path IN "
+                                 "('Glossary.md', 'Notes/Deploy Notes.md')")) == {
+            "Glossary.md": "Glossary\nthe word list",
+            "Notes/Deploy Notes.md": "部署笔记\nDeploy Notes\nundoing a release"}
     finally:
         index.close()
     migrated = {q: _hits(q) for q in QUERIES}
     assert all(migrated.values()) and "部署笔记" in migrated["nginx"][0][3]  # snippets from the body
+    assert migrated["undoing a release"][0][1] == "Notes/Deploy Notes.md"
     assert sync().updated == 0  # nothing had to be read again
     work, index = indexer()
     try:
