@@ -15,7 +15,13 @@ import os
 import shutil
 import time
 
-from watchdog.events import DirCreatedEvent, DirMovedEvent, FileCreatedEvent, FileDeletedEvent
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+)
 
 from memsync import plan
 from memsync.index import Index
@@ -139,3 +145,26 @@ def test_a_folder_made_renamed_and_made_again_faster_than_watchdog_reads_is_watc
         put(vault, "f2/x.md", "mkxxxx")
         put(vault, "f1/y.md", "mkyyyy")
         converge({"f2/x.md": "mkxxxx", "f1/y.md": "mkyyyy"}, timeout=10)
+
+
+def test_a_rename_reported_after_its_card_was_dropped_and_found_anew_keeps_the_id(vault):
+    # A card's file is renamed into a new folder. The worker first hears of it vanishing (and
+    # drops it), then of the new folder (whose scan finds the file and gives it a new id), and
+    # only then of the rename itself. The rename must give the file its old id back.
+    def at(rel):
+        return str(vault / rel)
+
+    put(vault, "f1/note.md", "mknote")
+    with settled_watcher() as w:
+        before = paths_and_ids(cfg().db.path)["f1/note.md"]
+        handler = _Handler(w, "vault", str(vault), w._wants["vault"])
+        with watchdog_lagging(w, vault):
+            (vault / "f2").mkdir()
+            os.rename(vault / "f1/note.md", vault / "f2/note.md")
+            handler.dispatch(FileDeletedEvent(at("f1/note.md")))
+            time.sleep(plan.HOLD + VANISH_GRACE + 0.5)  # dropped by now
+            handler.dispatch(DirCreatedEvent(at("f2")))
+            time.sleep(plan.RECHECK + 0.5)  # the new folder scanned by now
+            handler.dispatch(FileMovedEvent(at("f1/note.md"), at("f2/note.md")))
+        got = settle_to_rebuild(w, vault.parent)
+    assert got == {"f2/note.md": before}

@@ -127,6 +127,10 @@ class Pairing:
             return
         with index.transaction():
             for src, dst in carried:
+                if index.file_state(source, dst) is not None:
+                    # Found anew at dst (a folder scan) before this rename was heard of: that
+                    # card took a new id; dropped here, it is indexed again under the old one.
+                    index.remove_file(source, dst)
                 index.rebind_ids(source, src, dst)
         for src, dst in carried:
             self.ghosts.pop((source, src), None)
