@@ -23,8 +23,10 @@ class Exclusions:
         self.unreadable: tuple | None = None  # the stamp of a version that did not parse
         self.prefixes: tuple[str, ...] = ()
         self.patterns: tuple[re.Pattern, ...] = ()
+        self.refresh()
 
-    def _fresh(self) -> None:
+    def refresh(self) -> None:
+        """Read app.json again if it changed: once per batch, not once per path."""
         try:
             st = os.stat(self.path)
             stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
@@ -42,12 +44,10 @@ class Exclusions:
         self.prefixes, self.patterns = parse(app)
 
     def excludes(self, rel: str) -> bool:
-        self._fresh()
         return rel.startswith(self.prefixes) or any(p.search(rel) for p in self.patterns)
 
     def excludes_folder(self, rel_dir: str) -> bool:
         """A folder every path below which a prefix filter covers."""
-        self._fresh()
         return (rel_dir + "/").startswith(self.prefixes)
 
 

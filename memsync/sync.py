@@ -51,6 +51,7 @@ class Indexer:
         """Bring the given paths (relative to the source root) up to date, in one transaction."""
         started = time.perf_counter()
         paths = list(dict.fromkeys(paths))
+        self.excluded[source].refresh()
         stored = {p: self.index.file_state(source, p) for p in paths if storable(p)}
         report = SyncReport(scanned=len(paths))
         looks = [self._look(source, p, stored.get(p)) for p in paths]
@@ -137,6 +138,9 @@ class Indexer:
     def _full(self, source: str, rel: str) -> str:
         return os.path.join(self.sources[source].root, *rel.split("/"))
 
+    def _indexable(self, source: str, rel: str) -> bool:
+        return self.adapters[source].wants(rel) and not self.excluded[source].excludes(rel)
+
     def _look(self, source: str, rel: str, stored: tuple | None) -> Look:
         if self.excluded[source].excludes(rel):
             return Look(rel, "absent")
@@ -151,6 +155,7 @@ class Indexer:
         prefix = under.rstrip("/") + "/" if under else ""
         found: dict[str, os.stat_result] = {}
         adapter, excluded = self.adapters[source], self.excluded[source]
+        excluded.refresh()
         stack = [(start, prefix)]
         while stack:
             folder, rel_prefix = stack.pop()
@@ -318,6 +323,8 @@ class Indexer:
         now = reading.current_signature(self.sources[source].root, look.path)
         if now == look.sig or (look.state == "absent" and now is None):
             return look
+        if look.state == "absent" and not self._indexable(source, look.path):
+            return look  # absent by its name (excluded, not a card path): the disk cannot change that
         state = self.index.file_state(source, look.path)
         if state is None:
             stored.pop(look.path, None)

@@ -54,8 +54,11 @@ def test_a_half_written_app_json_keeps_the_filters_read_last(vault):
     seen = Exclusions(str(vault))
     assert seen.excludes("Templates/a.md") and not seen.excludes("a.md")
     (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["Temp')  # mid-save
+    seen.refresh()
     assert seen.excludes("Templates/a.md")
     _exclude(vault, ["Archive/"])
+    seen.refresh()
     assert not seen.excludes("Templates/a.md") and seen.excludes("Archive/b.md")
     (vault / ".obsidian" / "app.json").unlink()
+    seen.refresh()
     assert not seen.excludes("Archive/b.md")
