@@ -149,6 +149,12 @@ def test_a_hit_reports_its_lexical_and_dense_parts(memory):
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 
+def test_a_page_whose_words_all_matched_says_when_more_cards_matched(memory):
+    lexical = search("the", semantic=False, limit=1)
+    assert lexical["more"] is True and lexical["matched"] == "all"
+    assert search("the", limit=1)["more"] is True
+
+
 def test_a_long_card_scores_by_its_best_passage(vault, memory):
     filler = "\n\n".join(
         f"Meeting {n}: the team discussed the quarterly roadmap, hiring plans and budget." for n in range(90))

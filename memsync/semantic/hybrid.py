@@ -108,7 +108,8 @@ class HybridSearcher:
                     snippet=snippet(row["body"], terms), valid=valid, dense=dense[card_id],
                 ))
         result = Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None),
-                        hits=hits, note=page.note, more=len(ranked) > limit)
+                        hits=hits, note=page.note,
+                        more=page.more or len(ranked) > limit)  # page: lexical alone knows
         if hits and not lexical:
             result.note = ("no card contains these words; these hits were found by meaning alone "
                            "(matched: semantic): check that they are about what you meant")
