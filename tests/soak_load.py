@@ -23,12 +23,9 @@ import anyio
 
 from .conftest import MEMSYNC_BIN
 from .mcp_helpers import STRUCTURED, connected, text_of
+from .test_watch import mark
 
 WORDS = ("nginx", "postgres", "backup", "deploy", "latency", "cache", "queue", "部署", "数据库", "监控")
-
-
-def mark() -> str:
-    return "mk" + secrets.token_hex(6)
 
 
 def percentile(values: list[float], share: float) -> float:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import anyio
-from mcp.client import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from .conftest import MEMSYNC_BIN, write_card
+from .conftest import write_card
+from .mcp_helpers import DEADLINE, STRUCTURED, connected
 
 
 def test_memory_stats_reports_the_doctor_summary_only_when_asked(vault, home, cli, tmp_path):
@@ -19,13 +16,8 @@ def test_memory_stats_reports_the_doctor_summary_only_when_asked(vault, home, cl
     before = card.read_bytes()
 
     async def main():
-        params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp", "--structured"], env=os.environ.copy())
-        with anyio.fail_after(60), (tmp_path / "server.log").open("a") as errlog:
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write, read_timeout_seconds=60) as session,
-            ):
-                await session.initialize()
+        with anyio.fail_after(DEADLINE):
+            async with connected(tmp_path / "server.log", STRUCTURED) as session:
                 plain = await session.call_tool("memory_stats", {})
                 assert not plain.is_error and "doctor" not in plain.structured_content
                 checked = await session.call_tool("memory_stats", {"check": True})
