@@ -222,10 +222,9 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
     config_file = home_setting.path / "config.json"
     file_data = _read_config_file(config_file)
-    private.settle_home(home_setting.path)  # once, for a home an older memsync left open
     configured = _path_value(file_data, "vault", config_file)
     vault_setting = _pick(vault, ENV_VAULT, configured, home_setting.path / "vault")
-    return Config(
+    cfg = Config(
         home=home_setting,
         db=_index_for(vault_setting.path, home_setting.path,
                       _pick(db, ENV_DB, _path_value(file_data, "db", config_file),
@@ -235,6 +234,10 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         semantic=_flag(file_data, "semantic", config_file),
         configured_vault=configured,
     )
+    # Once, for a home an older memsync left open; a vault or source kept below it is the
+    # user's own folder of cards and keeps its modes.
+    private.settle_home(home_setting.path, skip=(cfg.vault.path, *(Path(s.root) for s in cfg.sources)))
+    return cfg
 
 
 def _flag(data: dict, key: str, config_file: Path) -> bool:

@@ -82,13 +82,13 @@ def tighten(paths: list[Path]) -> list[Path]:
     return changed
 
 
-def settle_home(home: Path, db: Path | None = None) -> None:
+def settle_home(home: Path, db: Path | None = None, skip: tuple[Path, ...] = ()) -> None:
     """A home an older memsync left readable by others is made private once, with a message.
     Cheap when nothing is to do (one stat): every process runs it when it loads its config.
     Later a file loosened by hand is for `memsync doctor` to report, not for us to hide."""
     if not is_open(home) or not home.is_dir():
         return
-    changed = tighten(open_paths(home, db))
+    changed = tighten(open_paths(home, db, skip))
     if changed:
         print(f"memsync: the data home {home} was readable by other users; made it private "
               f"({len(changed)} paths now {FOLDER_MODE:o} for folders, {FILE_MODE:o} for files)",

@@ -141,3 +141,17 @@ def test_a_journal_entry_is_private_while_it_lives(home):
         entry.finish()
     finally:
         os.umask(old)
+
+
+def test_tightening_an_open_home_leaves_a_vault_kept_inside_it_alone(home, run_cli, monkeypatch):
+    cards = home / "cards"
+    monkeypatch.setenv("MEMSYNC_VAULT", str(cards))
+    card = write_card(cards, "note.md", "a note", "a vault the user keeps inside the data home")
+    assert run_cli("index")[0] == 0
+    home.chmod(0o755)
+    cards.chmod(0o755)
+    card.chmod(0o644)
+    code, _out, err = run_cli("stats")
+    assert code == 0 and "made it private" in err
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE(cards.stat().st_mode) == 0o755 and stat.S_IMODE(card.stat().st_mode) == 0o644
