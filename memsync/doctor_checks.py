@@ -17,6 +17,7 @@ from . import api, journal, migrations, private, reading, vaultio
 from .config import Config
 from .index import Index, integrity_problems
 from .model import TRASH
+from .output import plural
 from .sync import MAX_FILE_BYTES, Indexer
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
@@ -47,10 +48,6 @@ class Finding:
 def named(paths: list[str]) -> str:
     shown = ", ".join(paths[:SHOWN])
     return shown + (f" and {len(paths) - SHOWN} more" if len(paths) > SHOWN else "")
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 # --- the index file ---------------------------------------------------------------------------

@@ -11,6 +11,11 @@ def _table(rows: list[list[str]], headers: list[str]) -> str:
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def plural(n: int, word: str) -> str:
+    """`1 card`, `2,048 cards`."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def query_terms(query: str) -> list[str]:
     """The words of a query as they may appear in a snippet, longest first."""
     import unicodedata

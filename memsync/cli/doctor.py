@@ -6,11 +6,8 @@ import sys
 
 import click
 
+from ..output import plural
 from . import Context, command, emit, main
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def human(result: dict) -> str:
