@@ -110,10 +110,7 @@ def _manager(service: Service) -> list[str]:
 
 def manager_problem(service: Service) -> str | None:
     """Why the service manager cannot be used here, or None."""
-    if service.kind == "systemd":
-        probe = _run("systemctl", "--user", "show-environment")
-    else:
-        probe = _run("launchctl", "list")
+    probe = _run(*_manager(service), "show-environment" if service.kind == "systemd" else "list")
     if probe.returncode == 0:
         return None
     return (probe.stderr or probe.stdout).strip().splitlines()[-1] if (probe.stderr or probe.stdout) \
@@ -153,14 +150,15 @@ def install(service: Service) -> dict:
 def uninstall(service: Service) -> dict:
     if not service.file.exists():
         return {"status": "not installed", "file": str(service.file), "name": service.name}
-    if manager_problem(service) is None:
+    reachable = manager_problem(service) is None
+    if reachable:
         if service.kind == "systemd":
             _run(*_manager(service), "disable", "--now", service.name)
         else:
             _run(*_manager(service), "unload", "-w", str(service.file))
     service.file.unlink()
-    if service.kind == "systemd" and manager_problem(service) is None:
-        _run("systemctl", "--user", "daemon-reload")
+    if service.kind == "systemd" and reachable:
+        _run(*_manager(service), "daemon-reload")
     return {"status": "uninstalled", "file": str(service.file), "name": service.name}
 
 
@@ -172,9 +170,9 @@ def status(service: Service) -> dict:
         result["note"] = f"the {service.kind} user manager cannot be reached here ({problem})"
         return result
     if service.kind == "systemd":
-        state = _run("systemctl", "--user", "is-active", service.name).stdout.strip()
+        state = _run(*_manager(service), "is-active", service.name).stdout.strip()
     else:
-        state = "active" if _run("launchctl", "list", service.name).returncode == 0 else "inactive"
+        state = "active" if _run(*_manager(service), "list", service.name).returncode == 0 else "inactive"
     result["running"] = state == "active"
     result["state"] = state or "unknown"
     return result
