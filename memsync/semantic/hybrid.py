@@ -93,13 +93,14 @@ class HybridSearcher:
         if q.include_invalid and not q.as_of:
             ranked.sort(key=lambda r: not r[2])  # stable: fused order otherwise
         terms = query.plan(q.text).terms
+        shown = {h.id: h.snippet for h in page.hits if h.snippet}  # lexical's page made these
         hits = []
         for card_id, score, valid in ranked[:limit]:  # snippets only for the page shown
             if card_id in by_id:
                 hit = by_id[card_id]
-                text = self._body(card_id) if not hit.snippet else None
+                made = hit.snippet or shown.get(card_id)
                 hits.append(replace(hit, score=score, lexical=hit.score, dense=dense.get(card_id),
-                                    snippet=hit.snippet or snippet(text, terms)))
+                                    snippet=made or snippet(self._body(card_id), terms)))
             else:
                 row = rows[card_id]
                 hits.append(Hit(
