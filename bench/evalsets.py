@@ -4,9 +4,10 @@ An EvalSet is what every system is scored on: `vault` is indexed by memsync's ow
 files as they are), `floor_docs` feed the plain FTS5 variants, `queries` are judged by document
 id, and `doc_id` turns a memsync hit path into that id.
 
-Names: `scifact`, `cmrc-passage`, `cmrc-sentence`, `obsidian-zh-TW` … `obsidian-es`, and the
-groups `obsidian` (the five Obsidian vaults), `cmrc` (both levels), `public` (SciFact and CMRC),
-`all` (every real set). The golden set is separate (`golden`): it is scored by its own metrics.
+Names: `scifact`, `cmrc-passage`, `cmrc-sentence`, `obsidian-zh-TW` … `obsidian-es`, `ja-notes`
+(the hand-written Japanese vault in bench/japanese/, always present), and the groups `obsidian`
+(the five Obsidian vaults), `cmrc` (both levels), `public` (SciFact and CMRC), `all` (every real
+set). The golden set is separate (`golden`): it is scored by its own metrics.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import datasets, engines, obsidian
+from . import datasets, engines, ja_notes, obsidian
 
 PUBLIC = ("scifact", "cmrc-passage", "cmrc-sentence")
 OBSIDIAN = tuple(f"obsidian-{lang}" for lang in obsidian.DEV_LANGS)
+HAND = ("ja-notes",)  # written for memsync, kept in this repository
 GROUPS = {"obsidian": OBSIDIAN, "cmrc": ("cmrc-passage", "cmrc-sentence"), "public": PUBLIC,
-          "all": PUBLIC + OBSIDIAN + ("golden",)}
+          "all": PUBLIC + OBSIDIAN + HAND + ("golden",)}
 
 
 @dataclass
@@ -36,7 +38,7 @@ class EvalSet:
 
 def expand(spec: str) -> list[str]:
     """`obsidian,scifact` -> the set names, in a stable order; unknown names are an error."""
-    known = PUBLIC + OBSIDIAN + ("golden",)
+    known = PUBLIC + OBSIDIAN + HAND + ("golden",)
     names: list[str] = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
@@ -55,9 +57,16 @@ def _public(name: str, work: Path, quick: int | None) -> EvalSet:
     return EvalSet(name, work / name, queries, corpus.docs, lambda path: stems[engines.stem(path)])
 
 
-def _obsidian(s: obsidian.ObsidianSet) -> EvalSet:
+def _obsidian(s: obsidian.ObsidianSet, note: str | None = None) -> EvalSet:
     return EvalSet(s.name, s.vault, s.queries, s.floor_docs(), lambda path: path, s.kinds,
-                   note=f"commit {s.commit[:7]}" if s.commit else "")
+                   note=note or (f"commit {s.commit[:7]}" if s.commit else ""))
+
+
+def japanese() -> EvalSet:
+    """`ja-notes`, read like an Obsidian set: the floor gets each note's file stem and its text
+    without the YAML block."""
+    s = obsidian.load(ja_notes.ROOT, "ja", name="ja-notes")
+    return _obsidian(s, note="hand-written dev set (bench/japanese)")
 
 
 def prepare(names: list[str], work: Path, quick: int | None = None, obsidian_sets: str | None = None,
@@ -85,4 +94,6 @@ def prepare(names: list[str], work: Path, quick: int | None = None, obsidian_set
                     skipped[name] = s
                 else:
                     out.append(_obsidian(s))
+    if "ja-notes" in names:
+        out.append(japanese())
     return out, skipped

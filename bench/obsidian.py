@@ -103,8 +103,9 @@ def locate(sets_dir: str | None = None, git_dir: str | None = None) -> tuple[Pat
                   "MEMSYNC_OBSIDIAN_GIT to a git snapshot of obsidianmd/obsidian-help")
 
 
-def load(folder: Path, lang: str) -> ObsidianSet:
-    """One built set; `folder` is the set itself (holding vault/, queries.jsonl, qrels.json)."""
+def load(folder: Path, lang: str, name: str | None = None) -> ObsidianSet:
+    """One built set; `folder` is the set itself (holding vault/, queries.jsonl, qrels.json).
+    Any set in that shape loads so (bench/ja_notes.py's too), under `name`."""
     qrels = json.loads((folder / "qrels.json").read_text(encoding="utf-8"))
     queries, kinds = [], []
     for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
@@ -117,7 +118,7 @@ def load(folder: Path, lang: str) -> ObsidianSet:
             kinds.append((q.get("meta") or {}).get("kind", "?"))
     manifest = folder / "manifest.json"
     commit = json.loads(manifest.read_text(encoding="utf-8")).get("commit") if manifest.exists() else None
-    return ObsidianSet(f"obsidian-{lang}", lang, folder / "vault", queries, kinds, commit)
+    return ObsidianSet(name or f"obsidian-{lang}", lang, folder / "vault", queries, kinds, commit)
 
 
 def sets(root: Path, langs=DEV_LANGS) -> dict[str, ObsidianSet | str]:

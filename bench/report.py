@@ -109,7 +109,9 @@ def retrieval_md(data: dict) -> list[str]:
         "pre-tokenized into unicode61), each with `or` (tokens quoted and OR-ed) or `andor` (AND "
         "first, OR only when AND finds nothing); title and body in one row, ranked by `bm25()` "
         "(bench/floor.py). Difference in nDCG points. Obsidian rows are the Obsidian Help "
-        "development vaults; the floor indexes each note's file stem and its text without the YAML "
+        "development vaults; `ja-notes` is a Japanese vault written for memsync (bench/japanese/: "
+        "work, server, recipe, travel and study notes; title, heading, alias, keyword and question "
+        "queries); on both the floor indexes each note's file stem and its text without the YAML "
         "block. Targets (issue 11): ≥ +3 points on every Obsidian vault, ≥ the floor on SciFact "
         "and CMRC.", ""]
     heads = ["set", "docs", "queries"]
@@ -142,12 +144,15 @@ def retrieval_md(data: dict) -> list[str]:
                                       else _f(r["floor"][v]["ndcg@10"]) for v in variants])
         out += _table(["set", *variants], rows)
         out += ["", "### Detail", "", "memsync and the best floor variant, all figures (R@100 from "
-                "100-deep result lists); for the Obsidian vaults also by query kind.", ""]
+                "100-deep result lists); for the sets with query kinds (Obsidian, ja-notes) also by kind, "
+                "the floor's best variant beside memsync.", ""]
         rows = []
         for set_name, r in data["sets"].items():
             entries = [(n, r["systems"][n]) for n in systems if n in r["systems"]]
             entries += [(f"floor: {r['best_floor']}", r["floor"][r["best_floor"]])]
-            entries += [(f"{n}, {kind} queries", m) for n in systems for kind, m in r.get("by_kind", {}).get(n, {}).items()]
+            kinds = [(f"{n}, {kind} queries", m) for n in systems for kind, m in r.get("by_kind", {}).get(n, {}).items()]
+            kinds += [(f"floor: {r['best_floor']}, {kind} queries", m) for kind, m in r.get("floor_by_kind", {}).items()]
+            entries += sorted(kinds, key=lambda e: e[0].rsplit(", ", 1)[1])  # each kind's rows together
             for label, m in entries:
                 rows.append([set_name, label, m["queries"], _f(m["ndcg@10"]), _f(m["recall@10"]),
                              _f(m["recall@100"]), _f(m["mrr@10"])])

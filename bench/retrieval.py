@@ -9,8 +9,10 @@
 
 Sets (bench/evalsets.py): SciFact train, CMRC 2018 trial at passage and sentence level, the
 Obsidian Help development vaults (zh-TW, ko, de, fr, es: MEMSYNC_OBSIDIAN_SETS=/folder/of/sets, or
-MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian.py), and the
-golden memory-style vault in bench/golden/. memsync indexes each vault's files with its own
+MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian.py), the
+hand-written Japanese vault `ja-notes` (bench/japanese/, bench/ja_notes.py), and the golden
+memory-style vault in bench/golden/. A set with query kinds reports memsync and the best floor
+by kind. memsync indexes each vault's files with its own
 Indexer; the floor (bench/floor.py: eight plain FTS5 variants) is measured in the same run, and
 each set names its best variant. Golden-set targets: keyword first hit 100 %, every keyword hit holding the keyword,
 pairs held >= 95 %.
@@ -77,22 +79,27 @@ def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
     return {kind: metrics.summarize(r) for kind, r in sorted(groups.items())}
 
 
-def against_floor(s: evalsets.EvalSet, runs: list, variant: str, top: int = 5) -> dict:
-    """Query by query, the first system against the floor variant `variant`: how many queries it
-    ranks better, worse or the same (nDCG@10), and the ones it loses, with both top lists."""
+def floor_runs(s: evalsets.EvalSet, variant: str) -> list:
+    """The floor variant's ranked list of every query, paired with its judgements."""
     tokenizer, mode = variant.split()
     table = floor.Floor(s.floor_docs, tokenizer)
-    out = {"variant": variant, "better": 0, "worse": 0, "same": 0, "lost": []}
     try:
-        for (text, rel), (ours, _) in zip(s.queries, runs):
-            theirs = table.ranked(text, 10, mode)
-            a, b = metrics.ndcg_at(ours, rel), metrics.ndcg_at(theirs, rel)
-            out["better" if a > b + 1e-9 else "worse" if b > a + 1e-9 else "same"] += 1
-            if b > a + 1e-9:
-                out["lost"].append({"query": text, "relevant": sorted(rel), "ndcg": round(a, 4),
-                                    "floor_ndcg": round(b, 4), "top": ours[:top], "floor_top": theirs[:top]})
+        return [(table.ranked(text, DEEP, mode), rel) for text, rel in s.queries]
     finally:
         table.close()
+
+
+def against_floor(s: evalsets.EvalSet, runs: list, variant: str, top: int = 5,
+                  theirs: list | None = None) -> dict:
+    """Query by query, the first system against the floor variant `variant`: how many queries it
+    ranks better, worse or the same (nDCG@10), and the ones it loses, with both top lists."""
+    out = {"variant": variant, "better": 0, "worse": 0, "same": 0, "lost": []}
+    for (text, rel), (ours, _), (their, _) in zip(s.queries, runs, theirs or floor_runs(s, variant)):
+        a, b = metrics.ndcg_at(ours, rel), metrics.ndcg_at(their, rel)
+        out["better" if a > b + 1e-9 else "worse" if b > a + 1e-9 else "same"] += 1
+        if b > a + 1e-9:
+            out["lost"].append({"query": text, "relevant": sorted(rel), "ndcg": round(a, 4),
+                                "floor_ndcg": round(b, 4), "top": ours[:top], "floor_top": their[:top]})
     return out
 
 
@@ -118,8 +125,11 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
     if with_floor:
         out["floor"], out["floor_cached"] = floor.score_cached(s.floor_docs, s.queries, DEEP, fresh_floor)
         out["best_floor"] = floor.best(out["floor"])
+        theirs = floor_runs(s, out["best_floor"]) if s.kinds or losses else None
+        if s.kinds:  # a set with kinds is small: the best floor by kind costs little
+            out["floor_by_kind"] = _by_kind(s, theirs)
         if losses:
-            out["against_floor"] = against_floor(s, first_runs, out["best_floor"])
+            out["against_floor"] = against_floor(s, first_runs, out["best_floor"], theirs=theirs)
     out["seconds"] = round(time.perf_counter() - started, 1)
     return out
 
@@ -292,7 +302,7 @@ def _factory(spec: str) -> tuple[str, SearcherFactory]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="all", help="comma-separated sets or groups: obsidian, cmrc, "
-                        "public, all, golden, scifact, cmrc-passage, cmrc-sentence, obsidian-LANG")
+                        "public, all, golden, scifact, cmrc-passage, cmrc-sentence, obsidian-LANG, ja-notes")
     parser.add_argument("--quick", action="store_true", help=f"only the first {QUICK_QUERIES} queries of "
                         "SciFact and CMRC (the Obsidian vaults run whole)")
     parser.add_argument("--grid", action="store_true", help="also score the weights x tier-policy grid")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import evalsets, floor, obsidian, retrieval
+from bench import evalsets, floor, ja_notes, obsidian, retrieval
 
 from .test_watch_layout import cycles, imports
 
@@ -108,7 +108,7 @@ def test_a_system_is_named_by_module_and_function():
 
 def test_set_names_expand_and_unknown_ones_are_refused():
     assert evalsets.expand("cmrc,obsidian-ko") == ["cmrc-passage", "cmrc-sentence", "obsidian-ko"]
-    assert len(evalsets.expand("all")) == 9
+    assert len(evalsets.expand("all")) == 10 and "ja-notes" in evalsets.expand("all")
     with pytest.raises(SystemExit, match="unknown set"):
         evalsets.expand("obsidian-en")
 
@@ -157,3 +157,24 @@ def test_sets_are_built_from_a_git_snapshot_once_per_commit(tmp_path, monkeypatc
     assert marker.stat().st_mtime_ns == before  # built once per snapshot commit
     with pytest.raises(SystemExit, match="not a development vault"):
         obsidian.build(repo / ".git", tmp_path / "cache", ["en"])
+
+
+def test_the_japanese_set_loads_and_every_judgement_names_a_note_of_its_vault():
+    s = evalsets.japanese()
+    notes = {rel for rel, _, _ in s.floor_docs}
+    assert len(notes) == 72 and 150 <= len(s.queries) <= 250
+    assert set(s.kinds) == {"title", "heading", "alias", "keyword", "question"}
+    for (text, relevant), kind in zip(s.queries, s.kinds):
+        assert relevant and set(relevant) <= notes, (kind, text)
+        assert kind == "keyword" or len(relevant) == 1, (kind, text)
+    assert all(s.doc_id(rel) == rel for rel in notes)
+
+
+def test_the_japanese_queries_are_the_ones_the_vault_gives():
+    """queries.jsonl and qrels.json are what `python -m bench.ja_notes` derives now: a note edited
+    without regenerating them would leave judgements that no longer hold."""
+    queries_text, qrels_text = ja_notes.render(ja_notes.build())
+    assert (ja_notes.ROOT / "queries.jsonl").read_text(encoding="utf-8") == queries_text
+    assert (ja_notes.ROOT / "qrels.json").read_text(encoding="utf-8") == qrels_text
+    keyword = next(q for q in ja_notes.build() if q[0] == "keyword" and q[1] == "ワクチン")
+    assert set(keyword[2]) == {"生活/猫の予防接種.md", "生活/防災グッズ.md"}  # every note holding it
