@@ -61,6 +61,10 @@ class BackgroundEmbedder:
             self._cond.wait(SLICE)  # the loop calls again at once: this keeps it from spinning
             return self._more
 
+    def follow(self, cfg) -> None:
+        """config.json changed while watching (memsync.watch.loop): take up its "semantic"."""
+        self.enabled = cfg.semantic
+
     def close(self) -> None:
         with self._cond:
             self._closed = True

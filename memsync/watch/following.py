@@ -56,8 +56,8 @@ class ConfigFollower:
         self.signature = None
 
     def reread(self, cfg: Config) -> Config | None:
-        """`cfg` with the sources config.json names now; None if they are the same (or the file
-        cannot be read: then the watcher goes on as it is, and says so)."""
+        """`cfg` with the sources and the semantic switch config.json names now; None if they
+        are the same (or the file cannot be read: then the watcher goes on as it is, and says so)."""
         self.signature = config.file_signature(self.config_file)
         try:
             fresh = config.reload(cfg)
@@ -68,10 +68,10 @@ class ConfigFollower:
             log.warning("config.json names another vault or index now: restart the watcher to "
                         "use them; it goes on with %s", cfg.vault.path)
         # Sources that overlap are left out against the vault we go on with, not a new one.
-        ours = replace(cfg, listed_sources=fresh.listed_sources)
+        ours = replace(cfg, listed_sources=fresh.listed_sources, semantic=fresh.semantic)
         for left_out in ours.ignored_sources:
             log.warning("%s", ours.ignored_problem(left_out))
-        if ours.extra_sources == cfg.extra_sources:
+        if (ours.extra_sources, ours.semantic) == (cfg.extra_sources, cfg.semantic):
             return None
         return ours
 

@@ -31,7 +31,8 @@ IdleWork = Callable[[Index], bool]
 Register it with `Watcher(cfg, idle_work=[task])` or `watcher.idle_work.append(task)` before
 start(). It is called on the worker thread with the worker's own Index connection, only after the
 start-up reconcile, never while stopping, and again after every batch (new cards may need it).
-Each call does one small slice (aim for well under the quiet window, ~50 ms: events wait while
+A task with a `follow(cfg)` method is given each config.json the watcher takes up (before its
+next call). Each call does one small slice (aim for well under the quiet window, ~50 ms: events wait while
 it runs) and returns True if more remains, False once there is nothing to do until the next
 batch. An exception is logged and the task rests until the next batch. It must not call the
 Watcher.
@@ -47,6 +48,11 @@ class WorkerLoop:
         to go on with and the sources to reconcile."""
         fresh = self._config.reread(self.cfg)
         if fresh is None:
+            return indexer, []
+        if fresh.semantic != self.cfg.semantic:
+            log.warning("config.json changed: semantic search %s", "on" if fresh.semantic else "off")
+        if fresh.extra_sources == self.cfg.extra_sources:
+            self._adopt(fresh)
             return indexer, []
         gone, new = changes(self.cfg, fresh)
         indexer = Indexer(indexer.index, fresh.sources)
@@ -111,6 +117,7 @@ class WorkerLoop:
                 if reread:
                     indexer, fresh = self._follow_config(indexer)
                     rescan = {**dict.fromkeys(fresh, "sources changed"), **rescan}
+                    self._idle_due = list(self.idle_work)  # a task may want the new settings
                 if rescan:
                     last_full = time.monotonic()
                 if batch or rescan:

@@ -172,6 +172,8 @@ class Watcher(WorkerLoop):
 
     def _adopt(self, cfg: Config) -> None:
         self.cfg, self._wants = cfg, _wants_by_source(cfg)
+        for task in self.idle_work:  # e.g. "semantic" switched on: embedding starts without a save
+            getattr(task, "follow", lambda cfg: None)(cfg)
 
 
 def _wants_by_source(cfg: Config) -> dict:
