@@ -183,9 +183,9 @@ def _semantic_status(conn, enabled: bool) -> dict | None:
 
 def embed(cfg: Config, progress=None) -> dict:
     """Embed, in the foreground, every card that lacks a vector for its current content."""
-    from .semantic import require
+    from .semantic import EMBED_INSTEAD, require
 
-    require()
+    require(EMBED_INSTEAD)
     from .semantic.encoder import shared
     from .semantic.worker import embed_pending
 

@@ -35,3 +35,32 @@ def test_a_restore_is_the_delete_tool_with_restore():
     assert (for_model("moved to .trash/a.md; undo with `memsync delete --restore .trash/a.md`")
             == "moved to .trash/a.md; undo with the memory_delete tool with restore=.trash/a.md")
     assert for_model("Add --force to move that file") == "Add force to move that file"
+
+
+def test_every_cli_flag_a_tool_takes_becomes_its_argument():
+    """A flag named in a message (the missing-extra error says --semantic) must reach the model
+    as the tool's argument: every option of a command that has a tool, where the tool takes an
+    argument of that name, is translated."""
+    import anyio
+    import click
+    from mcp.client import Client
+
+    from memsync import config, mcp_server
+    from memsync.cli import main
+    from memsync.mcp_words import TOOL_FOR_COMMAND
+
+    async def schemas():
+        async with Client(mcp_server.build(config.load())) as client:
+            return {t.name: set(t.input_schema["properties"]) for t in (await client.list_tools()).tools}
+
+    arguments = anyio.run(schemas)
+    ctx = click.Context(main)
+    untranslated = []
+    for command, tool in TOOL_FOR_COMMAND.items():
+        for param in main.get_command(ctx, command).params:
+            for flag in [o for o in param.opts + param.secondary_opts if o.startswith("--")]:
+                name = flag[2:]
+                if name.replace("-", "_") in arguments[tool] and for_model(flag) != name.replace("-", "_"):
+                    untranslated.append(f"memsync {command} {flag}")
+    assert not untranslated, untranslated
+    assert for_model("search without --semantic") == "search without semantic"

@@ -37,9 +37,9 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
       memsync index --embed    # and the vectors of semantic search, in the foreground
     """
     if embed:
-        from ..semantic import require
+        from ..semantic import EMBED_INSTEAD, require
 
-        require()  # before indexing: a missing extra is said at once, not after the work
+        require(EMBED_INSTEAD)  # before indexing: a missing extra is said at once, not after the work
     warn_ignored_sources(obj.cfg)
     with progress_bar("indexing", enabled=not as_json) as progress:
         report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress)

