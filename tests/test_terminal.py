@@ -62,6 +62,16 @@ def test_index_on_a_terminal_shows_the_cursor_again_and_ends_the_bar_line(vault)
     assert HIDE_CURSOR in shown and shown.rindex(SHOW_CURSOR) > shown.rindex(HIDE_CURSOR)
     after_bar = shown[shown.rindex(SHOW_CURSOR) + len(SHOW_CURSOR):]
     assert after_bar.startswith("\n") and after_bar.strip().startswith("30 scanned")
+    assert "100%" in shown
+
+
+def test_a_bar_with_nothing_to_do_ends_full_not_at_zero(vault):
+    write_card(vault, "n.md", "note", "a body that is long enough to index")
+    assert on_terminal("index")[0] == 0
+    code, shown, _ = on_terminal("index")  # nothing changed: no file to read
+    assert code == 0 and "1 unchanged" in shown
+    bar = shown[:shown.rindex(SHOW_CURSOR)]
+    assert bar.rstrip().endswith("100%"), bar
 
 
 def test_matched_terms_are_highlighted_on_a_terminal_only(cards, run_cli):

@@ -66,7 +66,8 @@ def warn_empty_vault(cfg: config_mod.Config) -> None:
 def progress_bar(label: str, enabled: bool = True):
     """A progress callback `(done, total)` drawing a bar on stderr when it is a terminal, else
     None. Leaving the block ends the bar's line and shows the cursor again, so whatever is
-    printed next starts on a line of its own."""
+    printed next starts on a line of its own; a block that ends normally has done its work, so
+    its bar ends full even when there was nothing to do (no bar is left standing at 0 %)."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
@@ -77,6 +78,7 @@ def progress_bar(label: str, enabled: bool = True):
             bar.update(done - bar.pos)
 
         yield progress
+        bar.update(bar.length - bar.pos)
 
 
 def command(group: click.Group, name: str, **kwargs):
