@@ -17,6 +17,7 @@ import json
 from collections import defaultdict
 
 from . import cjk, fts
+from .fields import card_name
 
 
 def resolve(target: str, candidates: list[tuple[str, str, int]]) -> int | None:
@@ -31,7 +32,7 @@ def resolve(target: str, candidates: list[tuple[str, str, int]]) -> int | None:
 def all_names(conn) -> set[tuple[str, str]]:
     return {tuple(r) for r in conn.execute(
         "SELECT source, name FROM cards WHERE name IS NOT NULL "
-        "UNION SELECT source, name FROM links")}
+        "UNION SELECT c.source, l.name FROM links l JOIN cards c USING (seq)")}
 
 
 def refresh(conn, touched: set[tuple[str, str]]) -> int:
@@ -40,7 +41,7 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
     by_source: dict[str, list[str]] = defaultdict(list)
     for source, name in touched:
         by_source[source].append(name)
-    changed = 0
+    changed: dict[int, str] = {}
     for source, names in by_source.items():
         wanted = json.dumps(sorted(set(names)), ensure_ascii=False)
         cards = conn.execute(
@@ -48,25 +49,28 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
             "(SELECT value FROM json_each(?))", (source, wanted)).fetchall()
         candidates = defaultdict(list)
         for seq, path, name, _, _ in cards:
-            candidates[name].append((cjk.normalize(path[:-3]), path, seq))
+            candidates[name].append((card_name(path), path, seq))
         texts: dict[int, list[str]] = defaultdict(list)
-        linking: dict[int, set[str]] = defaultdict(set)
-        own_file = {seq: path for seq, path, *_ in cards}
-        for file, target, name, text in conn.execute(
-            "SELECT file, target, name, text FROM links WHERE source = ? AND name IN "
-            "(SELECT value FROM json_each(?)) ORDER BY file, pos", (source, wanted)):
+        linking: dict[int, set[int]] = defaultdict(set)
+        # in the linking notes' path order, as a rebuild would meet them
+        for linker, target, name, text in conn.execute(
+            "SELECT l.seq, coalesce(l.target, l.name), l.name, l.text FROM links l "
+            "JOIN cards c ON c.seq = l.seq WHERE l.name IN (SELECT value FROM json_each(?)) "
+            "AND c.source = ? ORDER BY c.path, l.pos", (wanted, source)):
             seq = resolve(target, candidates.get(name, []))
-            if seq is None or own_file[seq] == file:
+            if seq is None or seq == linker:
                 continue
             texts[seq].append(text)
-            linking[seq].add(file)
+            linking[seq].add(linker)
         for seq, _, _, old_text, old_count in cards:
             text, count = "\n".join(texts.get(seq, ())), len(linking.get(seq, ()))
-            if (text, count) == (old_text, old_count):
-                continue
-            conn.execute("UPDATE cards SET link_text = ?, inlinks = ? WHERE seq = ?",
-                         (text, count, seq))
-            body = conn.execute("SELECT body FROM cards WHERE seq = ?", (seq,)).fetchone()[0]
-            fts.set_links(conn, seq, cjk.to_index_text(text), body)
-            changed += 1
-    return changed
+            if (text, count) != (old_text, old_count):
+                conn.execute("UPDATE cards SET link_text = ?, inlinks = ? WHERE seq = ?",
+                             (text, count, seq))
+                changed[seq] = text
+    if changed:  # the FTS rows are rewritten from the body: read once for all of them
+        bodies = conn.execute("SELECT seq, body FROM cards WHERE seq IN "
+                              "(SELECT value FROM json_each(?))", (json.dumps(list(changed)),))
+        for seq, body in bodies:
+            fts.set_links(conn, seq, cjk.to_index_text(changed[seq]), body)
+    return len(changed)

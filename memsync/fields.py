@@ -59,10 +59,23 @@ def link_target(target: str) -> str:
 
 
 def card_name(path: str) -> str | None:
-    """The folded path without `.md` of a card that is a whole Markdown file, else None."""
+    """The folded path without `.md` of a card that is a whole Markdown file, else None: what
+    a link's folded target is compared with (memsync.backlinks.resolve)."""
     if "#" in path or not path.endswith(".md"):
         return None
     return cjk.normalize(path[:-3])
+
+
+def link_name(folded: str) -> str:
+    """The one rule matching links to notes: the last segment of a folded target or card name.
+    A link is looked up by it, and a note is found under it."""
+    return folded.rsplit("/", 1)[-1]
+
+
+def note_name(path: str) -> str | None:
+    """The link name of the card at `path`: its folded file stem, None for an entry card."""
+    full = card_name(path)
+    return link_name(full) if full else None
 
 
 def card_fields(card: Card) -> CardFields:
@@ -78,7 +91,6 @@ def card_fields(card: Card) -> CardFields:
         for text in texts:
             if key(text):
                 exact[key(text)] = strength  # the strongest field wins for a shared key
-    path_key = card_name(card.path)
     return CardFields(
         title=cjk.to_index_text(" ".join(names)),
         h1=cjk.to_index_text(" ".join(h1)),
@@ -87,7 +99,7 @@ def card_fields(card: Card) -> CardFields:
         body=cjk.to_index_text(card.body),
         tag_set=tuple(sorted({p for t in tags for p in outline.expand_tag(fold_tag(t))})),
         exact=tuple(sorted(exact.items())),
-        name=path_key.rsplit("/", 1)[-1] if path_key else None,
+        name=note_name(card.path),
         links=outgoing(card.path, card.links),
     )
 
@@ -97,5 +109,5 @@ def outgoing(path: str, links) -> tuple[tuple[str, str, str], ...]:
     that is a whole note links (an entry of a memory file has no name to be linked back by)."""
     if not card_name(path):
         return ()
-    return tuple((t, t.rsplit("/", 1)[-1], text) for t, text in
+    return tuple((t, link_name(t), text) for t, text in
                  ((link_target(target), text) for target, text in links) if t)

@@ -1,8 +1,8 @@
 """The rows a card's fields become beside its `cards` row: its FTS rows, its exact keys,
-and the outgoing links of its file. Written and deleted together, keyed by cards.seq.
+and its outgoing links. Written and deleted together, keyed by cards.seq.
 
 The links field of a card is filled in afterwards by memsync.backlinks, from the links rows of
-the files pointing at it; every change here names the link names it touched, so that step
+the cards pointing at it; every change here names the link names it touched, so that step
 revisits only the cards those could resolve to.
 """
 
@@ -14,7 +14,7 @@ from . import fts
 from .fields import CardFields
 
 
-def insert(conn, seq: int, source: str, file: str, f: CardFields) -> set[tuple[str, str]]:
+def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
     """Store the derived rows of the card at `seq`; returns the (source, name)s to refresh."""
     conn.execute(
         "UPDATE cards SET tag_set = ?, name = ? WHERE seq = ?",
@@ -26,36 +26,44 @@ def insert(conn, seq: int, source: str, file: str, f: CardFields) -> set[tuple[s
         "INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
         [(key, seq, strength) for key, strength in f.exact],
     )
-    conn.executemany(
-        "INSERT INTO links (source, file, pos, target, name, text) VALUES (?, ?, ?, ?, ?, ?)",
-        [(source, file, pos, target, name, text)
-         for pos, (target, name, text) in enumerate(f.links)],
-    )
+    insert_links(conn, seq, f.links)
     touched = {(source, name) for _, name, _ in f.links}
     return touched | {(source, f.name)} if f.name else touched
 
 
-def delete(conn, source: str, file: str, seqs: list[int]) -> set[tuple[str, str]]:
-    """Drop the derived rows of a file's cards; returns the (source, name)s to refresh."""
-    touched = {(source, name) for (name,) in conn.execute(
-        "SELECT name FROM links WHERE source = ? AND file = ?", (source, file))}
-    conn.execute("DELETE FROM links WHERE source = ? AND file = ?", (source, file))
-    for seq in seqs:
-        # the seqs are cards rows still there: their body gives back the FTS text to delete
-        name, body = conn.execute("SELECT name, body FROM cards WHERE seq = ?", (seq,)).fetchone()
-        if name:
-            touched.add((source, name))
+def insert_links(conn, seq: int, links) -> None:
+    """The outgoing links of the card at `seq`, (folded target, name, anchor text) each. The
+    target is stored only when it is more than its name (has a folder): most links are a name."""
+    conn.executemany(
+        "INSERT INTO links (seq, pos, name, target, text) VALUES (?, ?, ?, ?, ?)",
+        [(seq, pos, name, None if target == name else target, text)
+         for pos, (target, name, text) in enumerate(links)],
+    )
+
+
+def delete(conn, source: str, cards: list[tuple[int, str | None, str]]) -> set[tuple[str, str]]:
+    """Drop the derived rows of cards still in `cards`, given as (seq, name, body): the body
+    gives back the FTS text to delete. Returns the (source, name)s to refresh."""
+    touched = {(source, name) for seq, name, _ in cards if name}
+    for seq, _, body in cards:
+        touched |= {(source, name) for (name,) in conn.execute(
+            "SELECT name FROM links WHERE seq = ?", (seq,))}
+        conn.execute("DELETE FROM links WHERE seq = ?", (seq,))
         fts.delete(conn, seq, body)
         conn.execute("DELETE FROM exact_keys WHERE seq = ?", (seq,))
     return touched
 
 
-def move(conn, source: str, src: str, dst: str, name: str | None) -> set[tuple[str, str]]:
-    """A file's rows under its new path: its outgoing links, and its own name."""
-    touched = {(source, n) for (n,) in conn.execute(
-        "SELECT name FROM cards WHERE source = ? AND file = ? AND name IS NOT NULL", (source, src))}
-    conn.execute("UPDATE links SET file = ? WHERE source = ? AND file = ?", (dst, source, src))
-    conn.execute("UPDATE cards SET name = ? WHERE source = ? AND file = ? AND name IS NOT NULL",
-                 (name, source, src))
-    return touched | ({(source, name)} if name else set()) | {(source, n) for (n,) in conn.execute(
-        "SELECT name FROM links WHERE source = ? AND file = ?", (source, dst))}
+def move(conn, source: str, src: str, name: str | None) -> set[tuple[str, str]]:
+    """The names a file's move touches: its own, old and new (`name`), and those it links to
+    (the order of a links field follows the linking paths). Its rows are keyed by seq, which
+    a move keeps, so only its name changes."""
+    rows = conn.execute("SELECT seq, name FROM cards WHERE source = ? AND file = ?",
+                        (source, src)).fetchall()
+    touched = {(source, n) for _, n in rows if n} | ({(source, name)} if name else set())
+    for seq, old in rows:
+        if old:
+            conn.execute("UPDATE cards SET name = ? WHERE seq = ?", (name, seq))
+        touched |= {(source, n) for (n,) in conn.execute(
+            "SELECT name FROM links WHERE seq = ?", (seq,))}
+    return touched

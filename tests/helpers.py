@@ -51,9 +51,8 @@ def snapshot(index: Index, with_ids: bool = True) -> dict:
         "s.headings AS s_headings, s.tags AS s_tags, s.links AS s_links, "
         "(SELECT json_group_array(key || ':' || strength) FROM "
         " (SELECT key, strength FROM exact_keys e WHERE e.seq = c.seq ORDER BY key)) AS exact, "
-        "(SELECT json_group_array(target || '|' || text) FROM "
-        " (SELECT target, text FROM links l WHERE l.source = c.source AND l.file = c.path "
-        "  ORDER BY pos)) AS out_links "
+        "(SELECT json_group_array(coalesce(target, name) || '|' || text) FROM "
+        " (SELECT target, name, text FROM links l WHERE l.seq = c.seq ORDER BY pos)) AS out_links "
         "FROM cards c JOIN card_terms f ON f.seq = c.seq JOIN names_fts n ON n.rowid = c.seq "
         "JOIN fields_fts s ON s.rowid = c.seq ORDER BY c.source, c.path"
     ):

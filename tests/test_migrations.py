@@ -186,3 +186,58 @@ def snapshot_of(db: Path) -> dict:
         return snapshot(index)
     finally:
         index.close()
+
+
+SCHEMA_6 = Path(__file__).parent / "data" / "schema6"
+
+
+def _links_as_schema_6_kept_them(conn) -> list[tuple]:
+    if "file" in {row[1] for row in conn.execute("PRAGMA table_info(links)")}:
+        sql = "SELECT source, file, pos, target, name, text FROM links"
+    else:
+        sql = ("SELECT c.source, c.path, l.pos, coalesce(l.target, l.name), l.name, l.text "
+               "FROM links l JOIN cards c USING (seq)")
+    return [tuple(r) for r in conn.execute(sql + " ORDER BY 1, 2, 3")]
+
+
+def _rows(conn, sql: str) -> list[tuple]:
+    return [tuple(r) for r in conn.execute(sql)]
+
+
+def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, home):
+    shutil.copytree(SCHEMA_6 / "vault", vault, dirs_exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "memsync.db"
+    db.write_bytes(gzip.decompress((SCHEMA_6 / "memsync.db.gz").read_bytes()))
+    with closing(sqlite3.connect(db)) as conn:
+        old_links = _links_as_schema_6_kept_them(conn)
+        old_keys = _rows(conn, "SELECT key, seq, strength FROM exact_keys ORDER BY 1, 2")
+        old_cards = _rows(conn, "SELECT seq, id, path, inlinks, link_text FROM cards ORDER BY 1")
+    assert len(old_links) == 12 and ("vault", "Home.md", 2, "archive/deploy notes", "deploy notes",
+                                     "the old checklist") in old_links
+    index = Index(db)  # opening migrates
+    try:
+        conn = index.conn
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+        assert _links_as_schema_6_kept_them(conn) == old_links
+        # a target is stored only when it is more than its name: here the three with a folder
+        assert conn.execute("SELECT count(*) FROM links WHERE target IS NOT NULL").fetchone()[0] == 3
+        assert _rows(conn, "SELECT key, seq, strength FROM exact_keys ORDER BY 1, 2") == old_keys
+        assert _rows(conn, "SELECT seq, id, path, inlinks, link_text FROM cards ORDER BY 1") == old_cards
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
+        assert {"links_name", "exact_keys_seq"} <= names
+        assert not names & {"exact_keys_key", "links_v6", "exact_keys_v6"}
+        assert index.read_stats(16560436947)[0] == 2 and index.read_stats(53188473186)[0] == 1
+        assert integrity_problems(conn) == []
+    finally:
+        index.close()
+    assert sync().updated == 0  # nothing had to be read again
+    work, index = indexer()
+    try:
+        upgraded = snapshot(index)
+        work.rebuild()
+        assert snapshot(index) == upgraded  # what a rebuild from the files gives, ids included
+    finally:
+        index.close()
+    assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
+    assert found("访问日志")[0] == "03-Knowledge/nginx-站点根目录.md"
