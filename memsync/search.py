@@ -227,7 +227,7 @@ class LexicalSearcher:
             extra = (names.keys() | fields.keys() | exact.keys()) - whole.keys()
             if extra and len(whole) >= window and short_expr != expr:
                 # Not every match is in `whole`, and a short-field match may lack some words
-                # the tier asks for: check these. (In the `any` tiers both ask the same.)
+                # the tier asks for: check these. (In the `any` tiers a phrase's card matches.)
                 extra = {seq for (seq,) in conn.execute(
                     "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
                     "AND rowid IN (SELECT value FROM json_each(?))", (expr, json.dumps(list(extra))))}

@@ -47,3 +47,12 @@ def test_a_character_left_between_punctuation_stays_exact_in_the_or_tiers():
     plan = tiers("1990年，范廷颂")
     assert plan["all"] == '"1990" AND "年" * AND "范廷 廷颂"'
     assert plan["any"] == '"1990" OR "年" OR "范廷" OR "廷颂"'
+
+
+def test_short_fields_are_credited_for_whole_phrases_in_every_tier():
+    # A bigram is a fragment of a word, not a word: a title or heading earns its extra credit
+    # only by holding a phrase of the query, as in the strict tiers.
+    short = dict(query.plan("东京都 nginx").short)
+    assert short["any"] == short["all"] == '"东京 京都" OR "nginx"'
+    assert short["any-prefix"] == '"东京 京都" * OR "nginx" *'
+    assert dict(query.plan("1990年，范廷颂").short)["any"] == '"1990" OR "年" OR "范廷 廷颂"'  # 年 as its tier has it

@@ -1,9 +1,14 @@
 """Search behaviour through the CLI and the library, on a real vault and index."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from .conftest import write_card
 from .helpers import found, sync
+
+JAPANESE = Path(__file__).resolve().parents[1] / "bench" / "japanese" / "vault"  # bench/ja_notes.py
 
 
 @pytest.fixture
@@ -277,3 +282,17 @@ def test_unreadable_dates_are_reported(vault, cli):
     messages = {p["path"]: p["message"] for p in cli("stats", "--json")[1]["problems"]}
     assert "is not a date" in messages["list.md"]
     assert "created 'yesterday' is not a date" in messages["when.md"]
+
+
+
+@pytest.mark.parametrize("question,answer", [
+    ("ワンストップ特例が無効になったのはなぜ", "生活/確定申告.md"),  # ふるさと納税 has the heading ワンストップ特例
+    ("Dockerの古いイメージを消したら何GB空いた", "日記/2026-11-23.md"),  # Docker Compose メモ: heading 古いイメージの掃除
+    ("コンテナのパスワードはどこに書く", "サーバー/Docker Compose メモ.md"),  # SSH 鍵: heading パスワード認証を止める
+])
+def test_a_heading_sharing_a_few_characters_of_a_question_does_not_outrank_its_answer(vault, question, answer):
+    # A Japanese question is one run of characters, matched by its bigrams only. A heading or
+    # tag holding a few of them names a topic of its note, not the answer to this question.
+    shutil.copytree(JAPANESE, vault, dirs_exist_ok=True)
+    sync()
+    assert found(question)[0] == answer
