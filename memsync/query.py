@@ -60,8 +60,12 @@ def _token(token: str, prefix: bool, words: frozenset[str]) -> str:
 
 
 def _any_phrase(tokens, prefix: bool, words: frozenset[str]) -> str:
-    """A phrase as the `any` tiers write a lone token (a lone CJK character stays exact)."""
-    return _token(tokens[0], prefix, words) if len(tokens) == 1 else _phrase(tokens, prefix)
+    """A phrase as the `any` tiers credit it in the short fields: a CJK run whole (its bigrams
+    are fragments of words), words of other scripts each alone (each is a word), written as
+    the tier writes a lone token (a lone CJK character stays exact)."""
+    if len(tokens) > 1 and cjk.is_cjk(tokens[0]):
+        return _phrase(tokens, prefix)
+    return " OR ".join(_token(t, prefix, words) for t in tokens)
 
 
 def plan(query: str) -> Plan:
@@ -76,9 +80,9 @@ def plan(query: str) -> Plan:
         ("any", " OR ".join(_token(t, False, words) for t in terms)),
         ("any-prefix", " OR ".join(_token(t, True, words) for t in terms)),
     ]
-    # The short fields are credited for whole phrases in every tier: in the `any` tiers a CJK
-    # run's lone bigrams would let a heading or tag that shares two characters of a question
-    # (a particle pair such as に行) outrank the note that answers it (bench: ja-notes).
+    # In the `any` tiers the short fields are credited for a CJK run only whole: its lone
+    # bigrams would let a heading or tag that shares two characters of a question (a particle
+    # pair such as に行) outrank the note that answers it (bench: ja-notes).
     short = {
         "all": " OR ".join(_phrase(p, False) for p in phrases),
         "all-prefix": " OR ".join(_phrase(p, True) for p in phrases),

@@ -49,10 +49,12 @@ def test_a_character_left_between_punctuation_stays_exact_in_the_or_tiers():
     assert plan["any"] == '"1990" OR "年" OR "范廷" OR "廷颂"'
 
 
-def test_short_fields_are_credited_for_whole_phrases_in_every_tier():
+def test_short_fields_are_credited_for_a_cjk_run_only_whole_in_every_tier():
     # A bigram is a fragment of a word, not a word: a title or heading earns its extra credit
-    # only by holding a phrase of the query, as in the strict tiers.
+    # only by holding the whole run, as in the strict tiers. A word of a hyphenated group is a
+    # word, credited alone in the any tiers.
     short = dict(query.plan("东京都 nginx").short)
     assert short["any"] == short["all"] == '"东京 京都" OR "nginx"'
     assert short["any-prefix"] == '"东京 京都" * OR "nginx" *'
+    assert dict(query.plan("ecs-prod 东京都").short)["any"] == '"ecs" OR "prod" OR "东京 京都"'
     assert dict(query.plan("1990年，范廷颂").short)["any"] == '"1990" OR "年" OR "范廷 廷颂"'  # 年 as its tier has it
