@@ -18,7 +18,8 @@ CHUNK = 16  # passages per model call; each chunk is committed, so an interrupte
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MEMSYNC_VECTOR_CACHE", "/work/cache/semantic"))
+    default = Path.home() / ".cache" / "memsync" / "bench-vectors"
+    return Path(os.environ.get("MEMSYNC_VECTOR_CACHE", default))
 
 
 class CachedEncoder(Encoder):
