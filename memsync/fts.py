@@ -106,13 +106,36 @@ def sparse(conn) -> tuple[int, int] | None:
     return (free, pages) if free * 10 >= pages and pages >= 64 else None
 
 
-def compact(conn) -> None:
+def compact(conn, page_size: int | None = None) -> bool:
     """Shrink the file after bulk work. FTS5 merges its segments by writing new ones and freeing
     the old pages, and a rebuild or first index of a linked vault also rewrites each linked
     card's rows once its in-links are known: a quarter to a half of the file can end up free.
     Merge each full-text index into one segment, then VACUUM, and empty the WAL it went
-    through. Outside any transaction; writers wait meanwhile (the busy timeout)."""
+    through. Outside any transaction; writers wait meanwhile (the busy timeout).
+
+    With `page_size`, the VACUUM also rewrites the file in pages of that size, which only
+    works outside WAL mode, so only when no other connection has the file open; returns
+    whether it did."""
     for table in FTS_COLUMNS:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    if page_size and _leave_wal(conn):
+        conn.execute(f"PRAGMA page_size = {page_size}")
+        conn.execute("VACUUM")  # through a rollback journal: there is no WAL to empty
+        conn.execute("PRAGMA journal_mode = WAL").fetchall()
+        return True
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return False
+
+
+def _leave_wal(conn) -> bool:
+    """Switch to a rollback journal, at once or not at all: SQLite refuses while another
+    connection has the file open, and waiting for them would hold this one up for nothing."""
+    wait = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        return conn.execute("PRAGMA journal_mode = DELETE").fetchall()[0][0] == "delete"
+    except conn.OperationalError:  # "database is locked": another connection is open
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {wait}")

@@ -24,11 +24,6 @@ BUSY_TIMEOUT_MS = 60_000
 # timeout, disk I/O error), without importing sqlite3 itself.
 DB_ERRORS = (sqlite3.Error,)
 ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
-# Pages of a new index file. Half SQLite's default: a card body a few KiB long leaves less of a
-# page unused, and each small table or index costs less. Measured on the Obsidian Help vaults,
-# zh-TW 3.12x -> 2.95x the notes' bytes (1 KiB: 2.90x, but searches ~15% slower; 2 KiB the
-# same speed as 4 KiB). An existing file keeps its page size: WAL mode cannot change it.
-PAGE_SIZE = 2048
 
 CARD_COLUMNS = (
     "id, source, path, file, title, kind, tags, aliases, created, updated, invalid_at, "
@@ -58,7 +53,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     try:
         if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: before WAL fixes it
-            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            conn.execute(f"PRAGMA page_size = {migrations.PAGE_SIZE}")
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")

@@ -229,6 +229,9 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
         assert not names & {"exact_keys_key", "links_v6", "exact_keys_v6"}
         assert index.read_stats(16560436947)[0] == 2 and index.read_stats(53188473186)[0] == 1
         assert integrity_problems(conn) == []
+        # written with 4 KiB pages; the upgrade moved it to smaller ones, still in WAL mode
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == migrations.PAGE_SIZE < 4096
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         index.close()
     assert sync().updated == 0  # nothing had to be read again
@@ -241,3 +244,23 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
         index.close()
     assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
     assert found("访问日志")[0] == "03-Knowledge/nginx-站点根目录.md"
+
+
+def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vault, home):
+    shutil.copytree(SCHEMA_6 / "vault", vault, dirs_exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "memsync.db"
+    db.write_bytes(gzip.decompress((SCHEMA_6 / "memsync.db.gz").read_bytes()))
+    with closing(sqlite3.connect(db)) as other:  # WAL mode cannot be left while it is open
+        assert other.execute("SELECT count(*) FROM cards").fetchone()[0] == 5
+        index = Index(db)
+        try:
+            conn = index.conn
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+            assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert integrity_problems(conn) == []
+        finally:
+            index.close()
+        assert other.execute("SELECT count(*) FROM links").fetchone()[0] == 12  # it reads on
+    assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
