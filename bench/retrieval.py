@@ -247,7 +247,13 @@ def _set_line(name: str, r: dict) -> str:
         ours = next(iter(r["systems"].values()))["ndcg@10"]
         parts.append(f"floor {best:.4f} ({r['best_floor']}{', cached' if r.get('floor_cached') else ''}) "
                      f"{round(100 * (ours - best), 2) + 0.0:+.2f} pts")
-    return "  ".join(parts)
+    line = "  ".join(parts)
+    ours_by_kind, floor_by_kind = next(iter(r.get("by_kind", {}).values()), {}), r.get("floor_by_kind", {})
+    if ours_by_kind and floor_by_kind:  # memsync / floor per kind, where the set has kinds
+        line += "\n" + " " * 17 + "by kind (memsync / floor): " + ", ".join(
+            f"{kind} {m['ndcg@10']:.4f} / {floor_by_kind[kind]['ndcg@10']:.4f}"
+            for kind, m in ours_by_kind.items() if kind in floor_by_kind)
+    return line
 
 
 def summary(results: dict) -> str:
