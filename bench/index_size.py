@@ -2,8 +2,9 @@
 
     python -m bench.index_size [--sizes 10000] [--vault DIR ...] [--tables]
 
-Each vault is indexed from scratch into a temporary index; --tables adds the bytes of each
-table and index (SQLite's dbstat), largest first. Target: the index at most 3x the notes.
+Each vault is indexed from scratch into a temporary index; --tables prints the bytes of each
+table and index (SQLite's dbstat), largest first (the results file always has them). Target:
+the index at most 3x the notes. `python -m bench.report` puts the results in RESULTS.md.
 """
 
 from __future__ import annotations
@@ -76,10 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         for i, (label, vault) in enumerate(vaults.items()):
             db = work / f"index-{i}.db"
             out[label] = figures = measure(vault, db)
+            figures["tables"] = dict(tables(db))  # bytes by table and index, largest first
             print(f"{label}: {figures['cards']:,} cards, notes {figures['note_bytes']:,} B, index "
                   f"{figures['index_bytes']:,} B = {figures['ratio']:.2f}x (target <= {TARGET_RATIO:g}x)")
             if args.tables:
-                for name, size in tables(db)[:12]:
+                for name, size in list(figures["tables"].items())[:12]:
                     print(f"  {name:28s} {size:>12,} B  {size / figures['note_bytes']:.2f}x")
     print(f"results: {machine.save('index_size', {**machine.info(), 'vaults': out})}", file=sys.stderr)
     return 0

@@ -44,7 +44,7 @@ def _stamp(data: dict) -> str:
 # --- retrieval ------------------------------------------------------------------------------
 
 # Sections of RESULTS.md that stay out of the README (it keeps one row per set).
-DETAIL_HEADINGS = ("### Every floor variant", "### Detail", "### Tuning grid")
+DETAIL_HEADINGS = ("### Every floor variant", "### Detail", "### Tuning grid", "### Index bytes by table")
 
 
 def _pts(ours: float, floor: float) -> str:
@@ -273,6 +273,45 @@ def perf_md(data: dict) -> list[str]:
     return ["## Performance", "", _stamp(data), "", *render_tables(data)]
 
 
+# --- index size (bench/index_size.py) -------------------------------------------------------
+
+# Tables and indexes shown by name in the detail; the rest are summed as "other".
+SIZE_PARTS = ("cards", "cards_fts_data", "card_terms", "links", "links_name", "exact_keys",
+              "exact_keys_seq", "fields_fts_data")
+
+
+def _vault_name(label: str) -> str:
+    """`/x/obsidian/zh-TW/vault` -> `zh-TW`; `generated 10000` -> `generated 10,000`."""
+    if label.startswith("generated "):
+        return f"generated {int(label.split()[1]):,}"
+    path = Path(label)
+    return path.parent.name if path.name == "vault" else path.name
+
+
+def index_size_md(data: dict) -> list[str]:
+    vaults = data["vaults"]
+    rows = [[_vault_name(label), f"{v['cards']:,}", f"{v['note_bytes']:,}", f"{v['index_bytes']:,}",
+             f"{v['ratio']:.2f}×", "met" if v["ratio"] <= v["target_ratio"] else "NOT met"]
+            for label, v in vaults.items()]
+    lines = ["## Index size", "", _stamp(data), "",
+             "Bytes of a fresh index (memsync.db after a checkpoint) against the notes' bytes, each vault "
+             "indexed from scratch (`python -m bench.index_size --sizes 10000 --vault DIR ...`); the "
+             "Obsidian rows are the Obsidian Help development vaults. Target (issue 11): ≤ 3×.", "",
+             *_table(["vault", "cards", "notes, bytes", "index, bytes", "index ÷ notes", "≤ 3×"], rows)]
+    with_tables = {label: v for label, v in vaults.items() if v.get("tables")}
+    if with_tables:
+        lines += ["", "### Index bytes by table", "",
+                  "SQLite's dbstat, as multiples of the notes' bytes.", ""]
+        header = ["vault", *SIZE_PARTS, "other"]
+        body = []
+        for label, v in with_tables.items():
+            parts = [v["tables"].get(name, 0) for name in SIZE_PARTS]
+            other = sum(v["tables"].values()) - sum(parts)
+            body.append([_vault_name(label), *(f"{b / v['note_bytes']:.2f}" for b in (*parts, other))])
+        lines += _table(header, body)
+    return lines
+
+
 # --- MCP context budget (bench/mcp_budget.py) ---------------------------------------------
 
 
@@ -305,6 +344,9 @@ def write() -> Path:
     if big:
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
+    size = _load("index_size")
+    if size:
+        parts += index_size_md(size) + [""]
     semantic = _load("semantic")
     if semantic:
         parts += semantic_md(semantic, _load("semantic_perf")) + [""]

@@ -296,19 +296,25 @@ class Index:
         fts.recreate(self.conn)
         self.mark_changed()
 
-    def compact_if_sparse(self) -> bool:
+    def compact_if_sparse(self, resize: bool = False) -> bool:
         """After bulk work: shrink the file (memsync.fts.compact) when much of it is free pages,
         or when the links fields of a tenth of the cards or more were rewritten since the last
         look. A rewrite leaves the card's old full-text rows inside FTS5's segments until they
         are merged, which frees no page yet: a first index of a linked vault can hold each
-        linked body twice (the Korean help vault's full-text index was 1.9x its merged size)."""
+        linked body twice (the Korean help vault's full-text index was 1.9x its merged size).
+        With `resize` (a rebuild), also when the file's pages are not migrations.PAGE_SIZE
+        ones, to move it to them: an upgrade that found another process holding the file
+        could not."""
         if self.conn.in_transaction:
             return False
         rewritten, self.rewritten = self.rewritten, 0
-        if not fts.sparse(self.conn) and not (rewritten and rewritten * 10 >= self.conn.execute(
-                "SELECT count(*) FROM cards").fetchone()[0]):
+        resize = resize and self.conn.execute(
+            "PRAGMA page_size").fetchone()[0] != migrations.PAGE_SIZE
+        if not resize and not fts.sparse(self.conn) and not (
+                rewritten and rewritten * 10 >= self.conn.execute(
+                    "SELECT count(*) FROM cards").fetchone()[0]):
             return False
-        fts.compact(self.conn)
+        fts.compact(self.conn, migrations.PAGE_SIZE if resize else None)
         return True
 
     def mark_changed(self) -> None:

@@ -343,5 +343,8 @@ def migrate(conn) -> int:
     if free or resize:
         why = f"{free[0]} of {free[1]} pages are free" if free else f"into {PAGE_SIZE} B pages"
         print(f"memsync: compacting the index ({why})...", file=sys.stderr)
-        fts.compact(conn, PAGE_SIZE if resize else None)
+        if not fts.compact(conn, PAGE_SIZE if resize else None) and resize:
+            print(f"memsync: another process has the index open, so it keeps its larger pages; "
+                  f"`memsync index --rebuild` with nothing else running moves it to {PAGE_SIZE} B "
+                  "ones (a smaller file)", file=sys.stderr)
     return len(MIGRATIONS)

@@ -109,7 +109,7 @@ class Indexer:
             self.index.clear_derived()
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
-        self.index.compact_if_sparse()
+        self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
         return report
 

@@ -246,7 +246,7 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
     assert found("访问日志")[0] == "03-Knowledge/nginx-站点根目录.md"
 
 
-def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vault, home):
+def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vault, home, capfd):
     shutil.copytree(SCHEMA_6 / "vault", vault, dirs_exist_ok=True)
     home.mkdir(parents=True, exist_ok=True)
     db = home / "memsync.db"
@@ -263,4 +263,14 @@ def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vau
         finally:
             index.close()
         assert other.execute("SELECT count(*) FROM links").fetchone()[0] == 12  # it reads on
+    assert "keeps its larger pages; `memsync index --rebuild`" in capfd.readouterr().err
     assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
+    work, index = indexer()
+    try:
+        upgraded = snapshot(index)
+        work.rebuild()  # alone now: the rebuild moves it
+        assert index.conn.execute("PRAGMA page_size").fetchone()[0] == migrations.PAGE_SIZE
+        assert index.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert snapshot(index) == upgraded and index.read_stats(16560436947)[0] == 2
+    finally:
+        index.close()
