@@ -222,6 +222,11 @@ def semantic_md(data: dict, perf: dict | None) -> list[str]:
                 ["hybrid query, CPU time of the searching thread, p50 / p99",
                  f"{lat.get('hybrid_cpu_p50_ms', '–')} / {lat.get('hybrid_cpu_p99_ms', '–')} ms"],
                 ["of which the query's embedding (wall), p50", f"{lat['query_embedding_p50_ms']} ms"],
+                *([["same, standing measured against the whole vault (no script groups), CPU p50 / p99",
+                    f"{lat['hybrid_vault_spread_cpu_p50_ms']} / {lat['hybrid_vault_spread_cpu_p99_ms']} ms"],
+                   ["a process's first search: reading every card's vectors and script",
+                    f"{lat['first_load_ms']} ms, of which {lat['of_which_scripts_ms']} ms telling scripts"]]
+                  if "first_load_ms" in lat else []),
                 ["extra index bytes per card", f"{lat['extra_bytes_per_card']:,}"]]
         if perf.get("watcher"):
             w = perf["watcher"]
@@ -253,7 +258,9 @@ def floor_md(data: dict) -> list[str]:
         return []
     absent = (data.get("golden") or {}).get("absent_best_sd") or {}
     return ["", "Floor on cards found by meaning alone (`floor=` in the variant, in standard deviations "
-            "above the vault's mean cosine): where the cards that match no query word and would enter "
+            "above the mean cosine of the cards written in the same script as the card, `script≥N`, or "
+            "of all the vault's cards, `vault`; the figures below are for the shipped spread): where "
+            "the cards that match no query word and would enter "
             "the top 10 without a floor stand, as median [5th-95th percentile] sd and count; and the best "
             "card of each query with no lexical hit at all. The golden set's absent queries (answer not "
             "in the vault) peak at " + (", ".join(f"{v:.2f}" for v in absent.values()) or "–") + " sd.", "",

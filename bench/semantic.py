@@ -50,12 +50,16 @@ def scifact_sample(corpus: datasets.Corpus, size: int = SAMPLE) -> datasets.Corp
 
 def grid() -> list[dict]:
     shipped = {"method": "blend", "weight": fusion.WEIGHT, "dense_when": fusion.DENSE_WHEN,
-               "floor": fusion.FLOOR}
+               "floor": fusion.FLOOR, "spread": fusion.SPREAD}
     out = [shipped]
-    for weight in (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7):
-        for dense_when in ("always", "weak", "rerank"):
-            for floor in (None, 2.0, 2.5, 2.75, 3.0, 3.25, 3.5):
-                out.append({"method": "blend", "weight": weight, "dense_when": dense_when, "floor": floor})
+    for spread in ("script", "vault"):
+        for weight in (0.4, 0.5, 0.55):
+            for dense_when in ("weak", "rerank"):
+                for floor in (None, 2.5, 2.75, 3.0, 3.25):
+                    out.append({"method": "blend", "weight": weight, "dense_when": dense_when,
+                                "floor": floor, "spread": spread})
+    for min_group in (4, 20):  # how small a script's group may be and still be its own yardstick
+        out.append({**shipped, "spread": "script", "min_group": min_group})
     for weight in (0.5, 0.7):
         out.append({"method": "rrf", "weight": weight, "dense_when": "rerank", "floor": None})
     unique = []
@@ -67,7 +71,10 @@ def grid() -> list[dict]:
 
 def name(v: dict) -> str:
     floor = "none" if v["floor"] is None else f"{v['floor']:g}sd"
-    return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={floor}"
+    spread = v.get("spread", fusion.SPREAD)
+    if spread == "script":
+        spread += f"≥{v.get('min_group', fusion.MIN_GROUP)}"
+    return f"{v['method']} w={v['weight']:g} {v['dense_when']} floor={floor} {spread}"
 
 
 def load(set_name: str, work: Path):
@@ -132,15 +139,16 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
 
 
 def calibration(stored, paths: dict, doc) -> dict:
-    """Where the floor has to sit: the standing (sd above the vault's mean cosine) of each card
-    that matches no query word and would enter the top 10 without a floor, split by whether it is
-    judged relevant; and the same for the best card of each query with no lexical hit at all."""
+    """Where the floor has to sit: the standing (sd above the mean cosine of the cards in its
+    script, fusion.standing) of each card that matches no query word and would enter the top 10
+    without a floor, split by whether it is judged relevant; and the same for the best card of
+    each query with no lexical hit at all."""
     searcher = HybridSearcher(None, None, lexical=object(), floor=None)
     true, false, alone = [], [], []
     for matched, found, rel in stored:
-        if not searcher.wants_dense(matched) or not found.sd:
+        if not searcher.wants_dense(matched) or not found.standing:
             continue
-        standing = {c: (v - found.mean) / found.sd for c, v in found.dense.items()}
+        standing = found.standing
         for card, _ in searcher.order(found)[:K]:
             if card not in found.lexical:
                 (true if rel.get(doc(paths[card]), 0) > 0 else false).append(standing[card])
@@ -164,15 +172,15 @@ def lexical_bound(index, doc, queries, why: str) -> dict:
     makes hybrid >= lexical by construction. With dense_when "weak", a query that matched every
     word gets lexical's page unchanged, and one lexical found nothing for scores 0 there, which
     hybrid cannot go below; so if every query is one or the other, hybrid nDCG@10 >= lexical."""
-    lexical = LexicalSearcher(index)
+    lexical, shipped = LexicalSearcher(index), HybridSearcher(index, None)
     runs, tiers = [], []
     for text, rel in queries:
         page = lexical.search(Query(text, K))
         runs.append(([doc(h.path) for h in page.hits], rel))
         tiers.append(page.matched)
-    strong = sum(1 for t in tiers if (t or "").startswith("all"))
+    strong = sum(1 for t in tiers if t is not None and not shipped.wants_dense(t))
     empty = tiers.count(None)
-    holds = fusion.DENSE_WHEN == "weak" and strong + empty == len(tiers)
+    holds = strong + empty == len(tiers)
     return {"docs": index.conn.execute("SELECT count(*) FROM cards").fetchone()[0],
             "queries": len(queries), "memsync": metrics.summarize(runs), "not_run": why,
             "all_tier_queries": strong, "no_hit_queries": empty, "holds_by_construction": holds,
@@ -180,12 +188,16 @@ def lexical_bound(index, doc, queries, why: str) -> dict:
                       f"{empty} had no lexical hit)" if holds else "no bound")}
 
 
-def _golden_summary(report: dict) -> dict:
-    groups = report["groups"]
-    pick = {"first_hit", "p_at_5", "noise_at_5"}
-    return {"overall": {k: v for k, v in report["overall"].items() if k in pick},
-            "groups": {g: {k: v for k, v in figures.items() if k in pick} for g, figures in groups.items()},
-            "pairs_held": report["pairs"]["pairs_held"]}
+def _golden_summary(report: dict, groups=None) -> dict:
+    """The golden figures the report reads, or (of `groups`) those golden_ok() weighs."""
+    pick = {"first_hit", "p_at_5", "noise_at_5"} if groups is None else {"first_hit", "noise_at_5"}
+    short = lambda figures: {k: v if v is None else round(v, 4) for k, v in figures.items() if k in pick}  # noqa: E731
+    out = {"groups": {g: short(figures) for g, figures in report["groups"].items()
+                      if groups is None or g in groups}}
+    if groups is None:
+        out["overall"] = short(report["overall"])
+        out["pairs_held"] = report["pairs"]["pairs_held"]
+    return out
 
 
 def run_golden(work: Path, encoder, variants: list[dict]) -> dict:
@@ -195,14 +207,16 @@ def run_golden(work: Path, encoder, variants: list[dict]) -> dict:
     out = {"memsync": _golden_summary(benchmark.run(LexicalSearcher(index), cases, pairs)),
            "variants": {}}
     for v in variants:
-        out["variants"][name(v)] = _golden_summary(benchmark.run(HybridSearcher(index, encoder, **v), cases, pairs))
-    out["hybrid"] = out["variants"][name(variants[0])]
+        report = benchmark.run(HybridSearcher(index, encoder, **v), cases, pairs)
+        if v == variants[0]:
+            out["hybrid"] = _golden_summary(report)
+        out["variants"][name(v)] = _golden_summary(report, GOLDEN_GROUPS)
     probe = HybridSearcher(index, encoder, floor=None)
     out["absent_best_sd"] = {}  # how far the nearest card of a query with no answer stands out
     for case in (c for c in cases if c.group == "absent"):
         found = probe.candidates(case.to_query(), [], None)
-        if found.dense and found.sd:
-            out["absent_best_sd"][case.query] = round((max(found.dense.values()) - found.mean) / found.sd, 2)
+        if found.standing:
+            out["absent_best_sd"][case.query] = round(max(found.standing.values()), 2)
     index.close()
     return out
 
@@ -222,6 +236,9 @@ def _shared_cached():
     if not _CACHED:
         _CACHED.append(CachedEncoder())
     return _CACHED[0]
+
+
+GOLDEN_GROUPS = ("question", "keyword", "absent")  # what golden_ok() weighs
 
 
 def golden_ok(lexical: dict, hybrid: dict) -> bool:
@@ -246,7 +263,8 @@ def choose(results: dict, variants: list[dict]) -> dict:
         golden = results.get("golden")
         ok = all(g >= -1e-9 for g in gains.values()) and (
             golden is None or golden_ok(golden["memsync"], golden["variants"][n]))
-        table[n] = {"gains": gains, "mean_gain": sum(gains.values()) / max(len(gains), 1), "holds": ok}
+        table[n] = {"gains": {s: round(g, 5) for s, g in gains.items()},
+                    "mean_gain": round(sum(gains.values()) / max(len(gains), 1), 6), "holds": ok}
     holding = [n for n in table if table[n]["holds"]] or list(table)
     best = max(holding, key=lambda n: (round(table[n]["mean_gain"], 6), n == name(variants[0])))
     return {"table": table, "best": best, "shipped": name(variants[0])}

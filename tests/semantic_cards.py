@@ -1,5 +1,6 @@
-"""A small memory vault for the semantic tests: everyday cards in Chinese and English, a few
-pairs that say the same thing in the other language, and filler on unrelated subjects."""
+"""A small memory vault for the semantic tests: everyday cards in Chinese and in English (about
+twenty of each, so that each language's cards are a yardstick of their own), questions about them
+asked in the other language, and questions about things no card mentions."""
 
 CARDS = {
     "03-Knowledge/ollama-models.md": ("本机 Ollama 已装模型清单",
@@ -7,7 +8,7 @@ CARDS = {
     "03-Knowledge/backup.md": ("Database backups",
         "The PostgreSQL database is dumped every night at 02:00 and copied to the S3 bucket "
         "acme-backups; dumps are kept for 30 days."),
-    "03-Knowledge/cat.md": ("家里的猫",
+    "03-Knowledge/mao.md": ("家里的猫",
         "猫每天早晚各喂一次干粮，周末加一个罐头；猫砂每三天换一次。"),
     "03-Knowledge/dentist.md": ("Dentist appointment",
         "Teeth cleaning is booked with Dr. Weber every six months; the next visit is in March."),
@@ -16,7 +17,7 @@ CARDS = {
     "03-Knowledge/ssh.md": ("服务器登录方式", "生产服务器只允许私钥登录，禁止密码；密钥是 ~/.ssh/id_ed25519。"),
     "03-Knowledge/coffee.md": ("Coffee at the office",
         "The office espresso machine needs descaling every month; beans are ordered from a local roaster."),
-    "03-Knowledge/garden.md": ("阳台花园", "阳台上种了番茄和罗勒，夏天每天傍晚浇水一次。"),
+    "03-Knowledge/yangtai.md": ("阳台花园", "阳台上种了番茄和罗勒，夏天每天傍晚浇水一次。"),
     "03-Knowledge/bike.md": ("Bike maintenance",
         "Chain oiled every 300 km; the tyres are kept at 4.5 bar and the brakes were replaced in May."),
     "03-Knowledge/geshui.md": ("报税", "每年三月前在个税 App 上完成年度汇算，专项附加扣除填房租。"),
@@ -26,22 +27,80 @@ CARDS = {
     "03-Knowledge/longjing.md": ("茶叶", "龙井放在冰箱里保存，泡的时候水温八十度左右。"),
     "03-Knowledge/router.md": ("Home network",
         "The router is at 192.168.1.1; the guest Wi-Fi is called acme-guest and is off at night."),
-    "03-Knowledge/piano.md": ("钢琴课", "女儿每周六上午十点上钢琴课，老师姓王，学费按月付。"),
+    "03-Knowledge/gangqin.md": ("钢琴课", "女儿每周六上午十点上钢琴课，老师姓王，学费按月付。"),
     "03-Knowledge/passport.md": ("Passport", "The passport expires in 2031; it is kept in the drawer of the desk."),
-    "03-Knowledge/car.md": ("车辆保养", "汽车每一万公里换一次机油，上次保养在四月，轮胎是米其林。"),
+    "03-Knowledge/qiche.md": ("车辆保养", "汽车每一万公里换一次机油，上次保养在四月，轮胎是米其林。"),
     "03-Knowledge/run.md": ("Running", "Long run on Sundays, 15 km along the river, easy pace."),
-    "03-Knowledge/books.md": ("读书清单", "今年想读完《三体》和《活着》，每天睡前读半小时。"),
+    "03-Knowledge/dushu.md": ("读书清单", "今年想读完《三体》和《活着》，每天睡前读半小时。"),
     "03-Knowledge/plants.md": ("Houseplants", "The fern wants shade and humidity; the cactus is watered once a month."),
-    "03-Knowledge/cook.md": ("周末做饭", "周末常做红烧肉和番茄炒蛋，米饭用电饭煲定时。"),
+    "03-Knowledge/zuofan.md": ("周末做饭", "周末常做红烧肉和番茄炒蛋，米饭用电饭煲定时。"),
     "03-Knowledge/git.md": ("Git conventions", "Commit messages are in the imperative; main is protected and needs a review."),
-    "03-Knowledge/weather.md": ("天气", "这里冬天很冷，经常下雪，出门要穿羽绒服。"),
+    "03-Knowledge/tianqi.md": ("天气", "这里冬天很冷，经常下雪，出门要穿羽绒服。"),
     "03-Knowledge/music.md": ("Music", "Jazz in the morning, classical while working, no lyrics."),
+    "03-Knowledge/laundry.md": ("Laundry",
+        "Wool sweaters are washed cold by hand and dried flat; towels go in at 60 degrees."),
+    "03-Knowledge/vet.md": ("Dog at the vet", "The dog gets its rabies shot every spring at the clinic on Elm Street."),
+    "03-Knowledge/insurance.md": ("Home insurance",
+        "The flat is insured against water damage and theft; the policy renews each October."),
+    "03-Knowledge/printer.md": ("Printer", "The printer jams on thin paper: load 80 g sheets and clean the rollers."),
+    "03-Knowledge/vpn.md": ("Remote access",
+        "Working from home goes through WireGuard; the tunnel config is kept in the password manager."),
+    "03-Knowledge/allergy.md": ("Allergies", "Our son is allergic to peanuts; the adrenaline pen is in the kitchen cupboard."),
+    "03-Knowledge/sourdough.md": ("Sourdough",
+        "The starter is fed flour and water every evening; a loaf bakes for 40 minutes at 230 °C."),
+    "03-Knowledge/fapiao.md": ("报销", "出差的发票月底前交给财务，打车票和酒店单据贴在一起。"),
+    "03-Knowledge/kuandai.md": ("宽带", "家里的宽带是电信三百兆，每年续费一次，维修师傅的电话贴在冰箱上。"),
+    "03-Knowledge/tijian.md": ("体检", "每年十一月去社区医院体检，早上要空腹抽血。"),
+    "03-Knowledge/fangzu.md": ("房租", "房租每月五号前转给房东，押一付三，合同明年六月到期。"),
+    "03-Knowledge/yumaoqiu.md": ("羽毛球", "每周三晚上和同事打羽毛球，场地在体育馆二楼。"),
+    "03-Knowledge/shuidian.md": ("水电燃气", "水费和电费从银行卡自动扣，燃气费要自己在手机上交。"),
+    "03-Knowledge/rizhi.md": ("日志清理", "服务器日志每周日凌晨压缩归档，保存九十天后删除。"),
     "02-Projects/deploy.md": ("部署流程", "ecs-prod 先在 staging 验证，再由 CI 打标签后发布到生产。"),
 }
-# Pairs in one language each way: the query shares no word with its card.
+# Cross-language probes: a question in one language, the card that answers it in the other, with
+# no word in common between them. Measured with the shipped settings (tests/test_semantic.py
+# keeps the tally): 16 of these 37 find their card first (12 of 19 asked in Chinese, 4 of 18 in
+# English). Most misses are a query word matching some other card (a bigram like 一次, or "the"):
+# the blend puts any lexical hit above a card found by meaning alone.
 CROSS = [
+    ("数据库每晚备份", "03-Knowledge/backup.md"),
     ("数据库每天晚上备份到哪里", "03-Knowledge/backup.md"),
-    ("how often is the cat fed", "03-Knowledge/cat.md"),
     ("什么时候去看牙医", "03-Knowledge/dentist.md"),
-    ("when do I water the tomatoes on the balcony", "03-Knowledge/garden.md"),
+    ("咖啡机多久除垢一次", "03-Knowledge/coffee.md"),
+    ("自行车轮胎气压", "03-Knowledge/bike.md"),
+    ("护照放在哪里", "03-Knowledge/passport.md"),
+    ("家里路由器地址", "03-Knowledge/router.md"),
+    ("周日跑步多远", "03-Knowledge/run.md"),
+    ("早上听什么音乐", "03-Knowledge/music.md"),
+    ("蕨类植物怎么养", "03-Knowledge/plants.md"),
+    ("进城的火车几点", "03-Knowledge/train.md"),
+    ("提交信息怎么写", "03-Knowledge/git.md"),
+    ("羊毛衫怎么洗", "03-Knowledge/laundry.md"),
+    ("狗什么时候打疫苗", "03-Knowledge/vet.md"),
+    ("房子的保险什么时候续", "03-Knowledge/insurance.md"),
+    ("打印机卡纸怎么办", "03-Knowledge/printer.md"),
+    ("在家怎么连公司内网", "03-Knowledge/vpn.md"),
+    ("孩子对什么过敏", "03-Knowledge/allergy.md"),
+    ("酸面包烤多久", "03-Knowledge/sourdough.md"),
+    ("how often is the cat fed", "03-Knowledge/mao.md"),
+    ("when do I water the tomatoes on the balcony", "03-Knowledge/yangtai.md"),
+    ("annual income tax return", "03-Knowledge/geshui.md"),
+    ("tea storage temperature", "03-Knowledge/longjing.md"),
+    ("who teaches my daughter piano", "03-Knowledge/gangqin.md"),
+    ("how often to change the engine oil", "03-Knowledge/qiche.md"),
+    ("which novels am I reading this year", "03-Knowledge/dushu.md"),
+    ("what do we cook on weekends", "03-Knowledge/zuofan.md"),
+    ("how to log in to the production servers", "03-Knowledge/ssh.md"),
+    ("winter weather here", "03-Knowledge/tianqi.md"),
+    ("release process to production", "02-Projects/deploy.md"),
+    ("travel receipts reimbursement", "03-Knowledge/fapiao.md"),
+    ("home internet provider speed", "03-Knowledge/kuandai.md"),
+    ("yearly medical checkup", "03-Knowledge/tijian.md"),
+    ("monthly rent landlord", "03-Knowledge/fangzu.md"),
+    ("badminton with colleagues", "03-Knowledge/yumaoqiu.md"),
+    ("paying utility bills", "03-Knowledge/shuidian.md"),
+    ("how long are server logs kept", "03-Knowledge/rizhi.md"),
 ]
+CROSS_FIRST = 16  # how many of CROSS find their card first today
+# Queries whose answer is in no card, in both languages.
+ABSENT = ["kubernetes", "区块链", "graphql", "mongodb", "terraform", "股票投资", "婚礼策划", "quantum computing"]

@@ -9,7 +9,7 @@ ranked, lexically.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from .. import dates, query
 from ..model import Hit
@@ -27,31 +27,33 @@ def _strong(matched: str | None) -> bool:
 
 @dataclass(frozen=True)
 class Candidates:
-    """What one query's fusion works on: the lexical and dense top lists, which lexical hits have
-    no vector yet, the spread of the cosines over every card (to tell a card that stands out
-    from the vault's bulk), and whether an all* tier matched."""
+    """What one query's fusion works on: the lexical top list; the dense top list, as cosines (what
+    a hit reports) and as standings (what the fusion and the floor read: fusion.standing); which
+    lexical hits have no vector yet; and whether an all* tier matched."""
 
     lexical: dict[int, float]
     dense: dict[int, float]
     unembedded: frozenset[int] = frozenset()
-    mean: float = 0.0
-    sd: float = 0.0
+    standing: dict[int, float] = field(default_factory=dict)
     strong: bool = False
 
 
 class HybridSearcher:
     def __init__(self, index, encoder, lexical: LexicalSearcher | None = None,
                  weight: float = fusion.WEIGHT, depth: int = fusion.DEPTH, method: str = "blend",
-                 dense_when: str = fusion.DENSE_WHEN, floor: float | None = fusion.FLOOR):
+                 dense_when: str = fusion.DENSE_WHEN, floor: float | None = fusion.FLOOR,
+                 spread: str = fusion.SPREAD, min_group: int = fusion.MIN_GROUP):
         self.index, self.encoder = index, encoder
         self.lexical = lexical or LexicalSearcher(index)
         self.weight, self.depth, self.method = weight, depth, method
         # "always"; "weak": lexical alone when an all* tier matched; "rerank": then the dense part
         # only reorders the lexical hits (no card found by meaning alone joins them)
         self.dense_when = dense_when
-        # a card found by meaning alone must stand `floor` standard deviations above the mean
-        # cosine of all cards (None: no floor)
-        self.floor = floor
+        # The dense ranking is by standing: how many standard deviations a card's cosine stands
+        # above the mean of the cards written in its script ("script"; a script with fewer than
+        # `min_group` cards is measured against the whole vault) or of all cards ("vault"). A card
+        # found by meaning alone must stand `floor` sd up (None: no floor).
+        self.floor, self.spread, self.min_group = floor, spread, min_group
 
     def search(self, q: Query) -> Result:
         page = self.lexical.search(q)  # its notes and `more` speak of the page asked for
@@ -74,8 +76,8 @@ class HybridSearcher:
         if c.strong and self.dense_when == "rerank":
             alone = float("inf")
         else:
-            alone = float("-inf") if self.floor is None else c.mean + self.floor * c.sd
-        dense = {k: v for k, v in c.dense.items() if k in c.lexical or v >= alone}
+            alone = float("-inf") if self.floor is None else self.floor
+        dense = {k: v for k, v in c.standing.items() if k in c.lexical or v >= alone}
         if self.method == "rrf":
             fused = fusion.rrf(c.lexical, dense, weight=self.weight)
         else:
@@ -125,25 +127,26 @@ class HybridSearcher:
         import numpy as np
 
         lex = {h.id: h.score for h in lexical}
-        ids, matrix = store.load(self.index.conn, self.encoder.model)
-        unembedded = frozenset(lex.keys() - set(ids.tolist()))
-        if not len(ids):
+        vectors = store.load(self.index.conn, self.encoder.model)
+        card_ids = vectors.cards
+        unembedded = frozenset(lex.keys() - set(card_ids.tolist()))
+        if not len(card_ids):
             return Candidates(lex, {}, unembedded, strong=_strong(matched))
-        scores = matrix @ self.encoder.query(q.text)
-        starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]])
-        best = np.maximum.reduceat(scores, starts)
-        card_ids = ids[starts]
-        order = np.argsort(-best)
-        out: dict[int, float] = {}
+        best = np.maximum.reduceat(vectors.matrix @ self.encoder.query(q.text), vectors.starts)
+        standing = fusion.standing(best, vectors.scripts if self.spread == "script" else None,
+                                   self.min_group)
+        order = np.argsort(-standing)
+        out: dict[int, int] = {}  # card id -> its position in `best`
         window, at = self.depth * 4, 0
         while len(out) < self.depth and at < len(order):
             chunk = [int(card_ids[i]) for i in order[at : at + window]]
             keep = self._passing(q, chunk)  # filters, validity, --as-of: the lexical SQL
-            out.update({c: float(best[i]) for c, i in zip(chunk, order[at : at + window]) if c in keep})
+            out.update({c: i for c, i in zip(chunk, order[at : at + window]) if c in keep})
             at += window
             window *= 4
-        dense = dict(list(out.items())[: self.depth])
-        return Candidates(lex, dense, unembedded, float(best.mean()), float(best.std()), _strong(matched))
+        top = list(out.items())[: self.depth]
+        return Candidates(lex, {c: float(best[i]) for c, i in top}, unembedded,
+                          {c: float(standing[i]) for c, i in top}, _strong(matched))
 
     def _passing(self, q: Query, ids: list[int]) -> set[int]:
         where, args = _filters(q)

@@ -8,6 +8,8 @@ was embedded from and at which file hash, so a card is current while its file is
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
+from typing import Any
 
 PENDING_SQL = """
     SELECT c.id, c.title, c.body, f.hash AS file_hash FROM cards c
@@ -96,16 +98,30 @@ def bump(conn) -> None:
                  "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
 
-def load(conn, model: str):
-    """(card id per passage, float32 matrix of passage vectors) for every card with a current
-    vector. Rows of one card are adjacent."""
+@dataclass(frozen=True)
+class Vectors:
+    """Every current passage vector of one model, as the searcher reads them. Rows of one card
+    are adjacent: card k's rows start at `starts[k]`, its id is `cards[k]`, and `scripts[k]` is
+    the writing system it is mostly written in (an index into `script_names`)."""
+
+    ids: Any  # card id per passage row
+    matrix: Any  # float32 (rows, 384)
+    starts: Any
+    cards: Any
+    scripts: Any
+    script_names: tuple[str, ...] = ()
+
+
+def load(conn, model: str) -> Vectors:
+    """The vectors of every card with a current vector, reassembled only when the fingerprint
+    says something changed."""
     import numpy as np
 
     file = conn.execute("PRAGMA database_list").fetchone()[2]
-    cache = _decoded.setdefault((file, model), {"vecs": {}, "fingerprint": None})
+    cache = _decoded.setdefault((file, model), {"vecs": {}, "scripts": {}, "fingerprint": None})
     fingerprint = tuple(conn.execute(FINGERPRINT_SQL).fetchone())
     if fingerprint == cache["fingerprint"]:
-        return cache["ids"], cache["matrix"]
+        return cache["vectors"]
     current = conn.execute(f"SELECT c.id, e.text_hash {CURRENT_SQL} ORDER BY c.id", (model,)).fetchall()
     key = tuple(tuple(r) for r in current)
     vecs = cache["vecs"]
@@ -117,9 +133,14 @@ def load(conn, model: str):
             f"({','.join('?' * len(part))})", (model, *part),
         ):
             vecs[digest] = np.frombuffer(blob, dtype=np.float16).reshape(parts, -1)
+    written = _scripts(conn, cache["scripts"], key)
     if len(vecs) > 2 * len(key) + 1000:  # forget texts no card holds any more
         live = {digest for _id, digest in key}
         cache["vecs"] = vecs = {d: v for d, v in vecs.items() if d in live}
+        cache["scripts"] = written = {d: s for d, s in written.items() if d in live}
+    key = tuple(r for r in key if len(vecs[r[1]]))  # a card with no passage row has no standing
+    names = tuple(sorted({written.get(digest, "") for _id, digest in key}))
+    code = {name: n for n, name in enumerate(names)}
     if not key:
         ids, matrix = np.zeros(0, dtype=np.int64), np.zeros((0, 384), dtype=np.float32)
     else:
@@ -127,5 +148,29 @@ def load(conn, model: str):
         ids = np.repeat(np.fromiter((i for i, _d in key), np.int64, len(key)),
                         [len(b) for b in blocks])
         matrix = np.concatenate(blocks).astype(np.float32)
-    cache.update(fingerprint=fingerprint, ids=ids, matrix=matrix)
-    return ids, matrix
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]) if len(ids) else np.zeros(0, dtype=np.int64)
+    scripts_of = np.fromiter((code[written.get(digest, "")] for _id, digest in key), np.int64, len(key))
+    vectors = Vectors(ids, matrix, starts, ids[starts], scripts_of, names)
+    cache.update(fingerprint=fingerprint, vectors=vectors)
+    return vectors
+
+
+def _scripts(conn, known: dict, key: tuple) -> dict:
+    """The script of each text (by its hash), read from the start of its card the first time
+    that text is seen: a text's script never changes."""
+    from . import scripts
+
+    first = {}  # digest -> a card holding that text
+    for card_id, digest in key:
+        if digest not in known:
+            first.setdefault(digest, card_id)
+    todo = {card_id: digest for digest, card_id in first.items()}
+    ids = list(todo)
+    for at in range(0, len(ids), 500):
+        part = ids[at : at + 500]
+        for card_id, title, head in conn.execute(
+            f"SELECT id, title, substr(body, 1, {scripts.SAMPLE}) FROM cards WHERE id IN "
+            f"({','.join('?' * len(part))})", part,
+        ):
+            known[todo[card_id]] = scripts.of_card(title or "", head or "")
+    return known
