@@ -165,12 +165,14 @@ def _scripts(conn, known: dict, key: tuple) -> dict:
         if digest not in known:
             first.setdefault(digest, card_id)
     todo = {card_id: digest for digest, card_id in first.items()}
-    ids = list(todo)
+    ids, digests, samples = list(todo), [], []
     for at in range(0, len(ids), 500):
         part = ids[at : at + 500]
         for card_id, title, head in conn.execute(
             f"SELECT id, title, substr(body, 1, {scripts.SAMPLE}) FROM cards WHERE id IN "
             f"({','.join('?' * len(part))})", part,
         ):
-            known[todo[card_id]] = scripts.of_card(title or "", head or "")
+            digests.append(todo[card_id])
+            samples.append(scripts.sample(title or "", head or ""))
+    known.update(zip(digests, scripts.of_cards(samples)))
     return known
