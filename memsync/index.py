@@ -272,9 +272,13 @@ class Index:
                 "(path = ? OR substr(path, 1, ?) = ?)", (source, path, len(path) + 1, path + "#"),
             ).fetchall()
 
+        moving = bound(src)
+        if not moving:
+            # Already moved (a watcher that saw the file land in the trash got there first):
+            # the ids at dst are the very ones this call would bring, so they stay.
+            return 0
         for card_id, _path in bound(dst):
             self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
-        moving = bound(src)
         for card_id, path in moving:
             self.conn.execute(
                 "UPDATE card_ids SET path = ? WHERE id = ?", (dst + path[len(src):], card_id)

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from memsync import api, config
+from memsync import api, config, vaultio
 from memsync.model import SyncReport
 from memsync.vaultio import VAULT
 from tests.helpers import indexer
@@ -357,4 +357,24 @@ def test_a_look_taken_before_a_delete_and_restore_cannot_give_the_card_a_new_id(
         work._apply(VAULT, gone, {rel: index.file_state(VAULT, rel)}, SyncReport())
     finally:
         index.close()
+    assert [h["id"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["id"]]
+
+
+def test_a_watcher_between_the_delete_and_its_park_leaves_the_id_in_the_trash(cli, vault, card):
+    """A delete moves the file first and parks its id a moment later; a watcher that sees the
+    file in the trash in between parks the id itself. The delete's own park then finds nothing
+    left to move and must not unbind the id it finds waiting in the trash (seen as a flaky
+    `test_memory_delete_can_restore_what_it_deleted`: the restored card got a new id)."""
+    rel = card["path"]
+    work, index = indexer()
+    try:
+        trash_rel = vaultio.move_to_trash(vault, rel)  # what `delete` does first
+        work._apply(VAULT, [work._look(VAULT, rel, None)], {rel: index.file_state(VAULT, rel)},
+                    SyncReport())  # the watcher: the card is gone, its content is in the trash
+        assert index.bound_id(VAULT, trash_rel) == card["id"]
+        work.park(VAULT, rel, trash_rel)  # what `delete` does next
+        assert index.bound_id(VAULT, trash_rel) == card["id"]
+    finally:
+        index.close()
+    assert cli("delete", "--restore", trash_rel, "--json")[0] == 0
     assert [h["id"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["id"]]
