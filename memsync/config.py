@@ -128,6 +128,17 @@ class Config:
         problems += [self.ignored_problem(left_out) for left_out in self.ignored_sources]
         return [p for p in problems if p]
 
+    def semantic_problem(self) -> str | None:
+        """config.json turns semantic search on where its model is not installed: every search
+        then fails (saying how to install it) and nothing is embedded."""
+        from .semantic import available
+
+        if not self.semantic or available():
+            return None
+        return (f"{self.config_file} turns semantic search on (\"semantic\": true), but "
+                "memsync[semantic] is not installed: every search fails and nothing is embedded "
+                "until it is")
+
 
 def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path) -> Setting:
     if cli:

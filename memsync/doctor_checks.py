@@ -27,7 +27,7 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | schema | drift | supersede | journal | problem | id | source | lock | permissions
+    check: str  # integrity | schema | drift | supersede | journal | problem | id | source | semantic | lock | permissions
     message: str
     fix: str  # what to do, in a sentence
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
@@ -227,6 +227,13 @@ def sources(cfg: Config) -> list[Finding]:
             for problem in cfg.folder_problems()]
 
 
+def semantic_extra(cfg: Config) -> list[Finding]:
+    from .semantic import INSTALL_HINT
+
+    problem = cfg.semantic_problem()
+    return [Finding("semantic", problem, f"{INSTALL_HINT}; or set \"semantic\": false")] if problem else []
+
+
 def stale_lock(cfg: Config) -> list[Finding]:
     status = api.watcher_status(cfg)
     if status["live"] or not cfg.lock_file.exists():
@@ -259,7 +266,8 @@ def index_checks(cfg: Config, index: Index) -> list[Finding]:
 
 
 def home_checks(cfg: Config) -> list[Finding]:
-    return half_done_writes(cfg) + sources(cfg) + stale_lock(cfg) + permissions(cfg)
+    return (half_done_writes(cfg) + sources(cfg) + semantic_extra(cfg) + stale_lock(cfg)
+            + permissions(cfg))
 
 
 def unreadable(cfg: Config, exc: Exception) -> Finding:

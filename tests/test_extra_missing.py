@@ -5,10 +5,12 @@ The installed memsync runs with the model package hidden, as on a machine withou
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import anyio
 from mcp.client import ClientSession
@@ -60,3 +62,31 @@ def test_memory_search_semantic_without_the_extra_names_the_argument_not_the_fla
     assert asked.is_error and "memsync[semantic]" in text
     assert "--semantic" not in text and "search without semantic" in text
     assert not plain.is_error and "Backups" in "".join(c.text for c in plain.content)
+
+
+def test_semantic_on_in_config_json_without_the_extra_is_a_doctor_finding_and_a_watch_warning(home, vault):
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    sync()
+    done = without_extra("doctor", "--json")
+    assert done.returncode == 0 and "semantic" not in done.stdout  # off: nothing to say
+    (home / "config.json").write_text(json.dumps({"semantic": True}))
+    done = without_extra("doctor", "--json")
+    assert done.returncode == 1, done
+    (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "semantic"]
+    assert "memsync[semantic] is not installed" in finding["message"]
+    assert "pip install '.[semantic]'" in finding["fix"] and '"semantic": false' in finding["fix"]
+    watch = subprocess.Popen([sys.executable, "-c", WITHOUT_EXTRA, "watch"], stderr=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, text=True, env=os.environ.copy())
+    stop = threading.Timer(60, watch.terminate)  # a watcher that never says it: fail, not hang
+    stop.start()
+    try:
+        said = []
+        for line in watch.stderr:  # the watcher speaks once started; the warning follows at once
+            said.append(line)
+            if "warning" in line or len(said) > 5:
+                break
+    finally:
+        stop.cancel()
+        watch.terminate()
+        watch.wait(timeout=30)
+    assert any("memsync[semantic] is not installed" in line for line in said), said

@@ -62,6 +62,15 @@ def warn_empty_vault(cfg: config_mod.Config) -> None:
         click.secho(f"memsync: WARNING: {warning}", err=True, fg="yellow", bold=True)
 
 
+def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
+    """A watcher started where config.json asks for a model that is not installed."""
+    problem = cfg.semantic_problem()
+    if problem:
+        from ..semantic import INSTALL_HINT
+
+        click.echo(f"memsync: warning: {problem}; {INSTALL_HINT}", err=True)
+
+
 @contextmanager
 def progress_bar(label: str, enabled: bool = True):
     """A progress callback `(done, total)` drawing a bar on stderr when it is a terminal, else

@@ -9,7 +9,15 @@ import sys
 
 import click
 
-from . import Context, command, emit, main, warn_empty_vault, warn_ignored_sources
+from . import (
+    Context,
+    command,
+    emit,
+    main,
+    warn_empty_vault,
+    warn_ignored_sources,
+    warn_semantic_unavailable,
+)
 
 
 @command(main, "watch")
@@ -43,6 +51,7 @@ def watch(obj: Context, as_json: bool, verbose: int):
         click.echo(f"memsync: watching {watched} (index {cfg.db.path}); Ctrl-C to stop", err=True)
         warn_ignored_sources(watcher.cfg)
         warn_empty_vault(watcher.cfg)
+        warn_semantic_unavailable(watcher.cfg)
         signal.sigwait(stops)
         click.echo("memsync: stopping; applying pending changes", err=True)
     finally:
