@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from . import cjk, outline
+from . import cjk
 from .model import Card
 
 # Exact-match strength by field: a query equal to a title, alias or file name beats one equal
@@ -79,6 +79,8 @@ def note_name(path: str) -> str | None:
 
 
 def card_fields(card: Card) -> CardFields:
+    from . import outline  # its patterns compile at import: the indexer's, not a search's
+
     name = stem(card.path)
     names = [card.title, *card.aliases]
     if card_name(card.path) and key(name) not in {key(n) for n in names}:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import backlinks, fieldstore, fts, migrations, private
+from . import fts, migrations, private
 from .errors import BadEnvironment, NotFound
 from .fields import CardFields, note_name
 from .model import Card, Signature
@@ -111,6 +111,8 @@ class Index:
         try:
             yield self.conn
             if self.touched:
+                from . import backlinks  # here and below: only writes need them, not a search
+
                 rewritten = backlinks.refresh(self.conn, self.touched)
         except BaseException:
             self.touched = set()
@@ -187,6 +189,8 @@ class Index:
         sig: Signature, digest: str, indexed_ns: int,
     ) -> None:
         """Store the cards of one file (with their pre-tokenized fields), replacing the old."""
+        from . import fieldstore
+
         # Always clear first, even when our snapshot said the file was new: another process
         # (a watcher, an MCP server) may have indexed it since.
         self._delete_cards(source, file)
@@ -211,6 +215,8 @@ class Index:
         self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
 
     def _delete_cards(self, source: str, file: str) -> int:
+        from . import fieldstore
+
         cards = self.conn.execute(
             "SELECT seq, name, body FROM cards WHERE source = ? AND file = ?", (source, file)
         ).fetchall()
@@ -236,6 +242,8 @@ class Index:
         rows = self.conn.execute(
             "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, src)
         ).fetchall()
+        from . import fieldstore
+
         self.touched |= fieldstore.move(self.conn, source, src, note_name(dst))
         for card_id, path in rows:
             new_path = dst + path[len(src):]

@@ -11,6 +11,7 @@ from memsync.cli import COMMAND_MODULES, LazyGroup, main
 
 OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "memsync.cli.init",
                "memsync.cli.service", "memsync.cli.bench", "memsync.vault", "memsync.sync",
+               "memsync.outline", "memsync.backlinks", "memsync.fieldstore",  # the indexer's
                "logging", "watchdog", "mcp", "yaml", "frontmatter", "hashlib"]
 
 
