@@ -296,3 +296,12 @@ def test_a_heading_sharing_a_few_characters_of_a_question_does_not_outrank_its_a
     shutil.copytree(JAPANESE, vault, dirs_exist_ok=True)
     sync()
     assert found(question)[0] == answer
+
+
+@pytest.mark.parametrize("args", [
+    ["kubernetes"], ["!!!"], ["nginx", "--kind", "mistake"], ["nginx", "--tag", "nope"],
+    ["nginx", "--as-of", "2000-01-01"], ["nginx", "--source", "vault", "--kind", "tool"],
+])
+def test_a_search_that_finds_nothing_always_says_why(ops_vault, run_cli, args):
+    code, out, err = run_cli("search", *args)  # the CLI prints the note, and only the note
+    assert code == 1 and out == "" and err.startswith("memsync: ") and len(err.strip()) > 20, err

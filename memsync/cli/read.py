@@ -95,9 +95,8 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
     else:  # hits on stdout, notes on stderr: `memsync search x | head` stays clean
         if data["hits"]:
             click.echo(output.search(data, highlighter(q.text)))
-        note = data.get("note") or (None if data["hits"] else f"no card matched {q.text!r}")
-        if note:
-            click.echo(f"memsync: {note}", err=True)
+        if data["note"]:  # a search that found nothing always says why (memsync.search)
+            click.echo(f"memsync: {data['note']}", err=True)
     if not data["hits"]:
         sys.exit(1)
 
