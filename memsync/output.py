@@ -16,22 +16,28 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def query_terms(query: str) -> list[str]:
-    """The words of a query as they may appear in a snippet, longest first."""
-    import unicodedata
-
-    words = {w for w in unicodedata.normalize("NFKC", query).split() if w.strip("-_")}
-    return sorted(words, key=len, reverse=True)
-
-
 def mark(text: str, terms: list[str], style) -> str:
-    """`text` with every occurrence of a term (any case) passed through `style`."""
+    """`text` with every stretch a term covers (any case) passed through `style`: overlapping
+    bigrams merge (服务 + 务器 mark 服务器 whole), and a Latin term counts only where a word
+    starts, as the index matches it (`a` is not marked inside `data`)."""
     import re
 
-    if not terms:
-        return text
-    pattern = re.compile("|".join(re.escape(t) for t in terms), re.IGNORECASE)
-    return pattern.sub(lambda m: style(m.group(0)), text)
+    spans: list[list[int]] = []
+    for term in terms:
+        guard = "(?<![a-z0-9])" if term[:1].isascii() and term[:1].isalnum() else ""
+        found = re.finditer(f"{guard}(?=({re.escape(term)}))", text, re.IGNORECASE)
+        spans += [[m.start(1), m.end(1)] for m in found]
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out, at = [], 0
+    for start, end in merged:
+        out += [text[at:start], style(text[start:end])]
+        at = end
+    return "".join(out) + text[at:]
 
 
 def search(data: dict, highlight=None) -> str:

@@ -17,7 +17,7 @@ MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
 @dataclass(frozen=True)
 class Plan:
     phrases: tuple[tuple[str, ...], ...]
-    terms: tuple[str, ...]  # distinct tokens, for coverage
+    terms: tuple[str, ...]  # distinct tokens: coverage, and what snippets and highlights look for
     tiers: tuple[tuple[str, str], ...]  # (tier name, MATCH expression), in order
     words: frozenset[str] = frozenset()  # lone CJK characters typed as words of their own
     # tier name -> the query's phrases OR-ed: what scores the short-field tables, where a card

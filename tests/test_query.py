@@ -58,3 +58,19 @@ def test_short_fields_are_credited_for_a_cjk_run_only_whole_in_every_tier():
     assert short["any-prefix"] == '"东京 京都" * OR "nginx" *'
     assert dict(query.plan("ecs-prod 东京都").short)["any"] == '"ecs" OR "prod" OR "东京 京都"'
     assert dict(query.plan("1990年，范廷颂").short)["any"] == '"1990" OR "年" OR "范廷 廷颂"'  # 年 as its tier has it
+
+
+def test_highlights_mark_what_the_query_tokens_match():
+    from memsync.output import mark
+
+    def marked(q, text):
+        return mark(text, query.plan(q).terms, lambda word: f"[{word}]")
+
+    # a CJK run's bigrams merge into the run; found apart, each part is marked
+    assert marked("服务器登录", "生产服务器登录使用私钥") == "生产[服务器登录]使用私钥"
+    assert marked("东京都", "东京 和 京都") == "[东京] 和 [京都]"
+    # a word inside a CJK run, any case, full-width folded in the query
+    assert marked("Ｐrometheus", "用Prometheus单独管理") == "用[Prometheus]单独管理"
+    # a Latin term only where a word starts, as the index matches it
+    assert marked("a data", "a database of data") == "[a] [data]base of [data]"
+    assert marked("ecs-prod", "on ecs-prod now") == "on [ecs]-[prod] now"

@@ -79,6 +79,8 @@ def test_matched_terms_are_highlighted_on_a_terminal_only(cards, run_cli):
     assert code == 0 and f"{BOLD_RED}nginx" in shown
     code, shown, _ = on_terminal("search", "私钥")
     assert f"{BOLD_RED}私钥" in shown
+    code, shown, _ = on_terminal("search", "登录服务器")  # found in the any tier: words apart
+    assert code == 0 and f"{BOLD_RED}服务器登录" in shown
     code, shown, _ = on_terminal("search", "nginx", env={"NO_COLOR": "1"})
     assert code == 0 and "nginx" in shown and "\x1b[" not in shown
     code, out, _err = run_cli("search", "nginx")

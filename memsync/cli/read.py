@@ -105,7 +105,9 @@ def highlighter(query: str):
     """Matched terms in bold color on a terminal; plain when piped or with NO_COLOR set."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
-    terms = output.query_terms(query)
+    from ..query import plan
+
+    terms = plan(query).terms  # the tokens the snippet's window was cut around
     return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))
 
 
