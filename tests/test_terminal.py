@@ -16,9 +16,11 @@ BOLD_RED = "\x1b[31m\x1b[1m"
 SHOW_CURSOR, HIDE_CURSOR = "\x1b[?25h", "\x1b[?25l"
 
 
-def on_terminal(*args, stdout_too=True, env=None, stdin_tty=False, seconds=30.0):
+def on_terminal(*args, stdout_too=True, env=None, stdin_tty=False, seconds=30.0, until=()):
     """Run memsync with stderr (and stdout, unless told) on a pseudo-terminal; returns
-    (exit code, what the terminal showed, what a piped stdout got)."""
+    (exit code, what the terminal showed, what a piped stdout got). Reading stops when the
+    process ends, when every text in `until` has been shown (a server that waits for input), or
+    after `seconds`."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [MEMSYNC_BIN, *map(str, args)], stdin=slave if stdin_tty else subprocess.DEVNULL,
@@ -37,6 +39,8 @@ def on_terminal(*args, stdout_too=True, env=None, stdin_tty=False, seconds=30.0)
             if not chunk:
                 break
             shown += chunk
+            if until and all(text.encode() in shown for text in until):
+                break
         elif proc.poll() is not None:
             break
     if proc.poll() is None:  # a server waiting for input: enough has been shown
@@ -111,7 +115,8 @@ def test_a_query_that_looks_like_an_option_gets_the_double_dash_hint(cards, run_
 
 
 def test_mcp_started_on_a_terminal_says_what_it_is_on_stderr(home, vault):
-    code, shown, _ = on_terminal("mcp", stdout_too=False, stdin_tty=True, seconds=5)
+    said = ("speaks the Model Context Protocol", "memsync init")
+    code, shown, _ = on_terminal("mcp", stdout_too=False, stdin_tty=True, until=said)
     assert "speaks the Model Context Protocol" in shown and "memsync init" in shown
 
 
