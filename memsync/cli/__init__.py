@@ -110,10 +110,9 @@ def command(group: click.Group, name: str, **kwargs):
 
 
 class LazyGroup(click.Group):
-    """Imports a command's module only when that command runs, so `memsync search` loads
-    neither the write side nor the watcher's logging; help and completion load them all."""
-
-    FAST = {"paths": "read", "index": "read", "search": "read", "show": "read", "stats": "read"}
+    """Imports a command's module only when that command runs (COMMANDS below), so `memsync
+    search` loads neither the write side nor the watcher's logging; help, completion and an
+    unknown name load them all."""
 
     def _load(self, modules) -> None:
         for module in modules:
@@ -121,11 +120,11 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, name):
         if name not in self.commands:
-            self._load([self.FAST[name]] if name in self.FAST else COMMAND_MODULES)
+            self._load([MODULE_OF[name]] if name in MODULE_OF else COMMANDS)
         return super().get_command(ctx, name)
 
     def list_commands(self, ctx):
-        self._load(COMMAND_MODULES)
+        self._load(COMMANDS)
         return super().list_commands(ctx)
 
 
@@ -145,16 +144,17 @@ def main(ctx: click.Context, home, db, vault):
     ctx.obj = Context(home, db, vault)
 
 
-# The modules that define commands, imported when a command of theirs runs (LazyGroup): one
-# per line, a new command's module goes here.
-COMMAND_MODULES = (
-    "read",  # paths, index, search, show, stats: the fast path, loaded alone
-    "write",  # capture, update, supersede, delete
-    "bench",
-    "serve",  # mcp (the SDK loads inside the command)
-    "watch",
-    "sources",
-    "init",
-    "service",
-    "doctor",
-)
+# The modules that define commands and the commands each defines, imported when a command of
+# theirs runs (LazyGroup): a new command goes here.
+COMMANDS = {
+    "read": ("paths", "index", "search", "show", "stats"),  # the fast path, loaded alone
+    "write": ("capture", "update", "supersede", "delete"),
+    "bench": ("bench",),
+    "serve": ("mcp",),  # the SDK loads inside the command
+    "watch": ("watch",),
+    "sources": ("sources",),
+    "init": ("init",),
+    "service": ("service",),
+    "doctor": ("doctor",),
+}
+MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}
