@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import faulthandler
+import time
+from pathlib import Path
+
+import pytest
+
 from memsync import api, config
-from memsync.index import Index
+from memsync.index import CARD_COLUMNS, Index
 from memsync.search import Query
 from memsync.sync import Indexer
 
@@ -63,3 +69,68 @@ def snapshot(index: Index, with_ids: bool = True) -> dict:
         rows[(data["source"], data["path"])] = data
     assert not tokens, f"full-text rows without a card: {sorted(tokens)}"
     return rows
+
+
+def rebuild_view(db: Path) -> dict:
+    """Everything derived from the files, without ids: what an index that has settled shares
+    with a rebuild (cards, their full-text rows and fields, file signatures, problems)."""
+    index = Index(db)
+    try:
+        conn = index.conn
+        cards = sorted(tuple(r)[1:] for r in conn.execute(f"SELECT {CARD_COLUMNS} FROM cards"))
+        tokens = indexed_tokens(conn)
+        fts = sorted((*r[1:], repr(tokens.pop(r[0], None))) for r in conn.execute(
+            "SELECT c.seq, c.path, c.tag_set, c.link_text, c.inlinks, f.title, f.h1, f.headings, "
+            "f.tags, f.links FROM card_terms f JOIN cards c ON c.seq = f.seq"
+        ))
+        fts.append(("full-text rows without a card", repr(sorted(tokens))))
+        files = sorted(tuple(r) for r in conn.execute(
+            "SELECT source, path, size, mtime_ns, ctime_ns, ino, hash FROM files"
+        ))
+        problems = sorted(tuple(r) for r in conn.execute("SELECT * FROM problems"))
+        fts_rows = conn.execute("SELECT count(*) FROM cards_fts").fetchone()[0]
+        return {"cards": cards, "fts": fts, "fts_rows": fts_rows, "files": files,
+                "problems": problems}
+    finally:
+        index.close()
+
+
+def view_diff(got: dict, want: dict) -> str:
+    lines = []
+    for key in got:
+        if got[key] != want[key]:
+            if isinstance(got[key], list):
+                only_got = [x for x in got[key] if x not in want[key]][:3]
+                only_want = [x for x in want[key] if x not in got[key]][:3]
+                lines.append(f"{key}: index only {only_got}; rebuild only {only_want}")
+            else:
+                lines.append(f"{key}: index {got[key]} rebuild {want[key]}")
+    return "\n".join(lines)
+
+
+def settle_to_rebuild(cfg, scratch: Path, watcher=None, timeout: float = 60.0,
+                      explain=lambda: "") -> None:
+    """Wait until the index equals a rebuild of the same files (DESIGN's convergence property),
+    the files being left alone meanwhile. The rebuild goes to a new file in `scratch`; between
+    looks an in-process `watcher` is waited on. `timeout` bounds a hang, it measures nothing:
+    past it the test fails with the difference, every thread's stack and `explain()`."""
+    fresh = scratch / f"rebuild-{time.monotonic_ns()}.db"
+    index = Index(fresh)
+    try:
+        Indexer(index, cfg.sources).rebuild()
+    finally:
+        index.close()
+    want = rebuild_view(fresh)
+    deadline = time.monotonic() + timeout
+    while True:
+        if watcher is not None:
+            watcher.wait_idle(1.0)
+        got = rebuild_view(cfg.db.path)
+        if got == want:
+            return
+        if time.monotonic() > deadline:
+            faulthandler.dump_traceback(all_threads=True)  # where is the watcher stuck?
+            trace = explain()
+            pytest.fail("the index did not come to equal a rebuild:\n" + view_diff(got, want)
+                        + (f"\n--- trace ---\n{trace}" if trace else ""))
+        time.sleep(0.02 if watcher is not None else 0.5)

@@ -25,10 +25,10 @@ from watchdog.events import (
 
 from memsync import plan
 from memsync.index import Index
-from memsync.sync import Indexer
 from memsync.watch.observing import _Handler
 from memsync.watch.pairing import VANISH_GRACE
 
+from .helpers import settle_to_rebuild
 from .test_watch import DEADLINE, cfg, converge, put, settled_watcher
 
 
@@ -40,25 +40,10 @@ def paths_and_ids(db) -> dict[str, int]:
         index.close()
 
 
-def rebuilt(tmp) -> set[str]:
-    index = Index(tmp / "rebuilt.db")
-    try:
-        Indexer(index, cfg().sources).rebuild()
-        return {row["path"] for row in index.cards()}
-    finally:
-        index.close()
-
-
-def settle_to_rebuild(w, tmp) -> dict[str, int]:
-    want = rebuilt(tmp)
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        w.wait_idle(1.0)
-        got = paths_and_ids(cfg().db.path)
-        if set(got) == want:
-            return got
-        assert time.monotonic() < deadline, f"no convergence: {sorted(got)} != {sorted(want)}"
-        time.sleep(0.02)
+def settled(w, tmp) -> dict[str, int]:
+    """The watcher's index once it equals a rebuild, as path -> id."""
+    settle_to_rebuild(cfg(), tmp, w, DEADLINE)
+    return paths_and_ids(cfg().db.path)
 
 
 @contextlib.contextmanager
@@ -88,7 +73,7 @@ def check_the_chain(vault, perform) -> None:
     with settled_watcher() as w:
         before = paths_and_ids(cfg().db.path)["f1/g/note.md"]
         perform(w, outside)
-        got = settle_to_rebuild(w, vault.parent)
+        got = settled(w, vault.parent)
     assert set(got) == {"f4/g/note.md", "f1/g/a.md"}
     assert got["f4/g/note.md"] == before
 
@@ -166,5 +151,5 @@ def test_a_rename_reported_after_its_card_was_dropped_and_found_anew_keeps_the_i
             handler.dispatch(DirCreatedEvent(at("f2")))
             time.sleep(plan.RECHECK + 0.5)  # the new folder scanned by now
             handler.dispatch(FileMovedEvent(at("f1/note.md"), at("f2/note.md")))
-        got = settle_to_rebuild(w, vault.parent)
+        got = settled(w, vault.parent)
     assert got == {"f2/note.md": before}

@@ -7,7 +7,6 @@ since the last settle still has its id.
 from __future__ import annotations
 
 import collections
-import faulthandler
 import logging
 import os
 import secrets
@@ -22,11 +21,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from memsync import config
-from memsync.index import CARD_COLUMNS, Index
-from memsync.sync import Indexer
+from memsync.index import Index
 from memsync.watch import Watcher
 
-from .helpers import indexed_tokens
+from .helpers import settle_to_rebuild
 
 FOLDERS = ["", "f1", "f2", "f1/g"]
 NAMES = ["a.md", "b.md", "note.md", "Note.md"]
@@ -41,42 +39,6 @@ def content(marker: str, style: str, revision: int) -> bytes:
     # links: a rename or edit of one card changes the links field of the cards it points at
     return (f"---\ntitle: t {marker}\ntags: [p]\n---\nrevision {revision} of {marker}\n"
             f"see [[note|{marker}]] and [[b]]\n").encode()
-
-
-def snapshot(db: Path) -> dict:
-    """Everything derived from the files, without ids."""
-    index = Index(db)
-    try:
-        conn = index.conn
-        cards = sorted(tuple(r)[1:] for r in conn.execute(f"SELECT {CARD_COLUMNS} FROM cards"))
-        tokens = indexed_tokens(conn)
-        fts = sorted((*r[1:], repr(tokens.pop(r[0], None))) for r in conn.execute(
-            "SELECT c.seq, c.path, c.tag_set, c.link_text, c.inlinks, f.title, f.h1, f.headings, "
-            "f.tags, f.links FROM card_terms f JOIN cards c ON c.seq = f.seq"
-        ))
-        fts.append(("full-text rows without a card", repr(sorted(tokens))))
-        files = sorted(tuple(r) for r in conn.execute(
-            "SELECT source, path, size, mtime_ns, ctime_ns, ino, hash FROM files"
-        ))
-        problems = sorted(tuple(r) for r in conn.execute("SELECT * FROM problems"))
-        fts_rows = conn.execute("SELECT count(*) FROM cards_fts").fetchone()[0]
-        return {"cards": cards, "fts": fts, "fts_rows": fts_rows, "files": files,
-                "problems": problems}
-    finally:
-        index.close()
-
-
-def diff(a: dict, b: dict) -> str:
-    lines = []
-    for key in a:
-        if a[key] != b[key]:
-            if isinstance(a[key], list):
-                only_a = [x for x in a[key] if x not in b[key]][:3]
-                only_b = [x for x in b[key] if x not in a[key]][:3]
-                lines.append(f"{key}: watcher only {only_a}; rebuild only {only_b}")
-            else:
-                lines.append(f"{key}: watcher {a[key]} rebuild {b[key]}")
-    return "\n".join(lines)
 
 
 class _Recorder(logging.Handler):
@@ -285,24 +247,7 @@ class WatchedVault(RuleBasedStateMachine):
     def settle(self):
         """Wait for the watcher, then compare with a rebuild and check ids."""
         self.settles += 1
-        fresh = self.tmp / f"rebuild{self.settles}.db"
-        index = Index(fresh)
-        Indexer(index, self.cfg.sources).rebuild()
-        index.close()
-        want = snapshot(fresh)
-        deadline = time.monotonic() + SETTLE_DEADLINE
-        while True:
-            self.watcher.wait_idle(1.0)
-            got = snapshot(self.cfg.db.path)
-            if got == want:
-                break
-            if time.monotonic() > deadline:
-                faulthandler.dump_traceback(all_threads=True)  # where is the watcher stuck?
-                pytest.fail(
-                    "the watcher did not converge to a rebuild:\n" + diff(got, want)
-                    + "\n--- trace ---\n" + self.explain()
-                )
-            time.sleep(0.02)
+        settle_to_rebuild(self.cfg, self.tmp, self.watcher, SETTLE_DEADLINE, self.explain)
         ids = self.current_ids()
         for identity in self.clean & ids.keys() & self.ids.keys():
             assert ids[identity] == self.ids[identity], (

@@ -19,11 +19,10 @@ import pytest
 
 from memsync import config, dates
 from memsync.index import Index
-from memsync.sync import Indexer
 
 from .conftest import MEMSYNC_BIN, write_card
+from .helpers import settle_to_rebuild
 from .soak_load import WORDS, Agents, CliWriter, Editor, RssSampler, mark
-from .test_watch_props import diff, snapshot
 
 SECONDS = float(os.environ.get("MEMSYNC_SOAK_SECONDS", "600"))
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results" / "soak.json"
@@ -39,20 +38,6 @@ def start_watcher(log: Path) -> subprocess.Popen:
         assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
     return proc
-
-
-def settled_like_a_rebuild(cfg, scratch: Path) -> None:
-    deadline = time.monotonic() + SETTLE
-    while True:
-        fresh = scratch / f"rebuild-{time.monotonic_ns()}.db"
-        index = Index(fresh)
-        Indexer(index, cfg.sources).rebuild()
-        index.close()
-        want, got = snapshot(fresh), snapshot(cfg.db.path)
-        if got == want:
-            return
-        assert time.monotonic() < deadline, "the index never equalled a rebuild:\n" + diff(got, want)
-        time.sleep(1.0)
 
 
 def accounted_for(cfg, writer: CliWriter, editor: Editor, agents: Agents) -> int:
@@ -124,7 +109,7 @@ def soak(seconds: float, vault: Path, tmp_path: Path) -> dict:
             assert not thread.is_alive(), f"{thread.name} did not stop"
         elapsed = time.monotonic() - started
         cfg = config.load()
-        settled_like_a_rebuild(cfg, tmp_path)
+        settle_to_rebuild(cfg, tmp_path, timeout=SETTLE)
         checked = accounted_for(cfg, writer, editor, agents)
         rss.stopped.set()
         rss.join()
