@@ -1,11 +1,14 @@
-"""Shared fixtures: a real data home and vault on disk, the CLI in-process and as a subprocess."""
+"""Shared fixtures: a real data home and vault on disk, the CLI in-process and as a subprocess,
+and real `memsync watch` processes."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -94,3 +97,77 @@ def run_cli():
         return proc.returncode, data, proc.stderr
 
     return run
+
+
+# --- a real `memsync watch` ------------------------------------------------------------------
+
+WATCH_DEADLINE = 30.0  # a bound on a hang, not a measure
+
+RUNNING: list[subprocess.Popen] = []
+
+
+def dump_watcher_stacks() -> None:
+    """Ask every live watcher to print its threads' stacks to its log (shown on failure)."""
+    for proc in RUNNING:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGUSR1)
+    time.sleep(0.5)  # the dump is asynchronous; this only runs when a test has already failed
+
+
+class Proc:
+    """A started `memsync watch` and the file its stderr goes to."""
+
+    def __init__(self, proc: subprocess.Popen, log: Path):
+        self.proc, self.log = proc, log
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait_for(self, needle: str, timeout: float = WATCH_DEADLINE) -> None:
+        deadline = time.monotonic() + timeout
+        while needle not in self.stderr():
+            if self.proc.poll() is not None:
+                pytest.fail(f"watcher exited {self.proc.returncode}: {self.stderr()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no {needle!r} from the watcher: {self.stderr()}")
+            time.sleep(0.01)
+
+    def stop(self, sig=signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=WATCH_DEADLINE)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+            self.proc.wait()
+            pytest.fail(f"the watcher did not stop: {self.stderr()}")
+
+
+@pytest.fixture
+def watcher(tmp_path):
+    """Start `memsync watch -vv ARGS` (by default waiting until it watches); every one started
+    is killed at the end, its log printed (pytest shows it when the test failed)."""
+    started: list[Proc] = []
+
+    def start(*args: str, ready: bool = True) -> Proc:
+        log = tmp_path / f"watch{len(started)}.log"
+        with open(log, "wb") as err:
+            proc = subprocess.Popen(
+                [MEMSYNC_BIN, "watch", "-vv", *args], stdout=subprocess.PIPE, stderr=err,
+                env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+            )
+        running = Proc(proc, log)
+        started.append(running)
+        RUNNING.append(proc)
+        if ready:
+            running.wait_for("start-up reconcile")
+            running.wait_for("memsync: watching")
+        return running
+
+    yield start
+    for running in started:
+        if running.proc.poll() is None:
+            running.proc.kill()
+            running.proc.wait()
+        print(f"--- watcher {running.proc.pid} stderr ---\n{running.stderr()}")  # shown on failure
+    RUNNING.clear()

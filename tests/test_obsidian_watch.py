@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from .test_watch import card_id, converge, mark, put, watcher  # noqa: F401 (watcher: a fixture)
+from .test_watch import card_id, converge, mark, put
 
 
 def _exclude(vault, filters: list[str], atomic: bool = False) -> None:
@@ -21,7 +21,7 @@ def _exclude(vault, filters: list[str], atomic: bool = False) -> None:
         app.write_text(data)
 
 
-def test_editing_excluded_files_while_watching_reconciles(vault, watcher):  # noqa: F811
+def test_editing_excluded_files_while_watching_reconciles(vault, watcher):
     kept, template, drawing = mark(), mark(), mark()
     put(vault, "kept.md", kept)
     put(vault, "Templates/daily.md", template)

@@ -27,9 +27,9 @@ from memsync.index import Index
 from memsync.search import Query
 from memsync.sync import Indexer
 
-from .conftest import MEMSYNC_BIN
+from .conftest import MEMSYNC_BIN, WATCH_DEADLINE, Proc, dump_watcher_stacks
 
-DEADLINE = 30.0
+DEADLINE = WATCH_DEADLINE
 
 
 def mark() -> str:
@@ -92,7 +92,7 @@ def converge(live: dict[str, str], gone: set[str] = frozenset(), timeout: float 
         if got.keys() == live.keys() and all(live[p] in got[p] for p in live):
             break
         if time.monotonic() > deadline:
-            _dump_stacks()
+            dump_watcher_stacks()
             missing = sorted(p for p in live if live[p] not in got.get(p, ""))[:10]
             extra = sorted(set(got) - set(live))[:10]
             pytest.fail(f"index did not converge: missing/stale {missing}, phantom {extra}")
@@ -105,77 +105,11 @@ def converge(live: dict[str, str], gone: set[str] = frozenset(), timeout: float 
         assert api.search(c, Query(marker))["hits"] == [], marker
 
 
-RUNNING: list[subprocess.Popen] = []
-
-
-def _dump_stacks() -> None:
-    """Ask every live watcher to print its threads' stacks to its log (shown on failure)."""
-    for proc in RUNNING:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGUSR1)
-    time.sleep(0.5)  # the dump is asynchronous; this only runs when a test has already failed
-
-
 def card_id(rel: str) -> int:
     with api.open_index(cfg()) as index:
         row = index.card_by_path("vault", rel)
         assert row is not None, rel
         return row["id"]
-
-
-class Proc:
-    def __init__(self, proc: subprocess.Popen, log: Path):
-        self.proc, self.log = proc, log
-
-    def stderr(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_for(self, needle: str, timeout: float = DEADLINE) -> None:
-        deadline = time.monotonic() + timeout
-        while needle not in self.stderr():
-            if self.proc.poll() is not None:
-                pytest.fail(f"watcher exited {self.proc.returncode}: {self.stderr()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"no {needle!r} from the watcher: {self.stderr()}")
-            time.sleep(0.01)
-
-    def stop(self, sig=signal.SIGTERM) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout=DEADLINE)
-        except subprocess.TimeoutExpired:
-            self.proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
-            self.proc.wait()
-            pytest.fail(f"the watcher did not stop: {self.stderr()}")
-
-
-@pytest.fixture
-def watcher(tmp_path):
-    started: list[Proc] = []
-
-    def start(*args: str, ready: bool = True) -> Proc:
-        log = tmp_path / f"watch{len(started)}.log"
-        with open(log, "wb") as err:
-            proc = subprocess.Popen(
-                [MEMSYNC_BIN, "watch", "-vv", *args], stdout=subprocess.PIPE, stderr=err,
-                env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-            )
-        running = Proc(proc, log)
-        started.append(running)
-        RUNNING.append(proc)
-        if ready:
-            running.wait_for("start-up reconcile")
-            running.wait_for("memsync: watching")
-        return running
-
-    yield start
-    for running in started:
-        if running.proc.poll() is None:
-            running.proc.kill()
-            running.proc.wait()
-        print(f"--- watcher {running.proc.pid} stderr ---\n{running.stderr()}")  # shown on failure
-    RUNNING.clear()
 
 
 @pytest.fixture
@@ -694,7 +628,7 @@ def wait_until(check, what: str, timeout: float = DEADLINE) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            _dump_stacks()
+            dump_watcher_stacks()
             pytest.fail(f"timed out waiting until {what}")
         time.sleep(0.02)
 
