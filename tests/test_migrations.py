@@ -94,6 +94,26 @@ def test_an_index_written_by_a_newer_memsync_is_refused_with_what_to_do(vault, h
 
 
 SCHEMA_4 = Path(__file__).parent / "data" / "schema4"
+
+
+def _unpack(data: Path, vault: Path, home: Path) -> Path:
+    """A checked-in index from an older memsync and its notes, where the tests' config looks."""
+    shutil.copytree(data / "vault", vault, dirs_exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    db = home / "memsync.db"
+    db.write_bytes(gzip.decompress((data / "memsync.db.gz").read_bytes()))
+    return db
+
+
+def _a_rebuild_changes_nothing() -> None:
+    """What the upgrade left equals what a rebuild from the files gives, ids included."""
+    work, index = indexer()
+    try:
+        upgraded = snapshot(index)
+        work.rebuild()
+        assert snapshot(index) == upgraded
+    finally:
+        index.close()
 QUERIES = ("nginx", "日志", "deploy rollback", "部署笔记", "Terms", "東京都", "검색", "the vault",
            "word list", "undoing a release")
 
@@ -104,10 +124,7 @@ def _hits(text: str) -> list[tuple]:
 
 
 def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home):
-    shutil.copytree(SCHEMA_4 / "vault", vault, dirs_exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "memsync.db").write_bytes(gzip.decompress((SCHEMA_4 / "memsync.db.gz").read_bytes()))
-    index = Index(home / "memsync.db")  # opening migrates
+    index = Index(_unpack(SCHEMA_4, vault, home))  # opening migrates
     try:
         conn = index.conn
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
@@ -130,13 +147,7 @@ def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home
     assert all(migrated.values()) and "部署笔记" in migrated["nginx"][0][3]  # snippets from the body
     assert migrated["undoing a release"][0][1] == "Notes/Deploy Notes.md"
     assert sync().updated == 0  # nothing had to be read again
-    work, index = indexer()
-    try:
-        upgraded = snapshot(index)
-        work.rebuild()
-        assert snapshot(index) == upgraded  # what a rebuild from the files gives, ids included
-    finally:
-        index.close()
+    _a_rebuild_changes_nothing()
     assert {q: _hits(q) for q in QUERIES} == migrated
 
 
@@ -205,10 +216,7 @@ def _rows(conn, sql: str) -> list[tuple]:
 
 
 def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, home):
-    shutil.copytree(SCHEMA_6 / "vault", vault, dirs_exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    db = home / "memsync.db"
-    db.write_bytes(gzip.decompress((SCHEMA_6 / "memsync.db.gz").read_bytes()))
+    db = _unpack(SCHEMA_6, vault, home)
     with closing(sqlite3.connect(db)) as conn:
         old_links = _links_as_schema_6_kept_them(conn)
         old_keys = _rows(conn, "SELECT key, seq, strength FROM exact_keys ORDER BY 1, 2")
@@ -235,22 +243,13 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
     finally:
         index.close()
     assert sync().updated == 0  # nothing had to be read again
-    work, index = indexer()
-    try:
-        upgraded = snapshot(index)
-        work.rebuild()
-        assert snapshot(index) == upgraded  # what a rebuild from the files gives, ids included
-    finally:
-        index.close()
+    _a_rebuild_changes_nothing()
     assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
     assert found("访问日志")[0] == "03-Knowledge/nginx-站点根目录.md"
 
 
 def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vault, home, capfd):
-    shutil.copytree(SCHEMA_6 / "vault", vault, dirs_exist_ok=True)
-    home.mkdir(parents=True, exist_ok=True)
-    db = home / "memsync.db"
-    db.write_bytes(gzip.decompress((SCHEMA_6 / "memsync.db.gz").read_bytes()))
+    db = _unpack(SCHEMA_6, vault, home)
     with closing(sqlite3.connect(db)) as other:  # WAL mode cannot be left while it is open
         assert other.execute("SELECT count(*) FROM cards").fetchone()[0] == 5
         index = Index(db)
@@ -265,12 +264,8 @@ def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vau
         assert other.execute("SELECT count(*) FROM links").fetchone()[0] == 12  # it reads on
     assert "keeps its larger pages; `memsync index --rebuild`" in capfd.readouterr().err
     assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
-    work, index = indexer()
-    try:
-        upgraded = snapshot(index)
-        work.rebuild()  # alone now: the rebuild moves it
-        assert index.conn.execute("PRAGMA page_size").fetchone()[0] == migrations.PAGE_SIZE
-        assert index.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert snapshot(index) == upgraded and index.read_stats(16560436947)[0] == 2
-    finally:
-        index.close()
+    _a_rebuild_changes_nothing()  # alone now: the rebuild moves it to the smaller pages
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA page_size").fetchone()[0] == migrations.PAGE_SIZE
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("SELECT read_count FROM card_stats WHERE id = 16560436947").fetchone() == (2,)
