@@ -224,9 +224,9 @@ def semantic_md(data: dict, perf: dict | None) -> list[str]:
                 ["of which the query's embedding (wall), p50", f"{lat['query_embedding_p50_ms']} ms"],
                 *([["same, standing measured against the whole vault (no script groups), CPU p50 / p99",
                     f"{lat['hybrid_vault_spread_cpu_p50_ms']} / {lat['hybrid_vault_spread_cpu_p99_ms']} ms"],
-                   ["a process's first search: reading every card's vectors and script",
-                    f"{lat['first_load_ms']} ms, of which {lat['of_which_scripts_ms']} ms telling scripts"]]
-                  if "first_load_ms" in lat else []),
+                   ["a process's first search: reading every card's vectors and script, CPU",
+                    f"{lat['first_load_cpu_ms']} ms, of which {lat['of_which_scripts_cpu_ms']} ms telling scripts"]]
+                  if "first_load_cpu_ms" in lat else []),
                 ["extra index bytes per card", f"{lat['extra_bytes_per_card']:,}"]]
         if perf.get("watcher"):
             w = perf["watcher"]
