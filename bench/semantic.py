@@ -272,7 +272,7 @@ def choose(results: dict, variants: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.semantic", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default=",".join(SETS[:-1]), help="comma-separated subset of " + ", ".join(SETS))
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated subset of " + ", ".join(SETS))
     parser.add_argument("--quick", type=int, default=None, help="only the first N queries of each set")
     parser.add_argument("--no-golden", action="store_true")
     parser.add_argument("--cached-only", action="store_true",
