@@ -61,6 +61,7 @@ def test_memory_search_semantic_without_the_extra_names_the_argument_not_the_fla
     text = "".join(c.text for c in asked.content)
     assert asked.is_error and "memsync[semantic]" in text
     assert "--semantic" not in text and "search without semantic" in text
+    assert "pipx install --force '.[semantic]'" in text  # other tools' commands stay as written
     assert not plain.is_error and "Backups" in "".join(c.text for c in plain.content)
 
 

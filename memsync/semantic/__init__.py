@@ -11,11 +11,12 @@ import importlib.util
 
 from ..errors import BadEnvironment
 
+# Commands in backticks: the MCP wording (memsync.mcp_words) leaves them as written.
 INSTALL_HINT = (
-    "install memsync with its extra, pip install 'memsync[semantic]' (from a checkout: "
-    "pip install '.[semantic]', pipx install --force '.[semantic]' or "
-    "uv tool install --force '.[semantic]'; hash-checked: "
-    "pip install --require-hashes -r requirements/semantic.txt)"
+    "install memsync with its extra, `pip install 'memsync[semantic]'` (from a checkout: "
+    "`pip install '.[semantic]'`, `pipx install --force '.[semantic]'` or "
+    "`uv tool install --force '.[semantic]'`; hash-checked: "
+    "`pip install --require-hashes -r requirements/semantic.txt`)"
 )
 SEARCH_INSTEAD = 'search without --semantic (and without "semantic": true in config.json)'
 EMBED_INSTEAD = "index without --embed"
