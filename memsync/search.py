@@ -140,7 +140,7 @@ class LexicalSearcher:
         for tier, expr in plan.tiers:
             rows, result.more = self._ranked(
                 expr, short[tier], exact if tier == "all" else {}, where, args,
-                limit - len(result.hits), seen, valid_first)
+                limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"))
             if not rows:
                 continue
             result.matched = result.matched or tier
@@ -200,7 +200,7 @@ class LexicalSearcher:
             f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (expr, window)))
 
     def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
-                valid_first) -> tuple[list[tuple], bool]:
+                valid_first, checked: bool = False) -> tuple[list[tuple], bool]:
         """The best `want` cards for one tier, as (row, score) pairs, and whether more cards
         than that matched.
 
@@ -208,7 +208,8 @@ class LexicalSearcher:
         the tier), plus the top of each short-field table and the exact matches, once checked
         against the tier. Each is scored by memsync.ranking.combine. Scores come from FTS5
         over the FTS tables alone; only the candidates are joined to `cards` for filters and
-        display. The window widens when filters leave it short.
+        display. The window widens when filters leave it short. `checked`: every short-field
+        match already matches the tier (the `any` tiers: each phrase holds a word of the OR).
         """
         w = self.weights
         cards_sql = (
@@ -225,9 +226,9 @@ class LexicalSearcher:
             names = self._scores("names_fts", w.names, short_expr, window) if w.w_names else {}
             fields = self._scores("fields_fts", w.fields, short_expr, window) if w.w_fields else {}
             extra = (names.keys() | fields.keys() | exact.keys()) - whole.keys()
-            if extra and len(whole) >= window and short_expr != expr:
+            if extra and len(whole) >= window and short_expr != expr and not checked:
                 # Not every match is in `whole`, and a short-field match may lack some words
-                # the tier asks for: check these. (In the `any` tiers a phrase's card matches.)
+                # the tier asks for: check these.
                 extra = {seq for (seq,) in conn.execute(
                     "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
                     "AND rowid IN (SELECT value FROM json_each(?))", (expr, json.dumps(list(extra))))}
