@@ -232,9 +232,11 @@ def semantic_md(data: dict, perf: dict | None) -> list[str]:
             w = perf["watcher"]
             rows.append(["watcher RSS while embedding (peak) / idle after",
                          f"{w['rss_embedding_peak_mib']} / {w['rss_idle_mib']} MiB"])
-        lines += ["", f"Costs (`python -m bench.semantic_perf`, run at nice 19 on a shared machine, load "
-                  f"average {emb['load_average']:.1f}: wall times are inflated, the CPU time is what a "
-                  "query costs; 10k cards with random vectors, real query embeddings):", "", _stamp(perf),
+        load = emb["load_average"]
+        busy = (": wall times are inflated, the CPU time is what a query costs" if load > 1.5
+                else ", a quiet machine")
+        lines += ["", f"Costs (`python -m bench.semantic_perf`, load average {load:.1f}{busy}; 10k cards "
+                  "with random vectors, real query embeddings):", "", _stamp(perf),
                   "", *_table(["what", "figure"], rows)]
     rows = [[name, f"{100 * t['mean_gain']:+.2f}", "yes" if t["holds"] else "no",
              " ".join(f"{s} {100 * v:+.1f}" for s, v in t["gains"].items())]
