@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
-import memsync.search as search_mod
-from memsync.index import Index
+import memsync.search.lexical as search_mod
 from memsync.model import Source
-from memsync.search import Query, Searcher
+from memsync.search.lexical import Query, Searcher
+from memsync.store.index import Index
 
 from .floor import Floor
 

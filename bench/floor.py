@@ -23,7 +23,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from memsync import cjk, query
+from memsync import cjk
+from memsync.search import query
 
 from . import metrics
 

@@ -44,8 +44,8 @@ def tables(db: Path) -> list[tuple[str, int]]:
 
 
 def measure(vault: Path, db: Path) -> dict:
-    from memsync.index import Index
     from memsync.model import Source
+    from memsync.store.index import Index
     from memsync.sync import Indexer
 
     index = Index(db)

@@ -43,7 +43,7 @@ TARGETS = {  # at 10k cards
 }
 REBUILD_CHILD = """
 import json, sys, time
-from memsync.index import Index
+from memsync.store.index import Index
 from memsync.model import Source
 from memsync.sync import Indexer
 index = Index(sys.argv[1])
@@ -167,9 +167,10 @@ def search_queries(cards: list[tuple[str, str]], rng: random.Random, n: int) -> 
 
 def search_latency(db: Path, floor_db: Path, queries: dict[str, list[str]], rounds: int,
                    expected: dict[str, str]) -> dict:
-    from memsync import cjk, query
-    from memsync.index import Index
-    from memsync.search import LexicalSearcher, Query
+    from memsync import cjk
+    from memsync.search import query
+    from memsync.search.lexical import LexicalSearcher, Query
+    from memsync.store.index import Index
 
     index = Index(db)
     searcher = LexicalSearcher(index)
@@ -269,8 +270,8 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True) -> di
     result["vault_mib"] = notes / 2**20
     result["index"] = {"note_bytes": notes, "index_bytes": stored, "ratio": stored / notes}
 
-    from memsync.index import Index
     from memsync.model import Source
+    from memsync.store.index import Index
     from memsync.sync import Indexer
 
     index = Index(db)

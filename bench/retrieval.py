@@ -22,8 +22,8 @@ results/retrieval-partial.json and leaves RESULTS.md and the README alone.
 Scoring another ranking from Python (what the relevance work calls for each candidate):
 
     from bench.retrieval import score_all, summary
-    from memsync.search import LexicalSearcher
-    weights = dataclasses.replace(memsync.ranking.WEIGHTS, w_names=0.5)
+    from memsync.search.lexical import LexicalSearcher
+    weights = dataclasses.replace(memsync.search.ranking.WEIGHTS, w_names=0.5)
     results = score_all(lambda index: LexicalSearcher(index, weights=weights), sets="obsidian,public")
     print(summary(results))
 
@@ -49,17 +49,17 @@ from dataclasses import replace
 from pathlib import Path
 
 from memsync import benchmark
-from memsync.index import Index
 from memsync.notes import parse
-from memsync.ranking import WEIGHTS
-from memsync.search import LexicalSearcher, Searcher
+from memsync.search.lexical import LexicalSearcher, Searcher
+from memsync.search.ranking import WEIGHTS
+from memsync.store.index import Index
 
 from . import datasets, engines, evalsets, floor, machine, metrics
 
 DEEP = 100  # figures go to recall@100
 QUICK_QUERIES = 150
 GOLDEN_TARGETS = {"keyword_first_hit": 1.0, "keyword_hits_contain": 1.0, "pairs_held": 0.95}
-# (w_names, w_fields) of memsync.ranking.Weights: how much the short-field bm25s add.
+# (w_names, w_fields) of memsync.search.ranking.Weights: how much the short-field bm25s add.
 GRID_WEIGHTS = [(0.0, 0.0), (0.0, 0.5), (0.1, 0.5), (0.2, 0.5), (0.5, 0.5), (1.0, 1.0)]
 
 SearcherFactory = Callable[[Index], Searcher]

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from memsync import benchmark
-from memsync.search import LexicalSearcher, Query
+from memsync.search.lexical import LexicalSearcher, Query
 from memsync.semantic import fusion
 from memsync.semantic.hybrid import HybridSearcher
 from memsync.semantic.worker import embed_pending

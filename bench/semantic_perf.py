@@ -24,11 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from memsync.index import Index
-from memsync.search import LexicalSearcher, Query
+from memsync.search.lexical import LexicalSearcher, Query
 from memsync.semantic import passages, store
 from memsync.semantic.encoder import MODEL, Encoder
 from memsync.semantic.hybrid import HybridSearcher
+from memsync.store.index import Index
 
 from . import datasets, engines, generate, machine
 from .perf import percentile

@@ -12,12 +12,13 @@ import os
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from memsync.search.lexical import LexicalSearcher, Query
+from memsync.store.index import VALID_ON, Index
+
 from . import dates, paging, sizes
 from .config import Config
 from .errors import BadEnvironment
-from .index import VALID_ON, Index
 from .model import TRASH
-from .search import LexicalSearcher, Query
 
 TRASH_REMINDER_CARDS = 200
 TRASH_REMINDER_BYTES = 50 * 1024 * 1024
@@ -226,8 +227,8 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:
 
 
 def vault_warnings(cfg: Config) -> list[str]:
-    """An empty vault served while another vault of this home has cards (memsync.vaults)."""
-    from .vaults import empty_vault_warning
+    """An empty vault served while another vault of this home has cards (memsync.store.vaults)."""
+    from memsync.store.vaults import empty_vault_warning
 
     warning = empty_vault_warning(cfg)
     return [warning] if warning else []

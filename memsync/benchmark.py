@@ -21,8 +21,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from memsync.search.lexical import Query, Searcher
+
 from .errors import BadArgument, BadEnvironment
-from .search import Query, Searcher
 
 K = 5
 DEPTH = 20  # how deep pairwise constraints look: one full page
@@ -255,7 +256,7 @@ def save(report: dict, path: Path) -> None:
 
 def evaluate(index, queries: Path, searcher: Searcher | None = None) -> dict:
     """Load the truth at `queries` and run it against an open Index."""
-    from .search import LexicalSearcher
+    from memsync.search.lexical import LexicalSearcher
 
     cases, pairs = load(Path(queries))
 

@@ -16,8 +16,9 @@ from functools import cached_property
 from pathlib import Path
 
 import memsync.adapters as adapters
+from memsync import private
+from memsync.store import vaults
 
-from . import private, vaults
 from .errors import BadEnvironment
 from .model import IgnoredSource, Source
 from .overlap import sort_out
@@ -98,7 +99,7 @@ class Config:
         if problem:
             raise BadEnvironment(problem)
         self.vault.path.mkdir(parents=True, exist_ok=True)
-        if self.db.origin in ("default", "vault"):  # memsync.vaults: whose index this is
+        if self.db.origin in ("default", "vault"):  # memsync.store.vaults: whose index this is
             vaults.claim(self.db.path, self.vault.path)
         return self.vault.path
 
@@ -259,7 +260,7 @@ def _flag(data: dict, key: str, config_file: Path) -> bool:
 
 
 def _index_for(vault: Path, home: Path, chosen: Setting) -> Setting:
-    """One index per vault (memsync.vaults): memsync.db serves the vault it belongs to (the
+    """One index per vault (memsync.store.vaults): memsync.db serves the vault it belongs to (the
     first indexed in this home, or the one `memsync init` chose); any other vault gets its own,
     so a one-off --vault can never take those cards out of search. An index named outright
     (--db, MEMSYNC_DB, "db" in config.json) is used whatever the vault."""

@@ -13,8 +13,9 @@ import re
 import frontmatter
 import yaml
 
+from memsync.store.fields import stem
+
 from . import dates, outline
-from .fields import stem
 from .model import FOLDER_KINDS, Card
 
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.

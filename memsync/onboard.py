@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import api, private, vaults
+from memsync import api, private
+from memsync.store import vaults
+
 from . import config as config_mod
 from .errors import BadArgument, BadEnvironment
 

@@ -112,7 +112,7 @@ def stats(data: dict) -> str:
 
 def paths(data: dict) -> str:
     rows = [[name, data[name]["path"], data[name]["from"]] for name in ("home", "db", "vault")]
-    if data["db"]["from"] == "vault":  # memsync.vaults: not the home's memsync.db
+    if data["db"]["from"] == "vault":  # memsync.store.vaults: not the home's memsync.db
         rows[1][2] = "vault (this vault's own index)"
     rows.append(["config", data["config"]["path"], "exists" if data["config"]["exists"] else "absent"])
     text = _table(rows, ["what", "path", "from"])

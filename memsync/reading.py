@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 import memsync.adapters as adapters
+from memsync.store.fields import CardFields, card_fields
 
-from .fields import CardFields, card_fields
 from .model import Card, Signature
 from .sizes import MIB
 

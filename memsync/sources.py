@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import memsync.adapters as adapters
+from memsync.store.index import Index
 
 from .config import (
     RELOAD_WITHIN,
@@ -26,7 +27,6 @@ from .config import (
     remove_source_entry,
 )
 from .errors import BadArgument, NotFound
-from .index import Index
 from .model import Source, SyncReport
 from .overlap import overlap
 

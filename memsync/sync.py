@@ -19,10 +19,10 @@ from contextlib import nullcontext
 from multiprocessing import get_all_start_methods, get_context
 
 import memsync.adapters as adapters
+from memsync.store.index import Index
 
 from . import reading
 from .exclusions import Exclusions
-from .index import Index
 from .model import TRASH, Source, SyncReport
 from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
 from .sizes import size_and_cap

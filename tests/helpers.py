@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from memsync import api, config
-from memsync.index import CARD_COLUMNS, Index
-from memsync.search import Query
+from memsync.search.lexical import Query
+from memsync.store.index import CARD_COLUMNS, Index
 from memsync.sync import Indexer
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "memsync"
-PURE = ["cjk", "query", "model", "dates", "paging", "errors", "notes"]
+PURE = ["cjk", "search/query", "model", "dates", "paging", "errors", "notes"]
 OUTSIDE = {"sqlite3", "click", "mcp", "watchdog"}
 
 

@@ -29,8 +29,11 @@ from pathlib import Path
 
 import pytest
 
-from memsync import api, config, doctor, migrations, notes, supersede
-from memsync.index import Index, integrity_problems
+from memsync import api, config, notes
+from memsync.doctor import exam as doctor
+from memsync.store import migrations
+from memsync.store.index import Index, integrity_problems
+from memsync.write import supersede
 
 from .conftest import MEMSYNC_BIN, write_card
 from .helpers import snapshot

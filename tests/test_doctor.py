@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from memsync import config, fts, journal
-from memsync.index import Index
+from memsync import config
+from memsync.store import fts
+from memsync.store.index import Index
+from memsync.write import journal
 
 from .conftest import MEMSYNC_BIN, write_card
 from .helpers import snapshot
@@ -137,7 +139,7 @@ def test_supersede_pointers_that_disagree(indexed, cli, doctor):
 
 DIE_BETWEEN_WRITES = """
 import os, sys
-from memsync import supersede
+from memsync.write import supersede
 supersede._mark = lambda *a, **k: os._exit(9)   # the new card is written, the old one not marked
 from memsync.cli import main
 main(sys.argv[1:])

@@ -22,9 +22,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from memsync import api, config, notes
 from memsync.errors import MemsyncError
-from memsync.fields import card_fields
 from memsync.model import Card
-from memsync.search import Query
+from memsync.search.lexical import Query
+from memsync.store.fields import card_fields
 
 from .conftest import MEMSYNC_BIN, write_card
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from memsync import benchmark
-from memsync.index import Index
 from memsync.model import Source
-from memsync.search import LexicalSearcher
+from memsync.search.lexical import LexicalSearcher
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

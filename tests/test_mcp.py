@@ -10,7 +10,8 @@ import anyio
 from mcp.client import Client
 
 from bench.mcp_budget import make_vault
-from memsync import api, config, mcp_server
+from memsync import api, config
+from memsync.mcp import server as mcp_server
 
 from .conftest import write_card
 from .mcp_helpers import (
@@ -339,7 +340,7 @@ def test_the_full_memory_lifecycle(server_log, vault):
 def test_only_the_mcp_modules_import_the_sdk():
     import ast
 
-    package = Path(mcp_server.__file__).parent
+    package = Path(mcp_server.__file__).parents[1]
     importers = set()
     for path in package.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -348,5 +349,5 @@ def test_only_the_mcp_modules_import_the_sdk():
             )
             if any(n.split(".")[0] in ("mcp", "mcp_types", "uvicorn", "starlette") for n in names):
                 importers.add(path.relative_to(package).as_posix())
-    assert importers <= {"mcp_server.py", "mcp_tools.py", "mcp_replies.py", "mcp_http.py"}
-    assert "mcp_server.py" in importers
+    assert importers <= {"mcp/server.py", "mcp/tools.py", "mcp/replies.py", "mcp/http.py"}
+    assert "mcp/server.py" in importers

@@ -19,8 +19,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from memsync import config
 from memsync.errors import BadArgument
-from memsync.index import Index
-from memsync.mcp_http import check_bind, is_loopback, parse_bind
+from memsync.mcp.http import check_bind, is_loopback, parse_bind
+from memsync.store.index import Index
 
 from .conftest import MEMSYNC_BIN
 from .mcp_helpers import DEADLINE, eventually, text_of

@@ -8,7 +8,8 @@ import signal
 
 import anyio
 
-from memsync import api, config, mcp_server
+from memsync import api, config
+from memsync.mcp import server as mcp_server
 
 from .conftest import write_card
 from .mcp_helpers import DEADLINE, STRUCTURED, connected, eventually, scenario, server_log, tool
@@ -169,7 +170,7 @@ def test_two_threads_of_one_server_can_label_the_index_at_once(tmp_path):
     # name per process made one of them fail (FileNotFoundError on the rename).
     import threading
 
-    from memsync import vaults
+    from memsync.store import vaults
 
     db, vault = tmp_path / "home" / "memsync.db", tmp_path / "vault"
     errors: list[BaseException] = []

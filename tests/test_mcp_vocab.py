@@ -5,7 +5,7 @@ same tool can undo."""
 from __future__ import annotations
 
 from memsync import config
-from memsync.index import Index
+from memsync.store.index import Index
 
 from .mcp_helpers import hits as _hits
 from .mcp_helpers import refused, scenario, server_log, text_of, tool

@@ -1,4 +1,4 @@
-from memsync.mcp_words import for_model
+from memsync.mcp.words import for_model
 
 
 def test_commands_with_a_tool_become_the_tool_with_its_arguments():
@@ -45,9 +45,10 @@ def test_every_cli_flag_a_tool_takes_becomes_its_argument():
     import click
     from mcp.client import Client
 
-    from memsync import config, mcp_server
+    from memsync import config
     from memsync.cli import main
-    from memsync.mcp_words import TOOL_FOR_COMMAND
+    from memsync.mcp import server as mcp_server
+    from memsync.mcp.words import TOOL_FOR_COMMAND
 
     async def schemas():
         async with Client(mcp_server.build(config.load())) as client:

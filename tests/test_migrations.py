@@ -7,9 +7,10 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from memsync import api, cjk, config, fts, migrations, notes, reading
-from memsync.index import CARD_COLUMNS, Index, integrity_problems
-from memsync.search import Query
+from memsync import api, cjk, config, notes, reading
+from memsync.search.lexical import Query
+from memsync.store import fts, migrations
+from memsync.store.index import CARD_COLUMNS, Index, integrity_problems
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync

@@ -1,11 +1,11 @@
-"""memsync.plan: events -> actions, and per-path coalescing. Pure: no disk, no clock."""
+"""memsync.watch.plan: events -> actions, and per-path coalescing. Pure: no disk, no clock."""
 
 from __future__ import annotations
 
 import pytest
 from memsync.adapters import MarkdownAdapter
 
-from memsync.plan import Action, Event, Pending, actions, covered, outermost, relative
+from memsync.watch.plan import Action, Event, Pending, actions, covered, outermost, relative
 
 ROOT = "/v"
 wants = MarkdownAdapter().wants
@@ -237,7 +237,7 @@ def test_watchdogs_made_up_renames_below_a_renamed_folder_are_left_to_the_folder
 
 
 def test_expand_moves_follows_files_through_folder_renames():
-    from memsync.plan import expand_moves
+    from memsync.watch.plan import expand_moves
 
     moves = [
         ("vault", "x.md", "a/x.md", False, 0.0),

@@ -131,7 +131,7 @@ def test_an_index_outside_the_home_leaves_its_folder_alone(vault, tmp_path, run_
 
 
 def test_a_journal_entry_is_private_while_it_lives(home):
-    from memsync import journal
+    from memsync.write import journal
 
     old = os.umask(0o022)
     try:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memsync.index import Index
 from memsync.model import Source
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .helpers import snapshot

@@ -1,4 +1,4 @@
-from memsync import query
+from memsync.search import query
 
 
 def tiers(q):

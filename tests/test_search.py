@@ -200,7 +200,7 @@ def test_snippet_is_around_the_match(vault):
     write_card(vault, "long.md", "long", "filler " * 200 + "needleword at the end")
     sync()
     from memsync import api, config
-    from memsync.search import Query
+    from memsync.search.lexical import Query
 
     hit = api.search(config.load(), Query("needleword"))["hits"][0]
     assert "needleword" in hit["snippet"] and hit["snippet"].startswith("…")
@@ -255,7 +255,7 @@ def test_an_empty_as_of_is_an_error_not_no_filter(ops_vault, cli):
 
 
 def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
-    from memsync.search import snippet
+    from memsync.search.lexical import snippet
 
     assert snippet("登录使用私钥，不再用密码。", ("私钥",)) == "登录使用私钥，不再用密码。"
     body = " ".join(f"word{i}" for i in range(80)) + " needle here"

@@ -19,10 +19,11 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from memsync import api, config, mcp_server
+from memsync import api, config
 from memsync.errors import BadEnvironment
-from memsync.index import Index
-from memsync.search import LexicalSearcher, Query
+from memsync.mcp import server as mcp_server
+from memsync.search.lexical import LexicalSearcher, Query
+from memsync.store.index import Index
 
 from .conftest import write_card
 from .helpers import indexer, run_without_extra, sync

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from memsync import config
-from memsync.index import Index
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card
@@ -186,7 +186,7 @@ def test_a_vault_moved_over_a_source_leaves_the_source_out(notes, tmp_path, monk
     # the same home, now with the parent of the source as the vault: one card, not two
     monkeypatch.setenv("MEMSYNC_VAULT", str(tmp_path))
     code, out, _err = run_cli("index", "--json")
-    # another vault gets its own index (memsync.vaults): the note is read once, as a vault card
+    # another vault gets its own index (memsync.store.vaults): the note is read once, as a vault card
     assert code == 0 and (out["added"], out["removed"]) == (1, 0)
     assert by_source() == {"vault": 1}
     assert says_ignored(run_cli("stats", "--json")[1]["config_problems"], "notes")

@@ -10,8 +10,8 @@ import sys
 from memsync.cli import COMMANDS, MODULE_OF, main
 
 OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "memsync.cli.init",
-               "memsync.cli.service", "memsync.cli.bench", "memsync.vault", "memsync.sync",
-               "memsync.outline", "memsync.backlinks", "memsync.fieldstore",  # the indexer's
+               "memsync.cli.service", "memsync.cli.bench", "memsync.write.vault", "memsync.sync",
+               "memsync.outline", "memsync.store.backlinks", "memsync.store.fieldstore",  # the indexer's
                "logging", "watchdog", "mcp", "yaml", "frontmatter", "hashlib"]
 
 

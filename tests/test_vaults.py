@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from memsync import config, vaults
+from memsync import config
+from memsync.store import vaults
 
 from .conftest import MEMSYNC_BIN, write_card
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from memsync import api, config, sync
-from memsync.index import Index
-from memsync.search import Query
+from memsync.search.lexical import Query
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import MEMSYNC_BIN, WATCH_DEADLINE, Proc, dump_watcher_stacks

@@ -23,8 +23,8 @@ from watchdog.events import (
     FileMovedEvent,
 )
 
-from memsync import plan
-from memsync.index import Index
+from memsync.store.index import Index
+from memsync.watch import plan
 from memsync.watch.observing import _Handler
 from memsync.watch.pairing import VANISH_GRACE
 

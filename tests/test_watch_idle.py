@@ -8,7 +8,7 @@ import threading
 import time
 
 from memsync import config
-from memsync.index import Index
+from memsync.store.index import Index
 
 from .test_watch import DEADLINE, converge, mark, put
 

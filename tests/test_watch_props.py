@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from memsync import config
-from memsync.index import Index
+from memsync.store.index import Index
 from memsync.watch import Watcher
 
 from .helpers import settle_to_rebuild

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memsync import config, dates
-from memsync.index import Index
+from memsync.store.index import Index
 
 from .conftest import MEMSYNC_BIN, write_card
 from .helpers import settle_to_rebuild

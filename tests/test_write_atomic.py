@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from memsync import atomic
+from memsync.write import atomic
 
 LIMIT = 1 << 20  # 1 MiB: the index stays far below it, the big card does not
 BIG_BODY = "memsync atomic write test line\n" * 100_000  # ~3 MB
@@ -19,7 +19,7 @@ BIG_BODY = "memsync atomic write test line\n" * 100_000  # ~3 MB
 # (named). An argument `@FILE` stands for the file's text (a 3 MB --body is over the argv limit).
 CLI = """
 import sys
-from memsync import atomic
+from memsync.write import atomic
 atomic._tmpfile_ok = atomic._tmpfile_ok and sys.argv[1] == "tmpfile"
 from memsync.cli import main
 main([open(a[1:]).read() if a.startswith("@") else a for a in sys.argv[2:]])
@@ -27,7 +27,7 @@ main([open(a[1:]).read() if a.startswith("@") else a for a in sys.argv[2:]])
 # Same, but the process SIGKILLs itself after writing half of the card into the temp file.
 KILLED_MIDWAY = """
 import os, signal, sys
-from memsync import atomic
+from memsync.write import atomic
 atomic._tmpfile_ok = atomic._tmpfile_ok and sys.argv[1] == "tmpfile"
 def half_then_die(fd, data):
     os.write(fd, bytes(data[: len(data) // 2]))

@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memsync import frontmatter_edit as fe
-from memsync import notes, rules
+from memsync import notes
 from memsync.errors import BadArgument
 from memsync.model import KIND_FOLDERS
-from memsync.vault import render
+from memsync.write import frontmatter_edit as fe
+from memsync.write import rules
+from memsync.write.vault import render
 
 HAND_WRITTEN = (
     "---\n"

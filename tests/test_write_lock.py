@@ -14,9 +14,10 @@ from functools import partial
 
 import pytest
 
-from memsync import api, atomic, config, journal, notes
-from memsync import vault as writes
+from memsync import api, config, notes
 from memsync.errors import MemsyncError, NotFound
+from memsync.write import atomic, journal
+from memsync.write import vault as writes
 
 SAVE_SECONDS = 0.003
 BODY = "The build cache lives on cache-1 under /var/cache/build; prune it weekly."
@@ -113,7 +114,8 @@ def test_an_update_racing_a_supersede_keeps_the_old_card_marked(vault, slow_disk
 
 UPDATER = f"""
 import json, os, sys, time
-from memsync import atomic, config, vault
+from memsync.write import atomic, vault
+from memsync import config
 real = atomic.replace
 atomic.replace = lambda target, data: (time.sleep({SAVE_SECONDS}), real(target, data))
 go, card_id, field, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memsync import atomic, config, journal, notes
+from memsync import config, notes
+from memsync.write import atomic, journal
 
 OLD_BODY = "The ECS deploy address is 10.0.0.5, port 8080; health check on /ping."
 NEW_BODY = "Since the move the ECS deploy address is 10.0.0.9, port 9090; health check on /ping."
@@ -18,7 +19,7 @@ NEW_BODY = "Since the move the ECS deploy address is 10.0.0.9, port 9090; health
 # Run the real CLI in a child process that dies at a chosen point (os._exit: no cleanup runs).
 DIE_AT = """
 import os, sys
-from memsync import atomic, supersede
+from memsync.write import atomic, supersede
 point = sys.argv[1]
 die = lambda *a, **k: os._exit(9)
 if point == "between-writes":
@@ -145,7 +146,7 @@ def test_a_crash_between_the_two_writes_is_finished_by_the_next_write(cli, run_c
 def test_a_crash_before_the_new_file_exists_leaves_nothing_behind(cli, vault, old, home):
     before = (vault / old["path"]).read_bytes()
     assert die_during_supersede("before-new-file", old["id"]) == 9
-    from memsync import vault as vault_api
+    from memsync.write import vault as vault_api
 
     done = vault_api.recover(config.load())
     assert [d["action"] for d in done] == ["nothing to undo"]
@@ -156,7 +157,7 @@ def test_a_crash_before_the_new_file_exists_leaves_nothing_behind(cli, vault, ol
 def test_a_crash_is_rolled_back_when_the_old_card_is_gone(cli, vault, old, home):
     assert die_during_supersede("between-writes", old["id"]) == 9
     (vault / old["path"]).unlink()  # someone deleted the old card meanwhile
-    from memsync import vault as vault_api
+    from memsync.write import vault as vault_api
 
     done = vault_api.recover(config.load())
     assert [d["action"] for d in done] == ["rolled back"]

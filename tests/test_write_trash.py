@@ -6,9 +6,10 @@ import time
 
 import pytest
 
-from memsync import api, config, vaultio
+from memsync import api, config
 from memsync.model import SyncReport
-from memsync.vaultio import VAULT
+from memsync.write import vaultio
+from memsync.write.vaultio import VAULT
 from tests.helpers import indexer
 
 BODY = "The staging database lives on db-stage-2, port 5433, user app_ro."

@@ -99,7 +99,7 @@ def test_an_update_with_nothing_to_change_says_so_and_lists_the_fields(cli, card
 
 def test_a_body_over_the_index_size_cap_is_refused_like_capture(vault, card):
     from memsync import config, reading
-    from memsync import vault as writes
+    from memsync.write import vault as writes
 
     card_id, path = card
     before = path.read_bytes()

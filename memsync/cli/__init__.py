@@ -55,7 +55,7 @@ def warn_ignored_sources(cfg: config_mod.Config) -> None:
 
 def warn_empty_vault(cfg: config_mod.Config) -> None:
     """Loudly, for a long-running process: it serves an empty vault while another has cards."""
-    from ..vaults import empty_vault_warning
+    from memsync.store.vaults import empty_vault_warning
 
     warning = empty_vault_warning(cfg)
     if warning:

@@ -42,7 +42,7 @@ def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool):
       memsync doctor          # read-only; exit 1 lists each finding with its fix
       memsync doctor --fix    # re-sync drifted files, tighten permissions, ...
     """
-    from .. import doctor as doctor_mod  # reads files with the indexer: loads the parsers
+    from memsync.doctor import exam as doctor_mod  # reads files with the indexer: loads the parsers
 
     result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes)
     emit(result, as_json, human)

@@ -7,8 +7,9 @@ import sys
 
 import click
 
+from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
+
 from .. import api, output
-from ..search import MAX_LIMIT, Query, clamp_limit
 from . import Context, command, emit, main, progress_bar, warn_ignored_sources
 
 
@@ -95,7 +96,7 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
     else:  # hits on stdout, notes on stderr: `memsync search x | head` stays clean
         if data["hits"]:
             click.echo(output.search(data, highlighter(q.text)))
-        if data["note"]:  # a search that found nothing always says why (memsync.search)
+        if data["note"]:  # a search that found nothing always says why (memsync.search.lexical)
             click.echo(f"memsync: {data['note']}", err=True)
     if not data["hits"]:
         sys.exit(1)
@@ -105,7 +106,7 @@ def highlighter(query: str):
     """Matched terms in bold color on a terminal; plain when piped or with NO_COLOR set."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
-    from ..query import plan
+    from memsync.search.query import plan
 
     terms = plan(query).terms  # the tokens the snippet's window was cut around
     return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))

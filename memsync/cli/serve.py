@@ -53,7 +53,7 @@ def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
     try:
         cfg = obj.cfg
         if bind is not None:
-            from .. import mcp_http
+            from memsync.mcp import http as mcp_http
 
             host, _port = mcp_http.parse_bind(bind)
             mcp_http.check_bind(host, allow_remote, token)
@@ -63,7 +63,7 @@ def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
     if bind is None and sys.stdin.isatty():
         click.echo(ON_A_TERMINAL, err=True)
     if bind is None:
-        from .. import mcp_server
+        from memsync.mcp import server as mcp_server
 
         mcp_server.serve(cfg, structured=structured)
         return

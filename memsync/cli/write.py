@@ -1,6 +1,6 @@
 """Write-side commands: capture, update, supersede, delete.
 
-Each makes one memsync.vault call. The vault module (and with it YAML and the rules) is imported
+Each makes one memsync.write.vault call. The vault module (and with it YAML and the rules) is imported
 inside the commands, so the read path never loads it. The exit status comes from the result:
 0 written or nothing to do, 1 rejected by a rule, 3 title conflict refused.
 """
@@ -20,7 +20,7 @@ KINDS = click.Choice(list(KIND_FOLDERS))
 
 
 def _done(result: dict, as_json: bool) -> None:
-    from .. import vault
+    from memsync.write import vault
 
     emit(result, as_json, output.write_result)
     code = vault.exit_code_for(result)
@@ -38,7 +38,7 @@ def _body_from_stdin() -> str:
 def _tags(given: tuple[str, ...]) -> list[str] | None:
     """--tags a,b, --tags '[a, b]' and --tags a --tags b (or a mix) give the same list; none given
     means unchanged."""
-    from ..rules import tag_items
+    from memsync.write.rules import tag_items
 
     return None if not given else [t for value in given for t in tag_items(value)]
 
@@ -62,7 +62,7 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
       memsync capture --title "nginx 站点根目录" --body "ecs-prod 上 nginx 的站点根目录是 /srv/www" --tags nginx,ops
       git log -1 --format=%B | memsync capture --title "release notes 2.1" --kind project
     """
-    from .. import vault
+    from memsync.write import vault
 
     if body is None:
         body = _body_from_stdin()
@@ -89,7 +89,7 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
       memsync update 1234567 --body "ecs-prod 上 nginx 的站点根目录是 /srv/www/html"
       memsync update 1234567 --tags nginx,ops,prod --priority 5
     """
-    from .. import vault
+    from memsync.write import vault
 
     _done(vault.update(obj.cfg, card_id, title=title, body=body, tags=_tags(tags),
                        priority=priority, ttl=ttl, kind=kind), as_json)
@@ -111,7 +111,7 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags):
     Example:
       memsync supersede 1234567 --title "ECS 部署地址" --body "已迁到 10.0.0.9，端口 9090，旧地址停用"
     """
-    from .. import vault
+    from memsync.write import vault
 
     if body is None:
         body = _body_from_stdin()
@@ -137,7 +137,7 @@ def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path
       memsync delete --purge .trash/03-Knowledge/nginx-站点根目录.md
       memsync delete --purge --all
     """
-    from .. import vault
+    from memsync.write import vault
 
     modes = [card_id is not None, restore_path is not None, purge_path is not None]
     if sum(modes) != 1:

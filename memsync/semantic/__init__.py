@@ -11,7 +11,7 @@ import importlib.util
 
 from ..errors import BadEnvironment
 
-# Commands in backticks: the MCP wording (memsync.mcp_words) leaves them as written.
+# Commands in backticks: the MCP wording (memsync.mcp.words) leaves them as written.
 INSTALL_HINT = (
     "install memsync with its extra, `pip install 'memsync[semantic]'` (from a checkout: "
     "`pip install '.[semantic]'`, `pipx install --force '.[semantic]'` or "

@@ -84,7 +84,7 @@ class BackgroundEmbedder:
         return not self._closed and time.monotonic() - self._beat < PAUSE_AFTER
 
     def _run(self) -> None:
-        from ..index import Index
+        from memsync.store.index import Index
 
         with contextlib.suppress(OSError):  # lowest priority, for this thread only
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)

@@ -11,9 +11,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 
-from .. import dates, query
+from memsync import dates
+from memsync.search.lexical import (
+    LexicalSearcher,
+    Query,
+    Result,
+    _filters,
+    clamp_limit,
+    query,
+    snippet,
+)
+
 from ..model import Hit
-from ..search import LexicalSearcher, Query, Result, _filters, clamp_limit, snippet
 from . import fusion, store
 
 SEMANTIC = "semantic"  # `matched` of a hit found by meaning alone

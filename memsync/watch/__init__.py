@@ -14,12 +14,23 @@ reconcile of the affected subtree. One watcher per data home, enforced by a lock
     watcher.py    the Watcher: start, stop, waits, and what watchdog's threads call
     loop.py       its worker thread, and the idle-work seam (IdleWork)
     reporting.py  log lines about batches and problems
+    plan.py       what an event means for the index (pure)
+    pending.py    what was seen but not acted on yet, coalesced per path (pure)
 
-Importing this package imports watchdog: the read path never does.
+The package itself loads lazily: `memsync.watch.lock` and the pure modules load without watchdog;
+asking for `Watcher` or `IdleWork` is what imports it.
 """
 
-from .lock import WatcherLocked, WatchLock
-from .loop import IdleWork
-from .watcher import Watcher
+from __future__ import annotations
 
-__all__ = ["IdleWork", "WatchLock", "Watcher", "WatcherLocked"]
+import importlib
+
+_HOME = {"IdleWork": "loop", "Watcher": "watcher", "WatchLock": "lock", "WatcherLocked": "lock"}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

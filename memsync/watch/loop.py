@@ -13,8 +13,10 @@ import os
 import time
 from collections.abc import Callable
 
-from .. import api, plan
-from ..index import Index
+from memsync import api
+from memsync.store.index import Index
+from memsync.watch import plan
+
 from ..model import SyncReport
 from ..sources import drop_unconfigured
 from ..sync import Indexer

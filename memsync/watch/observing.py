@@ -29,7 +29,8 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from .. import plan
+from memsync.watch import plan
+
 from ..config import Config
 from ..errors import BadEnvironment, MemsyncError
 from ..exclusions import APP_JSON

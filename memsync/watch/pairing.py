@@ -16,7 +16,8 @@ import os
 import time
 from collections.abc import Callable
 
-from .. import plan
+from memsync.watch import plan
+
 from ..model import SyncReport
 from ..sync import storable
 

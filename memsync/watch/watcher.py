@@ -11,9 +11,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from .. import api, plan, vault
+from memsync import api
+from memsync.store.index import Index
+from memsync.watch import plan
+from memsync.write import vault
+
 from ..config import Config
-from ..index import Index
 from ..model import SyncReport
 from .following import ConfigFollower
 from .lock import WatchLock

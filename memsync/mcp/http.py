@@ -15,8 +15,8 @@ import signal
 import socket
 import sys
 
-from .config import Config
-from .errors import BadArgument
+from memsync.config import Config
+from memsync.errors import BadArgument
 
 log = logging.getLogger("memsync.mcp")
 
@@ -86,8 +86,8 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     is on disk and in the index before its reply), stop the watcher, exit 0."""
     import uvicorn
 
-    from .mcp_live import LiveIndex
-    from .mcp_server import build, configure_logging
+    from memsync.mcp.live import LiveIndex
+    from memsync.mcp.server import build, configure_logging
 
     host, port = parse_bind(bind)
     check_bind(host, allow_remote, token)

@@ -1,7 +1,7 @@
 """The rows a card's fields become beside its `cards` row: its FTS rows, its exact keys,
 and its outgoing links. Written and deleted together, keyed by cards.seq.
 
-The links field of a card is filled in afterwards by memsync.backlinks, from the links rows of
+The links field of a card is filled in afterwards by memsync.store.backlinks, from the links rows of
 the cards pointing at it; every change here names the link names it touched, so that step
 revisits only the cards those could resolve to.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from . import fts
-from .fields import CardFields
+from memsync.store import fts
+from memsync.store.fields import CardFields
 
 
 def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:

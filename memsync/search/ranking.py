@@ -1,10 +1,10 @@
 """How a card's field scores become one score. Pure: numbers in, a number out.
 
-Each FTS5 table gives a bm25() over its own fields (memsync.migrations): the whole card, the
+Each FTS5 table gives a bm25() over its own fields (memsync.store.migrations): the whole card, the
 names (title, aliases, file name, H1), the other short fields (headings, tags, link text). A
 title match is scored against the document frequencies and lengths of titles, so a word in most
 bodies still counts there and a long body does not dilute it. A query equal to a whole title,
-alias or heading (memsync.fields) adds a bonus larger than any bm25 sum, so it ranks first.
+alias or heading (memsync.store.fields) adds a bonus larger than any bm25 sum, so it ranks first.
 Scores are positive; larger is better.
 """
 

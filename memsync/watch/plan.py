@@ -2,7 +2,7 @@
 
 Events are only hints. `actions` reduces one watchdog-like event to "this path may have changed",
 "this card was renamed" or "this folder may hide changes"; the disk, read later by the indexer, says
-what actually happened. memsync.pending coalesces those hints per path and says when to act
+what actually happened. memsync.watch.pending coalesces those hints per path and says when to act
 (its names are offered here too, where the watcher has always found them).
 """
 
@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol
 
 from memsync.adapters import hidden
-
-from .pending import CAP, QUIET, SETTLE, Action, Batch, Pending, covered, outermost
-from .sync import storable
+from memsync.sync import storable
+from memsync.watch.pending import CAP, QUIET, SETTLE, Action, Batch, Pending, covered, outermost
 
 __all__ = [
     "CAP", "HOLD", "QUIET", "RECHECK", "SETTLE", "Action", "Batch", "Event", "Pending",

@@ -1,6 +1,6 @@
 """`memsync doctor`: is this index sound? Read-only unless asked to repair.
 
-`diagnose` runs every check of memsync.doctor_checks over the index (opened as it is: not
+`diagnose` runs every check of memsync.doctor.checks over the index (opened as it is: not
 created, not migrated) and the data home. `run` adds the repairs of `--fix`, which touch only
 what lives in the index and the home: drifted files go through the one indexer path again, a
 damaged full-text index is rebuilt, stray ids are retired, settled journal entries dropped, a
@@ -14,11 +14,13 @@ import contextlib
 import os
 from pathlib import Path
 
-from . import api, journal, migrations, private
-from .config import Config
-from .doctor_checks import Finding, home_checks, index_checks, supersede_state, unreadable
-from .errors import BadEnvironment
-from .index import DB_ERRORS, Index
+from memsync import api, private
+from memsync.config import Config
+from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state, unreadable
+from memsync.errors import BadEnvironment
+from memsync.store import migrations
+from memsync.store.index import DB_ERRORS, Index
+from memsync.write import journal
 
 
 def diagnose(cfg: Config) -> tuple[list[Finding], dict]:
@@ -51,7 +53,7 @@ def run(cfg: Config, fix: bool = False, finish_writes: bool = False) -> dict:
     findings, checked = diagnose(cfg)
     fixed: list[str] = []
     if finish_writes:
-        from .supersede import recover
+        from memsync.write.supersede import recover
 
         fixed += [f"supersede of {r['old']}: {r['action']}" for r in recover(cfg)]
     if fix and any(f.fixable for f in findings):
@@ -79,7 +81,9 @@ def summary(cfg: Config) -> dict:
 
 def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     """Fix what can be fixed without writing a vault or source byte; returns what was done."""
-    from .watch.lock import remove_stale  # the watcher's own probe; imports watchdog, so late
+    from memsync.watch.lock import (
+        remove_stale,  # the watcher's own probe; imports watchdog, so late
+    )
 
     todo = [f for f in findings if f.fixable]
     done: list[str] = []

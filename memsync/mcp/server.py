@@ -18,10 +18,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
-from . import mcp_tools
-from .config import Config
-from .mcp_live import CurrentConfig, LiveIndex, StartAfterHandshake
-from .mcp_replies import INTERNAL_ERROR, describe_invalid, error
+from memsync.config import Config
+from memsync.mcp import tools as mcp_tools
+from memsync.mcp.live import CurrentConfig, LiveIndex, StartAfterHandshake
+from memsync.mcp.replies import INTERNAL_ERROR, describe_invalid, error
 
 log = logging.getLogger("memsync.mcp")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .errors import BadArgument
-from .model import KIND_FOLDERS
+from memsync.errors import BadArgument
+from memsync.model import KIND_FOLDERS
 
 MIN_BODY_CHARS = 20
 MAX_TITLE_CHARS = 200

@@ -1,6 +1,6 @@
 """Supersede: write the new card and mark the old one invalid, both or neither.
 
-Two files change, so the work is journaled (memsync.journal): the plan, naming the new file
+Two files change, so the work is journaled (memsync.write.journal): the plan, naming the new file
 before it can exist, is on disk before the first write and removed after the last. If the
 process dies in between, `recover()` (run first by every write command, and by the watcher at
 start) finishes the job when it can and rolls it back when it cannot. Supersede and recovery
@@ -14,13 +14,14 @@ import os
 import posixpath
 from pathlib import Path
 
-from . import api, atomic, dates, journal, rules, secrets, vaultio
-from . import frontmatter_edit as fe
-from .cardtext import new_card_problem, render, verify_edit
-from .config import Config
-from .errors import MemsyncError, NotFound, Rejected
-from .model import KIND_FOLDERS
-from .sync import MAX_FILE_BYTES
+from memsync import api, dates, secrets
+from memsync.config import Config
+from memsync.errors import MemsyncError, NotFound, Rejected
+from memsync.model import KIND_FOLDERS
+from memsync.sync import MAX_FILE_BYTES
+from memsync.write import atomic, journal, rules, vaultio
+from memsync.write import frontmatter_edit as fe
+from memsync.write.cardtext import new_card_problem, render, verify_edit
 
 
 def _digest(data: bytes) -> str:

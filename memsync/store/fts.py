@@ -1,12 +1,12 @@
 """The full-text tables, and the one place their rows are written and deleted.
 
-Three FTS5 tables over the pre-tokenized fields of memsync.fields (rowid = cards.seq in each):
+Three FTS5 tables over the pre-tokenized fields of memsync.store.fields (rowid = cards.seq in each):
 - cards_fts holds every field, so one MATCH decides whether a card has every query word
   somewhere (the tiers); its bm25() scores the card as a whole.
 - names_fts (title, h1) and fields_fts (headings, tags, links) hold the short fields only.
   Their bm25() counts document frequencies and lengths over those fields alone, so a word
   common in bodies still weighs in a title, and a long body (or many headings) does not
-  dilute a title match: the two faults of one whole-row bm25 (memsync.search).
+  dilute a title match: the two faults of one whole-row bm25 (memsync.search.lexical).
 
 The text is stored once. cards_fts is contentless: a copy of every body's token stream made
 the index 4.5x the vault's bytes. Nothing reads its text back (snippets are cut from
@@ -19,7 +19,7 @@ these tables (as m002 did), or deletes would remove the wrong tokens.
 
 from __future__ import annotations
 
-from . import cjk
+from memsync import cjk
 
 # porter: English words are stemmed on both sides (requests = request); CJK bigrams and
 # identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md).
@@ -32,7 +32,7 @@ FTS_COLUMNS = {
 }
 # title: title, aliases, file name; h1: top-level headings; headings: all others; tags:
 # frontmatter and inline tags; links: anchor text of the wikilinks pointing at the card
-# (memsync.backlinks); body: the Markdown body.
+# (memsync.store.backlinks); body: the Markdown body.
 CONTENT = {"cards_fts": "content = ''",
            "names_fts": "content = 'card_terms', content_rowid = 'seq'",
            "fields_fts": "content = 'card_terms', content_rowid = 'seq'"}

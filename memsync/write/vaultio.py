@@ -13,9 +13,9 @@ import posixpath
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import api, atomic, notes, rules
-from .config import Config
-from .errors import (
+from memsync import api, notes
+from memsync.config import Config
+from memsync.errors import (
     BadArgument,
     MemsyncError,
     NotFound,
@@ -24,8 +24,9 @@ from .errors import (
     Rejected,
     WriteFailed,
 )
-from .index import DB_ERRORS, Index
-from .model import Card
+from memsync.model import Card
+from memsync.store.index import DB_ERRORS, Index
+from memsync.write import atomic, rules
 
 TRASH = api.TRASH  # one name for the trash folder: memsync.model.TRASH
 VAULT = "vault"  # the one writable source

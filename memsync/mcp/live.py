@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 import threading
 
-from . import config
-from .config import Config
-from .errors import MemsyncError
+from memsync import config
+from memsync.config import Config
+from memsync.errors import MemsyncError
 
 log = logging.getLogger("memsync.mcp")
 
@@ -40,8 +40,8 @@ class LiveIndex:
             self._thread.start()
 
     def _run(self) -> None:
-        from .semantic.background import idle_work
-        from .watch import Watcher, WatcherLocked  # watchdog loads only here
+        from memsync.semantic.background import idle_work
+        from memsync.watch import Watcher, WatcherLocked  # watchdog loads only here
 
         try:
             while not self._stopping.is_set():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import cjk
+from memsync import cjk
 
 TIERS = ("all", "all-prefix", "any", "any-prefix")
 MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise

@@ -50,7 +50,7 @@ def owner(db: Path) -> Path | None:
 
 
 def write_label(db: Path, vault: Path) -> None:
-    from . import private
+    from memsync import private
 
     target = label_file(db)
     private.mkdir(target.parent)
@@ -69,7 +69,7 @@ def claim(db: Path, vault: Path) -> None:
     with what to do."""
     if label_file(db).exists():
         return
-    from .errors import BadEnvironment
+    from memsync.errors import BadEnvironment
 
     if db.is_file():
         _refuse_foreign(db, vault, BadEnvironment(
@@ -90,7 +90,7 @@ def _refuse_foreign(db: Path, vault: Path, refusal: Exception) -> None:
 
 def _files_found(db: Path, vault: Path) -> tuple[int, int]:
     """(vault files looked at, how many of them exist in `vault`), at most SAMPLE looked at."""
-    from .index import open_existing
+    from memsync.store.index import open_existing
 
     try:
         with closing(open_existing(db)) as conn:
@@ -105,7 +105,7 @@ def card_count(db: Path) -> int:
     """Cards in an index, 0 when it is missing or unreadable; never creates or changes it."""
     if not db.is_file():
         return 0
-    from .index import open_existing
+    from memsync.store.index import open_existing
 
     try:
         with closing(open_existing(db)) as conn:
@@ -125,8 +125,8 @@ def known(home: Path) -> list[tuple[Path, Path]]:
 
 def _move(src: Path, dst: Path) -> None:
     """Move an index, its WAL folded in first so the one file carries everything, and its label."""
-    from . import private
-    from .index import open_existing
+    from memsync import private
+    from memsync.store.index import open_existing
 
     with suppress(Exception), closing(open_existing(src)) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -148,7 +148,7 @@ def make_main(home: Path, vault: Path) -> str | None:
     """Give memsync.db to `vault` (for `memsync init`): the index in it now moves to its own
     vault's file, and `vault`'s own index, if it has one, becomes memsync.db. Returns what moved,
     in words, or None when nothing had to."""
-    from .errors import BadEnvironment
+    from memsync.errors import BadEnvironment
 
     main = home / DEFAULT_DB
     holder = owner(main)

@@ -14,11 +14,13 @@ from typing import Annotated, Literal
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from . import api, doctor, mcp_text
-from .errors import BadArgument
-from .mcp_replies import error, guarded, written
-from .mcp_words import for_model
-from .search import Query
+from memsync import api
+from memsync.doctor import exam as doctor
+from memsync.errors import BadArgument
+from memsync.mcp import text as mcp_text
+from memsync.mcp.replies import error, guarded, written
+from memsync.mcp.words import for_model
+from memsync.search.lexical import Query
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range; larger ids cannot exist and would overflow the driver
 

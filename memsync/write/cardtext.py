@@ -7,11 +7,12 @@ asked-for fields and nothing else, or it is not written.
 
 from __future__ import annotations
 
-from . import frontmatter_edit as fe
-from . import notes, rules
-from .errors import Rejected
-from .model import Card
-from .sizes import size_and_cap
+from memsync import notes
+from memsync.errors import Rejected
+from memsync.model import Card
+from memsync.sizes import size_and_cap
+from memsync.write import frontmatter_edit as fe
+from memsync.write import rules
 
 FIELDS = ("title", "body", "kind", "tags", "aliases", "created", "updated", "invalid_at",
           "superseded_by", "supersedes", "priority", "ttl")

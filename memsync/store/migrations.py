@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from . import cjk, fts
+from memsync import cjk
+from memsync.store import fts
 
 
 def _run(conn, script: str) -> None:
@@ -162,7 +163,8 @@ def m004_note_fields(conn) -> None:
     A vault note whose stored title may have come from its first `# heading` (the old rule) is
     marked for one re-read (its file hash is cleared), as is every card of another source
     (its adapter decides its fields): the next `memsync index` or watcher start reads them."""
-    from . import backlinks, fields, fieldstore, notes
+    from memsync import notes
+    from memsync.store import backlinks, fields, fieldstore
 
     # An index whose user_version was set back (by hand, by a restore) may hold these already.
     have = {row[1] for row in conn.execute("PRAGMA table_info(cards)")}
@@ -199,8 +201,8 @@ NEW_COLUMNS = (
     ("inlinks", "INTEGER NOT NULL DEFAULT 0"),  # notes linking here
 )
 # Outgoing links, one row per link of a note: what the links field of other cards is made of
-# (memsync.backlinks). seq is the linking card (a note is one card); name is the folded last
-# segment of the target (memsync.fields.link_name), the lookup key; target is the folded target
+# (memsync.store.backlinks). seq is the linking card (a note is one card); name is the folded last
+# segment of the target (memsync.store.fields.link_name), the lookup key; target is the folded target
 # without .md, NULL when it is just name (most links): no row repeats the note's path.
 LINKS_TABLE = """
     CREATE TABLE IF NOT EXISTS links (
@@ -212,7 +214,7 @@ LINKS_TABLE = """
         PRIMARY KEY (seq, pos)
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS links_name ON links(name)"""
-# Each title, alias, file name and heading of a card, folded (memsync.fields.key): a query equal
+# Each title, alias, file name and heading of a card, folded (memsync.store.fields.key): a query equal
 # to one is found by its key, whatever its words' frequencies. Keyed by (key, seq), the lookup
 # needs no index of its own; exact_keys_seq finds a card's keys when it is deleted.
 EXACT_KEYS_TABLE = """
@@ -232,7 +234,7 @@ SCHEMA_3 = f"""
 
 
 def m005_text_once(conn) -> None:
-    """Store the full-text text once (memsync.fts): cards_fts becomes contentless, names_fts and
+    """Store the full-text text once (memsync.store.fts): cards_fts becomes contentless, names_fts and
     fields_fts read theirs from card_terms. The short fields' tokens are taken over as stored;
     the body's are made from cards.body, as every later delete will make them. No file is read.
     An index whose schema 4 was written by this memsync already has that layout."""
@@ -252,7 +254,8 @@ def m006_markdown_links(conn) -> None:
     note's outgoing links are read again from its stored body (no file is read); a note of
     another source is marked for one re-read (its adapter decides its body), as m004 did. Then
     the links field and in-link count of every card follow."""
-    from . import backlinks, fields, fieldstore, outline
+    from memsync import outline
+    from memsync.store import backlinks, fields, fieldstore
 
     _links_by_seq(conn)
     conn.execute("DELETE FROM links WHERE seq IN (SELECT seq FROM cards WHERE source = 'vault')")
@@ -298,12 +301,12 @@ def m007_smaller_links(conn) -> None:
 
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
               m006_markdown_links, m007_smaller_links]
-# Pages of an index file (memsync.index sets it on a new file, an upgrade moves an older file
+# Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->
 # 2.95x the notes' bytes (1 KiB: 2.90x, but searches ~15% slower; 2 KiB as fast as 4 KiB).
 PAGE_SIZE = 2048
-# Steps that free much of the file: the index is compacted once they have run (memsync.fts).
+# Steps that free much of the file: the index is compacted once they have run (memsync.store.fts).
 COMPACTING = {m005_text_once, m007_smaller_links}
 
 

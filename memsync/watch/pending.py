@@ -1,6 +1,6 @@
 """What the watcher has seen but not acted on yet, coalesced per path. Pure: no disk, no clock.
 
-`Pending` takes the actions `memsync.plan` reads from events and hands them back in batches: a
+`Pending` takes the actions `memsync.watch.plan` reads from events and hands them back in batches: a
 path once it has been quiet for a short window (editors save in several steps), or soon after
 its writer closed it, or at the latest after a cap, so a file written continuously still gets
 indexed; renames in the order they happened; folders to look at again later.

@@ -14,10 +14,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import fts, migrations, private
-from .errors import BadEnvironment, NotFound
-from .fields import CardFields, note_name
-from .model import Card, Signature
+from memsync import private
+from memsync.errors import BadEnvironment, NotFound
+from memsync.model import Card, Signature
+from memsync.store import fts, migrations
+from memsync.store.fields import CardFields, note_name
 
 BUSY_TIMEOUT_MS = 60_000
 # What a caller outside this module may catch when the database fails (locked past the busy
@@ -88,7 +89,7 @@ class Index:
         self.path = Path(path)
         self.conn = connect(self.path)
         # (source, link name)s whose cards' links fields may have changed in this transaction:
-        # refreshed just before it commits (memsync.backlinks).
+        # refreshed just before it commits (memsync.store.backlinks).
         self.touched: set[tuple[str, str]] = set()
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
@@ -111,7 +112,9 @@ class Index:
         try:
             yield self.conn
             if self.touched:
-                from . import backlinks  # here and below: only writes need them, not a search
+                from memsync.store import (
+                    backlinks,  # here and below: only writes need them, not a search
+                )
 
                 rewritten = backlinks.refresh(self.conn, self.touched)
         except BaseException:
@@ -189,7 +192,7 @@ class Index:
         sig: Signature, digest: str, indexed_ns: int,
     ) -> None:
         """Store the cards of one file (with their pre-tokenized fields), replacing the old."""
-        from . import fieldstore
+        from memsync.store import fieldstore
 
         # Always clear first, even when our snapshot said the file was new: another process
         # (a watcher, an MCP server) may have indexed it since.
@@ -215,7 +218,7 @@ class Index:
         self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
 
     def _delete_cards(self, source: str, file: str) -> int:
-        from . import fieldstore
+        from memsync.store import fieldstore
 
         cards = self.conn.execute(
             "SELECT seq, name, body FROM cards WHERE source = ? AND file = ?", (source, file)
@@ -242,7 +245,7 @@ class Index:
         rows = self.conn.execute(
             "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, src)
         ).fetchall()
-        from . import fieldstore
+        from memsync.store import fieldstore
 
         self.touched |= fieldstore.move(self.conn, source, src, note_name(dst))
         for card_id, path in rows:
@@ -309,7 +312,7 @@ class Index:
         self.mark_changed()
 
     def compact_if_sparse(self, resize: bool = False) -> bool:
-        """After bulk work: shrink the file (memsync.fts.compact) when much of it is free pages,
+        """After bulk work: shrink the file (memsync.store.fts.compact) when much of it is free pages,
         or when the links fields of a tenth of the cards or more were rewritten since the last
         look. A rewrite leaves the card's old full-text rows inside FTS5's segments until they
         are merged, which frees no page yet: a first index of a linked vault can hold each

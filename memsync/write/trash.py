@@ -1,4 +1,4 @@
-"""Soft delete, restore and purge (DESIGN §5). Use them through memsync.vault.
+"""Soft delete, restore and purge (DESIGN §5). Use them through memsync.write.vault.
 
 A deleted card moves to `<vault>/.trash/<its path>`, keeping the folder structure, so restoring
 needs no other record (and Obsidian's own delete lands in the same folder). The index drops it,
@@ -16,11 +16,12 @@ import os
 import posixpath
 from pathlib import Path
 
-from . import api, atomic, journal, vaultio
-from .config import Config
-from .errors import BadArgument, NotFound
-from .index import DB_ERRORS
-from .vaultio import TRASH, VAULT
+from memsync import api
+from memsync.config import Config
+from memsync.errors import BadArgument, NotFound
+from memsync.store.index import DB_ERRORS
+from memsync.write import atomic, journal, vaultio
+from memsync.write.vaultio import TRASH, VAULT
 
 
 def delete(cfg: Config, card_id: int) -> dict:

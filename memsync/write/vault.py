@@ -12,16 +12,17 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from . import api, atomic, dates, journal, rules, secrets, trash, vaultio
-from . import frontmatter_edit as fe
-from .cardtext import new_card_problem, render, size_problem, verify_edit
-from .config import Config
-from .errors import BadArgument, NotFound, Rejected, WriteFailed
-from .index import DB_ERRORS
-from .model import KIND_FOLDERS, Card
-from .supersede import recover, supersede
-from .sync import MAX_FILE_BYTES
-from .vaultio import VAULT
+from memsync import api, dates, secrets
+from memsync.config import Config
+from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
+from memsync.model import KIND_FOLDERS, Card
+from memsync.store.index import DB_ERRORS
+from memsync.sync import MAX_FILE_BYTES
+from memsync.write import atomic, journal, rules, trash, vaultio
+from memsync.write import frontmatter_edit as fe
+from memsync.write.cardtext import new_card_problem, render, size_problem, verify_edit
+from memsync.write.supersede import recover, supersede
+from memsync.write.vaultio import VAULT
 
 DEFAULT_KIND = "knowledge"
 ON_CONFLICT = ("suffix", "reject")

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-from . import cjk, fts
-from .fields import card_name
+from memsync import cjk
+from memsync.store import fts
+from memsync.store.fields import card_name
 
 
 def resolve(target: str, candidates: list[tuple[str, str, int]]) -> int | None:

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from .errors import MemsyncError
-from .mcp_words import for_model
+from memsync.errors import MemsyncError
+from memsync.mcp.words import for_model
 
 log = logging.getLogger("memsync.mcp")
 
@@ -72,7 +72,9 @@ def written(tool: str, call, render: Render) -> CallToolResult:
     """A write tool: a rejected or conflicting result is a tool error that still carries it."""
 
     def run():
-        from . import vault  # the write path (YAML, rules) loads only when a write arrives
+        from memsync.write import (
+            vault,  # the write path (YAML, rules) loads only when a write arrives
+        )
 
         result = call(vault)
         return result, vault.exit_code_for(result)

@@ -13,12 +13,13 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from . import dates, query
-from .errors import BadArgument
-from .fields import fold_tag, key
-from .index import VALID_ON, Index
-from .model import Hit
-from .ranking import WEIGHTS, Weights, combine
+from memsync import dates
+from memsync.errors import BadArgument
+from memsync.model import Hit
+from memsync.search import query
+from memsync.search.ranking import WEIGHTS, Weights, combine
+from memsync.store.fields import fold_tag, key
+from memsync.store.index import VALID_ON, Index
 
 MAX_LIMIT = 20
 SNIPPET_CHARS = 160
@@ -186,7 +187,7 @@ class LexicalSearcher:
 
     def _exact(self, text: str) -> dict[int, int]:
         """Cards with a title, alias, file name or heading equal to the whole query (folded),
-        and how strong that field is (memsync.fields)."""
+        and how strong that field is (memsync.store.fields)."""
         folded = key(text)
         if not folded:
             return {}
@@ -206,7 +207,7 @@ class LexicalSearcher:
 
         Candidates: the top of the whole-card bm25 (cards_fts, which also decides what matches
         the tier), plus the top of each short-field table and the exact matches, once checked
-        against the tier. Each is scored by memsync.ranking.combine. Scores come from FTS5
+        against the tier. Each is scored by memsync.search.ranking.combine. Scores come from FTS5
         over the FTS tables alone; only the candidates are joined to `cards` for filters and
         display. The window widens when filters leave it short. `checked`: every short-field
         match already matches the tier (the `any` tiers: each phrase holds a word of the OR).

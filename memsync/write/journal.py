@@ -17,7 +17,8 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from . import atomic, private
+from memsync import private
+from memsync.write import atomic
 
 try:
     import fcntl

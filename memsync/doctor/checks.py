@@ -2,7 +2,7 @@
 
 Nothing here writes: the index is read through a connection that is never committed, files are
 looked at the way the indexer looks at them (memsync.reading: stat signature first, hash only
-when it differs) and the journal's plans are read, not replayed. memsync.doctor runs them and,
+when it differs) and the journal's plans are read, not replayed. memsync.doctor.exam runs them and,
 with --fix, repairs what lives in the index.
 """
 
@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import memsync.adapters as adapters
-
-from . import api, journal, migrations, private, reading, vaultio
-from .config import Config
-from .index import Index, integrity_problems
-from .model import TRASH
-from .output import plural
-from .sync import MAX_FILE_BYTES, Indexer
+from memsync import api, private, reading
+from memsync.config import Config
+from memsync.model import TRASH
+from memsync.output import plural
+from memsync.store import migrations
+from memsync.store.index import Index, integrity_problems
+from memsync.sync import MAX_FILE_BYTES, Indexer
+from memsync.write import journal, vaultio
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
 REINDEX = "run `memsync index` (or `memsync doctor --fix`)"
@@ -211,7 +212,7 @@ def half_done_writes(cfg: Config) -> list[Finding]:
 
 
 def supersede_state(vault: Path, plan: dict) -> str:
-    """What recovery (memsync.supersede) would find, read only."""
+    """What recovery (memsync.write.supersede) would find, read only."""
     old_rel, new_rel = plan.get("old"), plan.get("new")
     new_card = vaultio.read_card(vault, new_rel) if new_rel and old_rel else None
     if new_card is None or new_card.supersedes != old_rel:
@@ -228,7 +229,7 @@ def sources(cfg: Config) -> list[Finding]:
 
 
 def semantic_extra(cfg: Config) -> list[Finding]:
-    from .semantic import INSTALL_HINT
+    from memsync.semantic import INSTALL_HINT
 
     problem = cfg.semantic_problem()
     return [Finding("semantic", problem, f"{INSTALL_HINT}; or set \"semantic\": false")] if problem else []

@@ -1,14 +1,14 @@
 """A card's searchable fields, as the index stores them. Pure: a Card in, strings and keys out.
 
-Field groups (each an FTS5 column, memsync.migrations):
+Field groups (each an FTS5 column, memsync.store.migrations):
 - title: the title, the aliases and the file name (Obsidian's names for the note)
 - h1: top-level headings, weighted near the title
 - headings: every other heading
 - tags: frontmatter tags and inline `#tags`
-- links: the anchor text of links pointing at the card (filled in by memsync.backlinks)
+- links: the anchor text of links pointing at the card (filled in by memsync.store.backlinks)
 - body: the whole Markdown body
 Beside them, the exact keys: each title, alias, file name and heading as a normalised string,
-so a query that *is* one of them is found by one index lookup (memsync.search ranks it first).
+so a query that *is* one of them is found by one index lookup (memsync.search.lexical ranks it first).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from . import cjk
-from .model import Card
+from memsync import cjk
+from memsync.model import Card
 
 # Exact-match strength by field: a query equal to a title, alias or file name beats one equal
 # to an H1, which beats one equal to any other heading.
@@ -60,7 +60,7 @@ def link_target(target: str) -> str:
 
 def card_name(path: str) -> str | None:
     """The folded path without `.md` of a card that is a whole Markdown file, else None: what
-    a link's folded target is compared with (memsync.backlinks.resolve)."""
+    a link's folded target is compared with (memsync.store.backlinks.resolve)."""
     if "#" in path or not path.endswith(".md"):
         return None
     return cjk.normalize(path[:-3])
@@ -79,7 +79,7 @@ def note_name(path: str) -> str | None:
 
 
 def card_fields(card: Card) -> CardFields:
-    from . import outline  # its patterns compile at import: the indexer's, not a search's
+    from memsync import outline  # its patterns compile at import: the indexer's, not a search's
 
     name = stem(card.path)
     names = [card.title, *card.aliases]
