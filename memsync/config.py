@@ -20,6 +20,7 @@ from memsync import private
 from memsync.store import vaults
 
 from .errors import BadEnvironment
+from .lifecycle import settings as lifecycle_settings
 from .model import IgnoredSource, Source
 from .overlap import sort_out
 
@@ -45,6 +46,7 @@ class Config:
     listed_sources: tuple[Source, ...] = field(default=())  # as config.json lists them, in order
     semantic: bool = False  # config.json "semantic": hybrid search by default (memsync[semantic])
     configured_vault: Path | None = None  # config.json's "vault", whatever is in use now
+    lifecycle: lifecycle_settings.Settings = lifecycle_settings.DEFAULT  # memsync.lifecycle
 
     @property
     def config_file(self) -> Path:
@@ -245,11 +247,19 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         listed_sources=_sources(file_data.get("sources"), config_file),
         semantic=_flag(file_data, "semantic", config_file),
         configured_vault=configured,
+        lifecycle=_lifecycle(file_data, config_file),
     )
     # Once, for a home an older memsync left open; a vault or source kept below it is the
     # user's own folder of cards and keeps its modes.
     private.settle_home(home_setting.path, skip=(cfg.vault.path, *(Path(s.root) for s in cfg.sources)))
     return cfg
+
+
+def _lifecycle(data: dict, config_file: Path) -> lifecycle_settings.Settings:
+    try:
+        return lifecycle_settings.read(data, str(config_file))
+    except ValueError as exc:
+        raise BadEnvironment(f"{exc}; fix it or remove the key") from None
 
 
 def _flag(data: dict, key: str, config_file: Path) -> bool:

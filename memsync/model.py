@@ -35,6 +35,9 @@ class Card:
     supersedes: str | None = None
     priority: str | None = None
     ttl: str | None = None
+    # One line saying what the card holds: what search results show instead of a body window,
+    # so a reader (often a model paying per token) decides from it whether to open the card.
+    summary: str | None = None
     problem: str | None = None  # why the metadata could not be read, if it could not
     # Derived from the body (memsync.outline), never written back: (level, text) of each
     # heading, `#tags` written in the text, and (target, anchor text) of each link to a note.

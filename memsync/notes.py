@@ -74,6 +74,13 @@ def _as_text(value: object) -> str | None:
     return text or None
 
 
+def _summary(value: object) -> str | None:
+    """The summary on one line: a YAML block (`summary: |`) keeps its newlines, which a result
+    line cannot show."""
+    text = _as_text(value)
+    return " ".join(text.split()) if text else None
+
+
 def kind_from_folder(rel_path: str) -> str | None:
     top = rel_path.split("/", 1)[0]
     return FOLDER_KINDS.get(top) if "/" in rel_path else None
@@ -120,6 +127,7 @@ def parse(data: bytes, rel_path: str) -> Card:
         supersedes=_as_text(meta.get("supersedes")),
         priority=_as_text(meta.get("priority")),
         ttl=_as_text(meta.get("ttl")),
+        summary=_summary(meta.get("summary")),
         problem=problem,
         headings=outline.headings(prose),
         body_tags=outline.inline_tags(prose),

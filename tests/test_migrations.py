@@ -15,6 +15,8 @@ from memsync.store.index import CARD_COLUMNS, Index, integrity_problems
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync
 
+SCHEMA_2_COLUMNS = CARD_COLUMNS.replace(", summary", "")  # summary came with schema 8
+
 
 def _schema_2_index(db, vault, cards) -> None:
     """An index as memsync wrote it at schema 2: titles from the first `# heading`, three FTS
@@ -32,7 +34,7 @@ def _schema_2_index(db, vault, cards) -> None:
                      (path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
                       reading.digest(data), st.st_mtime_ns + 10**9))
         conn.execute(
-            f"INSERT INTO cards (seq, {CARD_COLUMNS}) VALUES ({', '.join('?' * 18)})",
+            f"INSERT INTO cards (seq, {SCHEMA_2_COLUMNS}) VALUES ({', '.join('?' * 18)})",
             (seq, card_id, "vault", path, path, title, card.kind, json.dumps(list(card.tags), ensure_ascii=False),
              json.dumps(list(card.aliases), ensure_ascii=False), card.created, card.updated, card.invalid_at,
              card.superseded_by, card.supersedes, card.priority, card.ttl, card.body, card.problem))

@@ -51,7 +51,9 @@ def _tags(given: tuple[str, ...]) -> list[str] | None:
 @click.option("--on-conflict", type=click.Choice(["suffix", "reject"]), default="suffix",
               show_default=True, help="Same title, other body: save as -2, or refuse (exit 3).")
 @click.option("--reject-secrets", is_flag=True, help="Refuse the card if it seems to hold credentials (exit 1).")
-def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, reject_secrets):
+@click.option("--summary", help="One line saying what the card holds; search shows it instead of a body window.")
+def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, reject_secrets,
+            summary):
     """Write a new card to the vault and index it right away.
 
     The same title and body again changes nothing. A different body under an existing title is
@@ -67,7 +69,8 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
     if body is None:
         body = _body_from_stdin()
     _done(vault.capture(obj.cfg, title, body, kind=kind, tags=_tags(tags),
-                        on_conflict=on_conflict, reject_secrets=reject_secrets), as_json)
+                        on_conflict=on_conflict, reject_secrets=reject_secrets, summary=summary),
+          as_json)
 
 
 @command(main, "update")
@@ -78,7 +81,8 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
 @click.option("--priority", help="Free-form priority, e.g. 5 or high ('' clears it).")
 @click.option("--ttl", help="How long the fact stays relevant, e.g. 30d ('' clears it).")
 @click.option("--kind", help="Refused: supersede into the new kind, then delete the old card.")
-def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, ttl, kind):
+@click.option("--summary", help="One line saying what the card holds ('' clears it).")
+def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, ttl, kind, summary):
     """Correct a card in place (the fact was wrong). Only the given fields change.
 
     If the fact was right but has changed since, use `supersede` so the old state stays
@@ -92,7 +96,7 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
     from memsync.write import vault
 
     _done(vault.update(obj.cfg, card_id, title=title, body=body, tags=_tags(tags),
-                       priority=priority, ttl=ttl, kind=kind), as_json)
+                       priority=priority, ttl=ttl, kind=kind, summary=summary), as_json)
 
 
 @command(main, "supersede")
@@ -101,7 +105,8 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
 @click.option("--body", help="The fact as it is now (at least 20 characters). Read from stdin if absent.")
 @click.option("--kind", type=KINDS, help="Kind of the new card (default: the old card's).")
 @click.option("--tags", multiple=True, help="Tags of the new card: nginx,ops, or --tags again for each one.")
-def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags):
+@click.option("--summary", help="One line saying what the card holds; search shows it instead of a body window.")
+def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, summary):
     """Record that a fact changed: write a new card, mark the old one no longer valid.
 
     Both happen or neither does. Searches then show the new card; `--as-of` an earlier day
@@ -115,7 +120,8 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags):
 
     if body is None:
         body = _body_from_stdin()
-    _done(vault.supersede(obj.cfg, card_id, title, body, kind=kind, tags=_tags(tags)), as_json)
+    _done(vault.supersede(obj.cfg, card_id, title, body, kind=kind, tags=_tags(tags),
+                          summary=summary), as_json)
 
 
 @command(main, "delete")

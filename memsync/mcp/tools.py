@@ -57,7 +57,8 @@ CAPTURE = (
     "memory_update or memory_supersede. The title names the file; body >= 20 chars; kind picks the "
     "folder. Same title and body again: unchanged. Same title, other body: saved as '-2' "
     "(conflict), or refused with on_conflict=reject. Suspected credentials come back as warnings "
-    "(reject_secrets refuses): never store secrets."
+    "(reject_secrets refuses): never store secrets. summary: one line search shows instead of the "
+    "body; give one when the body is long."
 )
 UPDATE = (
     "Fix a card that is wrong (a wrong value, a typo, a missing detail), in place: only the given "
@@ -116,29 +117,32 @@ def register(server, now, live=None) -> None:
     @server.tool(name="memory_capture", title="Save a fact", annotations=_write(False, True),
                  description=CAPTURE)
     def memory_capture(title: str, body: str, kind: Kind = None, tags: Tags = None,
-                       on_conflict: Literal["suffix", "reject"] = "suffix", reject_secrets: bool = False) -> CallToolResult:
+                       on_conflict: Literal["suffix", "reject"] = "suffix", reject_secrets: bool = False,
+                       summary: str | None = None) -> CallToolResult:
         return written("memory_capture", lambda vault: vault.capture(
             now(), title, body, kind=kind, tags=tags, on_conflict=on_conflict,
-            reject_secrets=reject_secrets), mcp_text.write)
+            reject_secrets=reject_secrets, summary=summary), mcp_text.write)
 
     @server.tool(name="memory_update", title="Correct a card", annotations=_write(True, True),
                  description=UPDATE)
     def memory_update(id: CardId, title: str | None = None, body: str | None = None, tags: Tags = None,
-                      priority: str | None = None, ttl: str | None = None, kind: Kind = None) -> CallToolResult:
+                      priority: str | None = None, ttl: str | None = None, kind: Kind = None,
+                      summary: str | None = None) -> CallToolResult:
         return written("memory_update", lambda vault: vault.update(
             now(), id, title=title, body=body, tags=tags, priority=priority, ttl=ttl, kind=kind,
-        ), mcp_text.write)
+            summary=summary), mcp_text.write)
 
     @server.tool(name="memory_supersede", title="Replace a changed fact", annotations=_write(False, False),
                  description=SUPERSEDE)
     def memory_supersede(id: CardId | None = None, *, title: str, body: str, kind: Kind = None,
-                         tags: Tags = None, old_id: CardId | None = None) -> CallToolResult:
+                         tags: Tags = None, old_id: CardId | None = None,
+                         summary: str | None = None) -> CallToolResult:
         try:
             card = _one_id("memory_supersede", id, old_id)
         except BadArgument as err:
             return error(err.message)
         return written("memory_supersede", lambda vault: vault.supersede(
-            now(), card, title, body, kind=kind, tags=tags), mcp_text.write)
+            now(), card, title, body, kind=kind, tags=tags, summary=summary), mcp_text.write)
 
     @server.tool(name="memory_delete", title="Delete a card (soft)", annotations=_write(True, False),
                  description=DELETE)

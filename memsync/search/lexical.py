@@ -104,6 +104,12 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
 
 
+def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
+    """What a hit shows: the card's own summary when it has one (one line the writer chose,
+    DESIGN §12), else a window of the body around the first match."""
+    return summary or snippet(body, terms)
+
+
 def _low_confidence(hits: list[Hit]) -> str:
     low = min(h.coverage for h in hits if h.coverage is not None)
     if low < 1:
@@ -215,7 +221,7 @@ class LexicalSearcher:
         w = self.weights
         cards_sql = (
             "SELECT c.seq, c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, "
-            "c.inlinks FROM cards c "
+            "c.inlinks, c.summary FROM cards c "
             f"WHERE c.seq IN (SELECT value FROM json_each(?)){where}"
         )
         window = max(40, 4 * (want + len(exclude)))
@@ -269,6 +275,6 @@ class LexicalSearcher:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=rank, matched=tier, coverage=coverage,
-            snippet=snippet(row["body"], plan.terms) if plan else "",
+            snippet=shown_text(row["summary"], row["body"], plan.terms) if plan else row["summary"] or "",
             valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],
         )

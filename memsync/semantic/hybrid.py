@@ -19,14 +19,15 @@ from memsync.search.lexical import (
     _filters,
     clamp_limit,
     query,
-    snippet,
+    shown_text,
 )
 
 from ..model import Hit
 from . import fusion, store
 
 SEMANTIC = "semantic"  # `matched` of a hit found by meaning alone
-ROW_SQL = ("SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at FROM cards c "
+ROW_SQL = ("SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.summary "
+           "FROM cards c "
            "WHERE c.id IN (SELECT value FROM json_each(?)){where}")
 
 
@@ -111,13 +112,14 @@ class HybridSearcher:
                 hit = by_id[card_id]
                 made = hit.snippet or shown.get(card_id)
                 hits.append(replace(hit, score=score, lexical=hit.score, dense=dense.get(card_id),
-                                    snippet=made or snippet(self._body(card_id), terms)))
+                                    snippet=made or shown_text(*self._body(card_id), terms)))
             else:
                 row = rows[card_id]
                 hits.append(Hit(
                     id=card_id, path=row["path"], title=row["title"], kind=row["kind"],
                     source=row["source"], score=score, matched=SEMANTIC, coverage=None,
-                    snippet=snippet(row["body"], terms), valid=valid, dense=dense[card_id],
+                    snippet=shown_text(row["summary"], row["body"], terms), valid=valid,
+                    dense=dense[card_id],
                 ))
         result = Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None),
                         hits=hits, note=page.note,
@@ -127,8 +129,9 @@ class HybridSearcher:
                            "(matched: semantic): check that they are about what you meant")
         return result
 
-    def _body(self, card_id: int) -> str:
-        return self.index.conn.execute("SELECT body FROM cards WHERE id = ?", (card_id,)).fetchone()[0]
+    def _body(self, card_id: int) -> tuple[str | None, str]:
+        return tuple(self.index.conn.execute(
+            "SELECT summary, body FROM cards WHERE id = ?", (card_id,)).fetchone())
 
     def candidates(self, q: Query, lexical: list[Hit], matched: str | None) -> Candidates:
         """The best `depth` cards passing the filters by cosine to the query (a card by its best

@@ -28,7 +28,7 @@ ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
 
 CARD_COLUMNS = (
     "id, source, path, file, title, kind, tags, aliases, created, updated, invalid_at, "
-    "superseded_by, supersedes, priority, ttl, body, problem"
+    "superseded_by, supersedes, priority, ttl, body, problem, summary"
 )
 
 
@@ -200,13 +200,14 @@ class Index:
         for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self.conn.execute(
-                f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     json.dumps(list(card.tags), ensure_ascii=False),
                     json.dumps(list(card.aliases), ensure_ascii=False),
                     card.created, card.updated, card.invalid_at, card.superseded_by,
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
+                    card.summary,
                 ),
             ).lastrowid
             self.touched |= fieldstore.insert(self.conn, seq, source, card_fields)

@@ -299,8 +299,16 @@ def m007_smaller_links(conn) -> None:
         conn.execute("DROP TABLE exact_keys_v6")
 
 
+def m008_summary(conn) -> None:
+    """The `summary:` of a card's frontmatter, shown by search instead of a body window. No file
+    is read again: memsync wrote no summary before this schema, and a `summary:` a person wrote
+    by hand is taken up when its file next changes or by `memsync index --rebuild`."""
+    if "summary" not in {row[1] for row in conn.execute("PRAGMA table_info(cards)")}:
+        conn.execute("ALTER TABLE cards ADD COLUMN summary TEXT")
+
+
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
-              m006_markdown_links, m007_smaller_links]
+              m006_markdown_links, m007_smaller_links, m008_summary]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->

@@ -15,13 +15,15 @@ from memsync.write import frontmatter_edit as fe
 from memsync.write import rules
 
 FIELDS = ("title", "body", "kind", "tags", "aliases", "created", "updated", "invalid_at",
-          "superseded_by", "supersedes", "priority", "ttl")
+          "superseded_by", "supersedes", "priority", "ttl", "summary")
 
 
 def render(title: str, kind: str | None, tags: list[str], when: str, body: str,
-           supersedes: str | None = None) -> str:
+           supersedes: str | None = None, summary: str | None = None) -> str:
     """A new card's text. Values are quoted only where YAML would misread them."""
     lines = ["---", f"title: {fe.scalar(title)}"]
+    if summary:
+        lines.append(f"summary: {fe.scalar(summary)}")
     if kind:
         lines.append(f"kind: {fe.scalar(kind)}")
     lines += [f"tags: {fe.flow_list(tags)}", f"created: {when}", f"updated: {when}"]

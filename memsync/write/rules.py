@@ -73,6 +73,34 @@ def clean_body(body: str | None) -> str:
     return (body or "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
+MAX_SUMMARY_CHARS = 300
+
+
+def clean_summary(summary: str | None) -> str | None:
+    """One line, single spaces; '' clears it (None). Longer than a result line can carry is an
+    error: a summary is what a reader decides by, not a second body."""
+    text = " ".join(_drop_controls(summary or "").split())
+    if len(text) > MAX_SUMMARY_CHARS:
+        raise BadArgument(
+            f"the summary is {len(text)} characters; keep it to one line under "
+            f"{MAX_SUMMARY_CHARS} saying what the card holds"
+        )
+    return text or None
+
+
+def long_body_warning(body: str, summary: str | None, threshold: int) -> str | None:
+    """Why a long body without a summary is a problem, and what to do (seed 002: the long
+    catch-all cards were found for everything and helped with nothing)."""
+    if summary or len(body) <= threshold:
+        return None
+    return (
+        f"the body is {len(body)} characters (over {threshold}) and has no summary: search "
+        "results show a window of the body instead, so the card is hard to find and costly to "
+        "read; add a one-line summary (--summary, or `summary:` in the frontmatter) or split "
+        "it into several cards"
+    )
+
+
 def body_problem(body: str) -> str | None:
     """Why a body is refused, or None. Same threshold for capture, update and supersede."""
     if len(body) < MIN_BODY_CHARS:

@@ -29,9 +29,10 @@ def _digest(data: bytes) -> str:
 
 
 def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None = None,
-              tags=None) -> dict:
+              tags=None, summary: str | None = None) -> dict:
     """Write the new card and mark the old one invalid, both or neither (journaled)."""
     title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+    summary = rules.clean_summary(summary)
     if kind is not None:
         rules.check_kind(kind)
     vault = vaultio.root(cfg)
@@ -45,16 +46,20 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     with journal.writing(cfg.home.path), api.open_index(cfg) as index:
         row = index.card(old_id)
         vaultio.writable(row)
-        result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags)
+        result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, summary)
         if result["status"] == "rejected":
             return result
         result.update(vaultio.secret_fields(secrets.scan(title, body)))
+        long_body = rules.long_body_warning(body, summary, cfg.lifecycle.summary_threshold)
+        if long_body:
+            result["warnings"] = [*result.get("warnings", []), long_body]
         if recovered:
             result["recovered"] = recovered
         return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
 
 
-def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags) -> dict:
+def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags,
+                      summary: str | None = None) -> dict:
     old_id, old_rel = row["id"], row["path"]
     data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
     if data is None:
@@ -72,7 +77,8 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags) -> 
     kind = kind or old.kind
     rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
     when = dates.now_iso()
-    new_data = render(title, kind, tags, when, body, supersedes=old_rel).encode("utf-8")
+    new_data = render(title, kind, tags, when, body, supersedes=old_rel,
+                      summary=summary).encode("utf-8")
     problem = new_card_problem(body, new_data, MAX_FILE_BYTES)
     if problem:
         return vaultio.rejected(problem)

@@ -37,16 +37,17 @@ def exit_code_for(result: dict) -> int:
 
 def capture(cfg: Config, title: str, body: str, kind: str | None = None,
             tags: list[str] | None = None, on_conflict: str = "suffix",
-            reject_secrets: bool = False) -> dict:
+            reject_secrets: bool = False, summary: str | None = None) -> dict:
     """Write a new card (and index it). See DESIGN §5 for each outcome."""
     if on_conflict not in ON_CONFLICT:
         raise BadArgument(f"on_conflict must be 'suffix' or 'reject', not {on_conflict!r}")
     title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+    summary = rules.clean_summary(summary)
     kind = rules.check_kind(kind or DEFAULT_KIND)
     vault = vaultio.root(cfg)
     recovered = recover(cfg)
     when = dates.now_iso()
-    data = render(title, kind, tags, when, body).encode("utf-8")
+    data = render(title, kind, tags, when, body, summary=summary).encode("utf-8")
     problem = new_card_problem(body, data, MAX_FILE_BYTES)
     if problem:
         return vaultio.rejected(problem)
@@ -58,7 +59,8 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
             "it is meant to be kept",
             **vaultio.secret_fields(findings),
         )
-    warnings: list[str] = []
+    long_body = rules.long_body_warning(body, summary, cfg.lifecycle.summary_threshold)
+    warnings: list[str] = [long_body] if long_body else []
     with vaultio.index_or_none(cfg, warnings) as index:
         collisions: list[str] = []
         for rel, card in _same_titled(index, vault, title):
@@ -155,19 +157,20 @@ _KIND_ADVICE = (
 
 
 def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
-           ttl=None, kind=None) -> dict:
+           ttl=None, kind=None, summary=None) -> dict:
     """Correct a card in place: only the given fields change, every other byte stays."""
-    if all(given is None for given in (title, body, tags, priority, ttl, kind)):
+    if all(given is None for given in (title, body, tags, priority, ttl, kind, summary)):
         raise BadArgument(
             f"nothing to change was given for card {card_id}; give at least one of "
-            "title, body, tags, priority, ttl"
+            "title, body, tags, priority, ttl, summary"
         )
     vault = vaultio.root(cfg)
     recovered = recover(cfg)
     # The card is looked up and read only once no other write holds it: a delete, supersede
     # or update that went first is seen, never written back over.
     with journal.writing(cfg.home.path), api.open_index(cfg) as index:
-        result = _update_locked(cfg, index, vault, card_id, title, body, tags, priority, ttl, kind)
+        result = _update_locked(cfg, index, vault, card_id, title, body, tags, priority, ttl, kind,
+                                summary)
         if result["status"] != "updated":
             return result
         if recovered:
@@ -176,7 +179,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
 
 
 def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, priority, ttl,
-                   kind) -> dict:
+                   kind, summary=None) -> dict:
     row = index.card(card_id)
     vaultio.writable(row)
     rel = row["path"]
@@ -190,7 +193,7 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         if kind is not None and kind != current.kind:
             raise Rejected(f"refusing to change kind of card {card_id}: "
                            + _KIND_ADVICE.format(id=card_id, kind=kind))
-        wanted = _wanted(current, title, tags, priority, ttl)
+        wanted = _wanted(current, title, tags, priority, ttl, summary)
         new_body = None if body is None else rules.clean_body(body)
         if new_body is not None:
             problem = rules.body_problem(new_body)
@@ -235,7 +238,7 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
     return result
 
 
-def _wanted(current: Card, title, tags, priority, ttl) -> dict[str, tuple]:
+def _wanted(current: Card, title, tags, priority, ttl, summary=None) -> dict[str, tuple]:
     """field -> (value as a later read gives it back, rendered YAML or None to drop the key)."""
     wanted: dict[str, tuple] = {}
     if title is not None:
@@ -246,6 +249,10 @@ def _wanted(current: Card, title, tags, priority, ttl) -> dict[str, tuple]:
         value = tuple(rules.clean_tags(tags))
         if value != current.tags:
             wanted["tags"] = (value, fe.flow_list(value))
+    if summary is not None:
+        value = rules.clean_summary(summary)  # "" clears it
+        if value != current.summary:
+            wanted["summary"] = (value, None if value is None else fe.scalar(value))
     for key, given in (("priority", priority), ("ttl", ttl)):
         if given is None:
             continue

@@ -1,0 +1,65 @@
+"""The lifecycle keys of config.json, checked. Pure: a dict in, a Settings out (or a message).
+
+    "log_searches": true          keep the retrieval log (false: no search is written down)
+    "log_cap": 5000               entries kept; the oldest go first
+    "summary_threshold": 500      a body longer than this (characters) wants a summary
+    "stale_days": 90              audit: a card not returned for this many days is listed
+    "duplicate_threshold": 0.6    audit: shingle similarity from which two cards are duplicates
+    "folder_rules": {"mistake": "08-Mistakes"}   kind -> folder its cards belong in (none built in)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+DUPLICATE_THRESHOLD = 0.6  # chosen on bench/hygiene.py (bench/results/hygiene.json)
+
+
+@dataclass(frozen=True)
+class Settings:
+    log_searches: bool = True
+    log_cap: int = 5000
+    summary_threshold: int = 500
+    stale_days: int = 90
+    duplicate_threshold: float = DUPLICATE_THRESHOLD
+    folder_rules: tuple[tuple[str, str], ...] = ()  # (kind, folder), in config order
+
+
+DEFAULT = Settings()
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def read(data: dict, where: str) -> Settings:
+    """Settings from config.json's object; ValueError with the key and the fix when one is wrong."""
+    def number(key: str, default, low, kind=int):
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low \
+                or (kind is int and value != int(value)):
+            raise ValueError(f"{where}: {key!r} must be a number ≥ {low}, not {_shown(value)}")
+        return kind(value)
+
+    log_searches = data.get("log_searches", True)
+    if not isinstance(log_searches, bool):
+        raise ValueError(f"{where}: 'log_searches' must be true or false, not {_shown(log_searches)}")
+    threshold = number("duplicate_threshold", DUPLICATE_THRESHOLD, 0.05, float)
+    if threshold > 1:
+        raise ValueError(f"{where}: 'duplicate_threshold' is a similarity between 0 and 1, "
+                         f"not {_shown(threshold)}")
+    rules = data.get("folder_rules") or {}
+    if not isinstance(rules, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.strip("/ ") for k, v in rules.items()):
+        raise ValueError(f"{where}: 'folder_rules' must map a kind to a folder, e.g. "
+                         f"{{\"mistake\": \"08-Mistakes\"}}, not {_shown(rules)}")
+    return Settings(
+        log_searches=log_searches,
+        log_cap=number("log_cap", 5000, 1),
+        summary_threshold=number("summary_threshold", 500, 1),
+        stale_days=number("stale_days", 90, 1),
+        duplicate_threshold=threshold,
+        folder_rules=tuple((k, v.strip("/ ")) for k, v in rules.items()),
+    )
