@@ -27,7 +27,7 @@ TOOL_FOR_COMMAND = {
 ARGUMENT_FLAGS = (
     "as-of", "include-invalid", "title", "body", "kind", "tags", "tag", "source", "limit",
     "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
-    "restore", "force", "semantic",
+    "restore", "force", "semantic", "summary",
 )
 PERSON_ONLY_FLAGS = ("--purge",)
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
