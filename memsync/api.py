@@ -13,7 +13,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from memsync.search.lexical import LexicalSearcher, Query
-from memsync.store.index import VALID_ON, Index
+from memsync.store.index import Index
+from memsync.store.searchsql import VALID_ON
 
 from . import dates, paging, sizes
 from .config import Config

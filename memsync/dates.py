@@ -64,7 +64,7 @@ def invalid_by(invalid_at: str | None, day: str) -> bool:
     """Whether a card marked `invalid_at` is no longer valid on `day`, compared by day.
 
     A mark that is not a date counts as already passed: someone marked the card, and the
-    indexer reports the date as a problem. The SQL twin is `index.VALID_ON`."""
+    indexer reports the date as a problem. The SQL twin is `store.searchsql.VALID_ON`."""
     if not invalid_at:
         return False
     return not starts_with_day(invalid_at) or invalid_at[:10] <= day

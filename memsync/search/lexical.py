@@ -7,7 +7,6 @@ asked for, always rank below valid ones.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -18,8 +17,9 @@ from memsync.errors import BadArgument
 from memsync.model import Hit
 from memsync.search import query
 from memsync.search.ranking import WEIGHTS, Weights, combine
-from memsync.store.fields import fold_tag, key
-from memsync.store.index import VALID_ON, Index
+from memsync.store import searchsql as sql
+from memsync.store.fields import key
+from memsync.store.index import Index
 
 MAX_LIMIT = 20
 SNIPPET_CHARS = 160
@@ -64,25 +64,10 @@ def clamp_limit(limit: int | None, cap: int | None = None) -> int:
 
 
 def _filters(q: Query) -> tuple[str, list]:
-    sql, args = [], []
-    if q.kind:
-        sql.append("c.kind = ?")
-        args.append(q.kind)
-    if q.source:
-        sql.append("c.source = ?")
-        args.append(q.source)
-    if q.tag:  # frontmatter or inline, `#x` = `x`, a nested tag's parents included, any case
-        sql.append("EXISTS (SELECT 1 FROM json_each(c.tag_set) WHERE json_each.value = ?)")
-        args.append(fold_tag(q.tag))
-    if q.as_of is not None:  # an empty date is an error, never "no filter"
-        day = dates.parse_as_of(q.as_of)
-        sql.append("(c.created IS NULL OR substr(c.created, 1, 10) <= ?)")
-        sql.append(VALID_ON)
-        args += [day, day]
-    elif not q.include_invalid:
-        sql.append(VALID_ON)
-        args.append(dates.today())
-    return "".join(f" AND {s}" for s in sql), args
+    """The filter clauses of a query (memsync.store.searchsql.filters) and their parameters."""
+    where = sql.filters(today=dates.today(), kind=q.kind, source=q.source, tag=q.tag,
+                        as_of=q.as_of, include_invalid=q.include_invalid)
+    return where.sql, list(where.params)
 
 
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
@@ -170,14 +155,11 @@ class LexicalSearcher:
         return result
 
     def _empty_note(self, q: Query) -> str:
-        conn = self.index.conn
-        if q.kind and not conn.execute("SELECT 1 FROM cards WHERE kind = ?", (q.kind,)).fetchone():
-            kinds = [k for (k,) in conn.execute(
-                "SELECT DISTINCT kind FROM cards WHERE kind IS NOT NULL ORDER BY kind")]
+        run = self.index.run
+        if q.kind and not run(sql.has_kind(q.kind)):
+            kinds = [k for (k,) in run(sql.kinds())]
             return f"no card has kind {q.kind!r}; kinds in the index: {', '.join(kinds) or 'none'}"
-        if q.tag and not conn.execute(
-            "SELECT 1 FROM cards c, json_each(c.tag_set) WHERE json_each.value = ?", (fold_tag(q.tag),)
-        ).fetchone():
+        if q.tag and not run(sql.has_tag(q.tag)):
             return f"no card has the tag {q.tag!r} (frontmatter or inline #tags; a/b is found by a too)"
         if not q.include_invalid and not q.as_of:
             hidden = self.search(replace(q, include_invalid=True, limit=MAX_LIMIT))
@@ -197,14 +179,10 @@ class LexicalSearcher:
         folded = key(text)
         if not folded:
             return {}
-        return dict(self.index.conn.execute(
-            "SELECT seq, max(strength) FROM exact_keys WHERE key = ? GROUP BY seq", (folded,)))
+        return dict(self.index.run(sql.exact(folded)))
 
     def _scores(self, table: str, weights: tuple[float, ...], expr: str, window: int) -> dict:
-        ranked = ", ".join(f"{w:g}" for w in weights)
-        return dict(self.index.conn.execute(
-            f"SELECT rowid, -bm25({table}, {ranked}) FROM {table} WHERE {table} MATCH ? "
-            f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (expr, window)))
+        return dict(self.index.run(sql.bm25(table, weights, expr, window)))
 
     def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
                 valid_first, checked: bool = False) -> tuple[list[tuple], bool]:
@@ -219,13 +197,9 @@ class LexicalSearcher:
         match already matches the tier (the `any` tiers: each phrase holds a word of the OR).
         """
         w = self.weights
-        cards_sql = (
-            "SELECT c.seq, c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, "
-            "c.inlinks, c.summary FROM cards c "
-            f"WHERE c.seq IN (SELECT value FROM json_each(?)){where}"
-        )
+        filters = sql.Where(where, tuple(args))
         window = max(40, 4 * (want + len(exclude)))
-        conn = self.index.conn
+        run = self.index.run
         while True:
             whole = self._scores("cards_fts", w.whole, expr, window)
             if not whole:  # nothing matches the tier: the short fields cannot either
@@ -236,15 +210,13 @@ class LexicalSearcher:
             if extra and len(whole) >= window and short_expr != expr and not checked:
                 # Not every match is in `whole`, and a short-field match may lack some words
                 # the tier asks for: check these.
-                extra = {seq for (seq,) in conn.execute(
-                    "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
-                    "AND rowid IN (SELECT value FROM json_each(?))", (expr, json.dumps(list(extra))))}
+                extra = {seq for (seq,) in run(sql.matching(expr, extra))}
             elif len(whole) < window:
                 extra = set()  # `whole` holds every card that matches the tier
             seqs = list(whole.keys() | extra)
             scores = {seq: combine(w, whole.get(seq, 0.0), names.get(seq, 0.0),
                                    fields.get(seq, 0.0), exact.get(seq, 0)) for seq in seqs}
-            rows = conn.execute(cards_sql, [json.dumps(seqs), *args]).fetchall()
+            rows = run(sql.hit_rows(seqs, filters))
             rows = [r for r in rows if r["id"] not in exclude]
             today = dates.today()
             rows.sort(key=lambda r: (valid_first and dates.invalid_by(r["invalid_at"], today),
@@ -259,14 +231,10 @@ class LexicalSearcher:
     def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:
         """Share of the query's tokens each hit contains, asked of FTS5 itself so that it agrees
         with matching (stemming, prefixes). Shown to the caller, never used to rank."""
-        seqs = json.dumps([r["seq"] for r, _ in rows])
-        found = dict.fromkeys((r["seq"] for r, _ in rows), 0)
+        seqs = [r["seq"] for r, _ in rows]
+        found = dict.fromkeys(seqs, 0)
         for term in plan.terms:
-            for (seq,) in self.index.conn.execute(
-                "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
-                "AND rowid IN (SELECT value FROM json_each(?))",
-                (plan.term_expr(term, tier.endswith("prefix")), seqs),
-            ):
+            for (seq,) in self.index.run(sql.matching(plan.term_expr(term, tier.endswith("prefix")), seqs)):
                 found[seq] += 1
         return {seq: n / len(plan.terms) for seq, n in found.items()}
 

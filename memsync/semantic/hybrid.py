@@ -8,7 +8,6 @@ ranked, lexically.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
 from memsync import dates
@@ -21,14 +20,12 @@ from memsync.search.lexical import (
     query,
     shown_text,
 )
+from memsync.store import searchsql as sql
 
 from ..model import Hit
 from . import fusion, store
 
 SEMANTIC = "semantic"  # `matched` of a hit found by meaning alone
-ROW_SQL = ("SELECT c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.summary "
-           "FROM cards c "
-           "WHERE c.id IN (SELECT value FROM json_each(?)){where}")
 
 
 def _strong(matched: str | None) -> bool:
@@ -130,8 +127,8 @@ class HybridSearcher:
         return result
 
     def _body(self, card_id: int) -> tuple[str | None, str]:
-        return tuple(self.index.conn.execute(
-            "SELECT summary, body FROM cards WHERE id = ?", (card_id,)).fetchone())
+        row = self.index.run(sql.body(card_id))[0]
+        return row[0], row[1]
 
     def candidates(self, q: Query, lexical: list[Hit], matched: str | None) -> Candidates:
         """The best `depth` cards passing the filters by cosine to the query (a card by its best
@@ -164,10 +161,8 @@ class HybridSearcher:
         where, args = _filters(q)
         if not where:
             return set(ids)
-        sql = f"SELECT c.id FROM cards c WHERE c.id IN (SELECT value FROM json_each(?)){where}"
-        return {r[0] for r in self.index.conn.execute(sql, [json.dumps(ids), *args])}
+        return {r[0] for r in self.index.run(sql.passing(ids, sql.Where(where, tuple(args))))}
 
     def _rows(self, q: Query, ids: list[int]) -> dict:
         where, args = _filters(q)
-        sql = ROW_SQL.format(where=where)
-        return {r["id"]: r for r in self.index.conn.execute(sql, [json.dumps(ids), *args])}
+        return {r["id"]: r for r in self.index.run(sql.id_rows(ids, sql.Where(where, tuple(args))))}

@@ -19,6 +19,7 @@ from memsync.errors import BadEnvironment, NotFound
 from memsync.model import Card, Signature
 from memsync.store import fts, migrations
 from memsync.store.fields import CardFields, note_name
+from memsync.store.searchsql import Statement
 
 BUSY_TIMEOUT_MS = 60_000
 # What a caller outside this module may catch when the database fails (locked past the busy
@@ -72,14 +73,6 @@ def connect(path: Path | str) -> sqlite3.Connection:
             "`memsync index` to rebuild it for this version"
         ) from None
     return conn
-
-
-# A card is valid on day ? unless its invalid_at day has come; an invalid_at that is not a date
-# counts as come (the Python twin is dates.invalid_by).
-VALID_ON = (
-    "(c.invalid_at IS NULL OR (c.invalid_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
-    "AND substr(c.invalid_at, 1, 10) > ?))"
-)
 
 
 class Index:
@@ -341,6 +334,10 @@ class Index:
         )
 
     # --- reading --------------------------------------------------------------------------
+
+    def run(self, statement: Statement) -> list[sqlite3.Row]:
+        """Every row of a statement built by memsync.store.searchsql."""
+        return self.conn.execute(statement.sql, statement.params).fetchall()
 
     def card(self, card_id: int) -> sqlite3.Row:
         row = self.conn.execute(

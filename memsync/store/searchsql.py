@@ -1,0 +1,132 @@
+"""The SQL a search runs, built as text plus parameters. Pure: no sqlite3, no clock.
+
+Each builder returns a `Statement`; `Index.run` executes one. The searchers (memsync.search,
+memsync.semantic.hybrid) decide what to ask; this module is the one place the asking is
+written, so a caller can also show what it would run without running it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memsync import dates
+from memsync.store.fields import fold_tag
+
+# A card is valid on day ? unless its invalid_at day has come; an invalid_at that is not a date
+# counts as come (the Python twin is dates.invalid_by).
+VALID_ON = (
+    "(c.invalid_at IS NULL OR (c.invalid_at GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' "
+    "AND substr(c.invalid_at, 1, 10) > ?))"
+)
+# What a hit shows, and what ranking reads (validity, in-links, the path as a tie-break).
+HIT_COLUMNS = "c.seq, c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.inlinks, c.summary"
+
+
+@dataclass(frozen=True)
+class Statement:
+    sql: str
+    params: tuple[object, ...] = ()
+
+
+@dataclass(frozen=True)
+class Where:
+    """Filter clauses over `cards c`, each starting with " AND ", to follow a WHERE."""
+
+    sql: str = ""
+    params: tuple[object, ...] = ()
+
+
+def filters(*, today: str, kind: str | None = None, source: str | None = None,
+            tag: str | None = None, as_of: str | None = None,
+            include_invalid: bool = False) -> Where:
+    """The clauses of a search's filters. `as_of` is checked here (an empty date is an error,
+    never "no filter"); `today` decides validity when there is no `as_of`."""
+    sql: list[str] = []
+    args: list[object] = []
+    if kind:
+        sql.append("c.kind = ?")
+        args.append(kind)
+    if source:
+        sql.append("c.source = ?")
+        args.append(source)
+    if tag:  # frontmatter or inline, `#x` = `x`, a nested tag's parents included, any case
+        sql.append("EXISTS (SELECT 1 FROM json_each(c.tag_set) WHERE json_each.value = ?)")
+        args.append(fold_tag(tag))
+    if as_of is not None:
+        day = dates.parse_as_of(as_of)
+        sql.append("(c.created IS NULL OR substr(c.created, 1, 10) <= ?)")
+        sql.append(VALID_ON)
+        args += [day, day]
+    elif not include_invalid:
+        sql.append(VALID_ON)
+        args.append(today)
+    return Where("".join(f" AND {s}" for s in sql), tuple(args))
+
+
+def _ids(values: Iterable[int]) -> str:
+    return json.dumps(list(values))
+
+
+def bm25(table: str, weights: tuple[float, ...], expr: str, window: int) -> Statement:
+    """(rowid, score) of the best `window` rows of an FTS table for a MATCH expression, best first
+    (FTS5's bm25 is lower for better: the score is its negation)."""
+    ranked = ", ".join(f"{w:g}" for w in weights)
+    return Statement(
+        f"SELECT rowid, -bm25({table}, {ranked}) FROM {table} WHERE {table} MATCH ? "
+        f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (expr, window))
+
+
+def matching(expr: str, seqs: Iterable[int]) -> Statement:
+    """The seqs among `seqs` whose cards match a MATCH expression."""
+    return Statement(
+        "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))", (expr, _ids(seqs)))
+
+
+def hit_rows(seqs: Iterable[int], where: Where) -> Statement:
+    """The rows (HIT_COLUMNS) of the cards at `seqs` that pass the filters."""
+    return Statement(
+        f"SELECT {HIT_COLUMNS} FROM cards c "
+        f"WHERE c.seq IN (SELECT value FROM json_each(?)){where.sql}", (_ids(seqs), *where.params))
+
+
+def exact(folded: str) -> Statement:
+    """(seq, strength) of the cards with a name field equal to `folded` (memsync.store.fields)."""
+    return Statement("SELECT seq, max(strength) FROM exact_keys WHERE key = ? GROUP BY seq", (folded,))
+
+
+def has_kind(kind: str) -> Statement:
+    return Statement("SELECT 1 FROM cards WHERE kind = ? LIMIT 1", (kind,))
+
+
+def kinds() -> Statement:
+    return Statement("SELECT DISTINCT kind FROM cards WHERE kind IS NOT NULL ORDER BY kind")
+
+
+def has_tag(tag: str) -> Statement:
+    return Statement("SELECT 1 FROM cards c, json_each(c.tag_set) WHERE json_each.value = ? LIMIT 1",
+                     (fold_tag(tag),))
+
+
+# --- the hybrid searcher: cards found by meaning, looked up by id ----------------------------
+
+ID_ROW_COLUMNS = "c.id, c.source, c.path, c.title, c.kind, c.body, c.invalid_at, c.summary"
+
+
+def passing(ids: Iterable[int], where: Where) -> Statement:
+    """The ids among `ids` whose cards pass the filters."""
+    return Statement(f"SELECT c.id FROM cards c WHERE c.id IN (SELECT value FROM json_each(?)){where.sql}",
+                     (_ids(ids), *where.params))
+
+
+def id_rows(ids: Iterable[int], where: Where) -> Statement:
+    """The rows (ID_ROW_COLUMNS) of the cards with these ids that pass the filters."""
+    return Statement(f"SELECT {ID_ROW_COLUMNS} FROM cards c "
+                     f"WHERE c.id IN (SELECT value FROM json_each(?)){where.sql}", (_ids(ids), *where.params))
+
+
+def body(card_id: int) -> Statement:
+    """(summary, body) of one card: what a hit shows."""
+    return Statement("SELECT summary, body FROM cards WHERE id = ?", (card_id,))
