@@ -74,10 +74,12 @@ def remove(cfg: Config, name: str) -> dict:
         )
     if not any(s.name == name for s in cfg.listed_sources):
         raise NotFound(f"no source named {name!r}; see `memsync sources`")
-    remove_source_entry(cfg, name)
     kept = tuple(s for s in cfg.listed_sources if s.name != name)
+    # Its cards go before its entry does: a watcher drops them too once it sees config.json
+    # change, and getting there first would leave this count at 0.
     with closing(Index(cfg.db.path)) as index:
         report = drop_unconfigured(replace(cfg, listed_sources=kept), index)
+    remove_source_entry(cfg, name)
     return {"status": "removed", "name": name, "removed": report.removed,
             "note": "its cards are gone from the index; " + WATCHER.format("stops watching it")}
 
