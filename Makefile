@@ -1,9 +1,23 @@
-.PHONY: install run test smoke lint bench stress clean
+.PHONY: help install run test smoke lint bench stress clean
+
+# A bare `make` lists the targets rather than running one: the first rule in the file would
+# otherwise be `install`, and the obvious next guess, `test`, takes minutes.
+.DEFAULT_GOAL := help
 
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+
+help:
+	@echo "make install   the .venv (editable, with the dev and semantic extras)"
+	@echo "make run       memsync init, then the watcher until Ctrl-C"
+	@echo "make lint      ruff and mypy"
+	@echo "make test      lint, then the test suite (stress excluded)"
+	@echo "make smoke     the package as users install it (sdist, wheel, pipx, uv)"
+	@echo "make stress    the soak, fuzz and large-vault runs"
+	@echo "make bench     the benchmarks, then the tables generated from their results"
+	@echo "make clean     remove the .venv and build output"
 
 install: $(STAMP)
 
@@ -20,8 +34,7 @@ run: install
 	$(BIN)/memsync init
 	$(BIN)/memsync watch
 
-test: install
-	$(BIN)/ruff check .
+test: lint
 	$(BIN)/pytest -q
 
 # The package as users get it: sdist + wheel, the wheel in a fresh venv, pipx and uv installs,
@@ -31,6 +44,7 @@ smoke: install
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The semantic runs embed every set's cards once (about an hour here for SciFact's 5,183
 # abstracts); the vectors are cached outside the repository, so later runs embed only new text.

@@ -186,7 +186,7 @@ def run(searcher: Searcher, cases: list[Case], pairs: list[Pair], known=None) ->
     groups = {}
     for name in dict.fromkeys(r["group"] for r in rows):
         groups[name] = _summary([r for r in rows if r["group"] == name])
-    pair_rows = []
+    pair_rows: list[dict] = []
     for pair in pairs:
         ranked = [h.path for h in searcher.search(pair.to_query()).hits]
         pair_rows.append({

@@ -34,7 +34,8 @@ def decode(data: bytes) -> tuple[str, str | None]:
 
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """(metadata, body, problem). Broken YAML keeps the body and reports the problem."""
-    if not _FENCE.match(text):
+    fence = _FENCE.match(text)
+    if not fence:
         return {}, text, None
     try:
         meta, body = frontmatter.parse(text)
@@ -44,10 +45,10 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         return {}, _FENCE.sub("", text, count=1), f"frontmatter is not valid YAML{where}"
     except (ValueError, TypeError) as exc:
         return {}, _FENCE.sub("", text, count=1), f"frontmatter could not be read: {exc}"
-    if not meta and _FENCE.match(text).group(1).strip():
+    if not meta and fence.group(1).strip():
         # python-frontmatter quietly drops YAML that is not a mapping (a list, a bare string).
         try:
-            fenced = yaml.safe_load(_FENCE.match(text).group(1))
+            fenced = yaml.safe_load(fence.group(1))
         except yaml.YAMLError:  # python-frontmatter saw no block here (no newline after it)
             return {}, _FENCE.sub("", text, count=1), "frontmatter is not valid YAML"
         if fenced is not None and not isinstance(fenced, dict):
@@ -155,4 +156,4 @@ def title_may_be_heading(card: Card) -> bool:
     """Whether a stored title may have come from the old heading rule rather than from the
     frontmatter: only the file can tell, so such a note is read again."""
     match = _OLD_TITLE_HEADING.search(card.body)
-    return bool(match) and match.group(1).strip() == card.title and card.title != stem(card.path)
+    return match is not None and match.group(1).strip() == card.title and card.title != stem(card.path)

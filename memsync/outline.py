@@ -59,7 +59,7 @@ def headings(lines: list[str]) -> tuple[tuple[int, str], ...]:
         if line.lstrip(" ").startswith("#"):
             match = _HEADING.match(line)
             text = match.group(2).replace("`", "").strip() if match else ""
-            if text:
+            if match and text:
                 found.append((len(match.group(1)), text))
     return tuple(found)
 

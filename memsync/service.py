@@ -122,7 +122,7 @@ def install(service: Service) -> dict:
     unchanged = service.file.is_file() and service.file.read_text(encoding="utf-8") == service.text
     if not unchanged:
         service.file.write_text(service.text, encoding="utf-8")
-    result = {"status": "unchanged" if unchanged else "installed", "file": str(service.file),
+    result: dict = {"status": "unchanged" if unchanged else "installed", "file": str(service.file),
               "name": service.name, "log": service.log}
     problem = manager_problem(service)
     if problem:

@@ -254,7 +254,7 @@ class Indexer:
         `vanished`) is that file moved: it keeps its id and stats.
         """
         index = self.index
-        gone_by_hash = {}
+        gone_by_hash: dict[str, str] = {}
         for look in looks:
             if look.state == "absent" and stored.get(look.path):
                 gone_by_hash.setdefault(stored[look.path][1], look.path)
@@ -284,12 +284,14 @@ class Indexer:
                 elif look.state == "unchanged":
                     report.unchanged += 1
                 elif look.state == "touched":
+                    assert look.sig is not None  # a touched file was stat'ed
                     index.touch_signature(source, look.path, look.sig, time.time_ns())
                     report.unchanged += 1
                 elif look.state == "unstable":
                     report.problems.append({"path": look.path, "message": "changing while read; retry"})
                     report.retry.append(look.path)
                 else:
+                    assert look.sig is not None and look.digest is not None  # its content was read
                     origin = None if previous else gone_by_hash.pop(look.digest, None)
                     if origin and index.file_state(source, origin):
                         index.move_file(source, origin, look.path)
@@ -350,6 +352,7 @@ class Indexer:
 
 def _problem(look: Look, max_bytes: int) -> str | None:
     if look.state == "too_large":
+        assert look.sig is not None  # its size was stat'ed
         size, cap = size_and_cap(look.sig.size, max_bytes)
         return f"file is {size}, over the {cap} limit; split it into smaller cards"
     if look.state == "bad_name":

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+
 from memsync.adapters import NAMES, get
 
 from .helpers import found, sync

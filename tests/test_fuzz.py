@@ -12,7 +12,6 @@ import string
 from dataclasses import fields
 
 import anyio
-import memsync.adapters as adapters
 import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, example, given, settings
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+import memsync.adapters as adapters
 from memsync import api, config, notes
 from memsync.errors import MemsyncError
 from memsync.model import Card

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from memsync.adapters import MarkdownAdapter
 
+from memsync.adapters import MarkdownAdapter
 from memsync.watch.plan import Action, Event, Pending, actions, covered, outermost, relative
 
 ROOT = "/v"

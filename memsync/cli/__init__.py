@@ -87,7 +87,7 @@ def progress_bar(label: str, enabled: bool = True):
             bar.update(done - bar.pos)
 
         yield progress
-        bar.update(bar.length - bar.pos)
+        bar.update((bar.length or 1) - bar.pos)  # length is set: 1, then each total
 
 
 def command(group: click.Group, name: str, **kwargs):

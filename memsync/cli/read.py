@@ -60,7 +60,7 @@ class SearchCommand(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as err:
-            err.message += (f". To search for {err.option_name!r}, put the query after `--`: "
+            err.message += (  # type: ignore[misc]  # Final in click's types; amended in placef". To search for {err.option_name!r}, put the query after `--`: "
                             f"memsync search -- {err.option_name}")
             raise
 
@@ -108,7 +108,7 @@ def highlighter(query: str):
         return None
     from memsync.search.query import plan
 
-    terms = plan(query).terms  # the tokens the snippet's window was cut around
+    terms = list(plan(query).terms)  # the tokens the snippet's window was cut around
     return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))
 
 

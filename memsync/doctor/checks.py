@@ -110,7 +110,8 @@ def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]
     adapter = adapters.get(source.adapter)
     stored = index.file_states(source.name)
     on_disk = Indexer(index, [source]).files_on_disk(source.name)  # what a reconcile reads
-    changed, appeared = [], []
+    changed: list[str] = []
+    appeared: list[str] = []
     for rel in sorted(on_disk):
         state = reading.look(source.root, adapter, MAX_FILE_BYTES, rel, stored.get(rel)).state
         if state in ("content", "unstable") or (rel in stored and state in ("too_large", "bad_name")):
@@ -213,7 +214,7 @@ def half_done_writes(cfg: Config) -> list[Finding]:
 
 def supersede_state(vault: Path, plan: dict) -> str:
     """What recovery (memsync.write.supersede) would find, read only."""
-    old_rel, new_rel = plan.get("old"), plan.get("new")
+    old_rel, new_rel = plan.get("old") or "", plan.get("new") or ""
     new_card = vaultio.read_card(vault, new_rel) if new_rel and old_rel else None
     if new_card is None or new_card.supersedes != old_rel:
         return "nothing to undo"

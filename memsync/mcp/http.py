@@ -14,6 +14,8 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from memsync.config import Config
 from memsync.errors import BadArgument
@@ -102,9 +104,10 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
         raise BadArgument(f"cannot listen on {host}:{port}: {exc.strerror}; pick another port") from None
     live = LiveIndex(cfg)
     app = build(cfg, live, structured).streamable_http_app(streamable_http_path=PATH, host=host)
+    served: Callable[..., Any] = app  # an ASGI app
     if token:
-        app = RequireToken(app, token)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
+        served = RequireToken(app, token)
+    server = uvicorn.Server(uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
                                            lifespan="on"))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from memsync.errors import MemsyncError
 from memsync.mcp.words import for_model
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 log = logging.getLogger("memsync.mcp")
 
@@ -109,7 +113,7 @@ _PROBLEM = {
 }
 
 
-def _problem(err: dict) -> str:
+def _problem(err: ErrorDetails) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _PROBLEM:
         return _PROBLEM[kind]
@@ -129,7 +133,7 @@ def _shown(given) -> str:
 
 def describe_invalid(tool: str, exc: ValidationError) -> str:
     """`memory_get: id must be a whole number (got 'abc'); pass a card id from memory_search.`"""
-    by_arg: dict[str, list[dict]] = {}
+    by_arg: dict[str, list[ErrorDetails]] = {}
     for err in exc.errors():
         by_arg.setdefault(str(err["loc"][0]) if err["loc"] else "arguments", []).append(err)
     parts = []

@@ -48,7 +48,7 @@ def compact(schema):
         return [compact(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {}
+    out: dict = {}
     for key, value in schema.items():
         if key == "title" or (key == "default" and value is None):
             continue

@@ -89,7 +89,8 @@ def search(data: dict) -> str:
         if hit.get("snippet"):
             lines.append(hit["snippet"])
     rest = {k: v for k, v in data.items() if k not in ("query", "matched", "hits", "more", "note")}
-    tail = ([_note(data)] if _note(data) else []) + fields(rest)
+    note = _note(data)
+    tail = ([note] if note else []) + fields(rest)
     return "\n".join(lines + ([""] + tail if tail else []))
 
 

@@ -12,6 +12,7 @@ and values are the user's, not advice.
 from __future__ import annotations
 
 import re
+from typing import overload
 
 TOOL_FOR_COMMAND = {
     "search": "memory_search",
@@ -45,6 +46,10 @@ def _tool(match: re.Match) -> str:
     return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
 
 
+@overload
+def for_model(text: str) -> str: ...
+@overload
+def for_model(text: None) -> None: ...
 def for_model(text: str | None) -> str | None:
     """`memsync update` -> the memory_update tool; --as-of -> as_of; quoted text untouched."""
     if not text:

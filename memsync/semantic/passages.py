@@ -33,7 +33,9 @@ def split(title: str, body: str, count: Callable[[str], int], limit: int = MAX_T
     lead = f"{title.strip()}\n\n" if title.strip() else ""
     room = max(32, limit - count(lead) - 8)  # a little slack: counts of joined pieces can differ
     pieces = [p for part in _PARAGRAPHS.split(body) for p in _fit(part.strip(), room, count, base)]
-    passages, current, used = [], [], 0
+    passages: list[str] = []
+    current: list[str] = []
+    used = 0
     for piece in pieces:
         size = count(piece) - base + 1
         if current and used + size > room:

@@ -160,7 +160,7 @@ def _scripts(conn, known: dict, key: tuple) -> dict:
     that text is seen: a text's script never changes."""
     from . import scripts
 
-    first = {}  # digest -> a card holding that text
+    first: dict[str, int] = {}  # digest -> a card holding that text
     for card_id, digest in key:
         if digest not in known:
             first.setdefault(digest, card_id)

@@ -21,7 +21,7 @@ def embed_pending(index, encoder, limit: int | None = None,
     Returns how many cards were embedded, linked to vectors that already existed, and left."""
     conn = index.conn
     started = time.perf_counter()
-    done = {"embedded": 0, "reused": 0, "passages": 0}
+    done: dict[str, float] = {"embedded": 0, "reused": 0, "passages": 0}
     total = store.counts(conn, encoder.model)["pending"]
     if limit is not None:
         total = min(total, limit)

@@ -48,9 +48,9 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
         cards = conn.execute(
             "SELECT seq, path, name, link_text, inlinks FROM cards WHERE source = ? AND name IN "
             "(SELECT value FROM json_each(?))", (source, wanted)).fetchall()
-        candidates = defaultdict(list)
+        candidates: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
         for seq, path, name, _, _ in cards:
-            candidates[name].append((card_name(path), path, seq))
+            candidates[name].append((card_name(path), path, seq))  # type: ignore[arg-type]  # named: a .md file
         texts: dict[int, list[str]] = defaultdict(list)
         linking: dict[int, set[int]] = defaultdict(set)
         # in the linking notes' path order, as a rebuild would meet them

@@ -13,6 +13,7 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from memsync import private
 from memsync.errors import BadEnvironment, NotFound
@@ -203,7 +204,7 @@ class Index:
                     card.summary,
                 ),
             ).lastrowid
-            self.touched |= fieldstore.insert(self.conn, seq, source, card_fields)
+            self.touched |= fieldstore.insert(self.conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
         self.conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
@@ -335,7 +336,7 @@ class Index:
 
     # --- reading --------------------------------------------------------------------------
 
-    def run(self, statement: Statement) -> list[sqlite3.Row]:
+    def run(self, statement: Statement) -> list[Any]:  # sqlite3.Row, a tuple mypy cannot see
         """Every row of a statement built by memsync.store.searchsql."""
         return self.conn.execute(statement.sql, statement.params).fetchall()
 

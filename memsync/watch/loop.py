@@ -22,6 +22,7 @@ from ..sources import drop_unconfigured
 from ..sync import Indexer
 from . import reporting
 from .following import HEALTH_CHECK, changes
+from .state import WatcherState
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ Watcher.
 """
 
 
-class WorkerLoop:
+class WorkerLoop(WatcherState):
     """The worker-thread half of memsync.watch.watcher.Watcher, which sets up its state."""
 
     def _follow_config(self, indexer: Indexer) -> tuple[Indexer, list[str]]:

@@ -9,7 +9,7 @@ what actually happened. memsync.watch.pending coalesces those hints per path and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeGuard
 
 from memsync.adapters import hidden
 from memsync.sync import storable
@@ -83,15 +83,15 @@ def actions(event: EventLike, root: str, wants: Callable[[str], bool]) -> list[A
         # gone, and a temp file renamed onto a card is a save of that card.
         src_ok = src is not None and wants(src)
         dest_ok = dest is not None and wants(dest)
-        if src_ok and dest_ok:
+        if src_ok and dest_ok and src is not None and dest is not None:
             return [Action("move", src, dest)]
-        return [Action("sync", p) for p, ok in ((src, src_ok), (dest, dest_ok)) if ok]
+        return [Action("sync", p) for p, ok in ((src, src_ok), (dest, dest_ok)) if ok and p is not None]
     if kind in ("created", "modified", "deleted", "closed") and src is not None and wants(src):
         return [Action("sync", src, settled=kind == "closed")]
     return []  # opened, closed_no_write, attrib: nothing a reader of the content would see
 
 
-def _visible(rel: str | None) -> bool:
+def _visible(rel: str | None) -> TypeGuard[str]:
     return rel is not None and (rel == "" or not hidden(rel))
 
 

@@ -56,6 +56,7 @@ class Staged:
     def _fill(self, anonymous: bool) -> None:
         try:
             self._open(anonymous)
+            assert self.fd is not None  # _open set it or raised
             _write_all(self.fd, self.data)
             if self.mode is not None:
                 os.fchmod(self.fd, self.mode)
@@ -132,6 +133,7 @@ class Staged:
                 if exc.errno not in _NO_TMPFILE:
                     raise
                 self._named_fallback()
+        assert self.path is not None  # named above, or by the fallback
         try:
             os.replace(self.path, target)
         except BaseException:

@@ -103,7 +103,7 @@ def set_keys(text: str, values: dict[str, str | None]) -> str:
             if value is None:
                 del fm[start:end]
             else:
-                prefix = _KEY.match(fm[start]).group(0)
+                prefix = _KEY.match(fm[start]).group(0)  # type: ignore[union-attr]  # _blocks found a key
                 if not prefix.endswith((" ", "\t")):
                     prefix = prefix.rstrip() + " "
                 fm[start:end] = [f"{prefix}{value}{nl}"]
@@ -119,7 +119,7 @@ def set_body(text: str, body: str) -> str:
     """Replace the body; the frontmatter text and any blank lines after it are kept."""
     layout = split(text)
     nl = layout.newline
-    blank = re.match(r"(?:[ \t]*\r?\n)*", layout.body).group(0) if layout.fm is not None else ""
+    blank = re.match(r"(?:[ \t]*\r?\n)*", layout.body).group(0) if layout.fm is not None else ""  # type: ignore[union-attr]  # * always matches
     if layout.fm is not None and not layout.closer.endswith("\n"):
         layout.closer += nl
     layout.body = blank + (body.replace("\n", nl) + nl if body else "")

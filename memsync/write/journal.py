@@ -23,7 +23,7 @@ from memsync.write import atomic
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: fall back to the writer's pid
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 
 STALE_LOCK_SECONDS = 60

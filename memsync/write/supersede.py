@@ -109,6 +109,7 @@ def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
         return None
 
     rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken)
+    assert rel is not None  # taken() never stops the search
     return rel
 
 
@@ -183,7 +184,7 @@ def recover(cfg: Config) -> list[dict]:
 
 
 def _replay(cfg: Config, vault: Path, plan: dict) -> str:
-    old_rel, new_rel = plan["old"], plan.get("new")
+    old_rel, new_rel = plan["old"], plan.get("new") or ""
     new_card = vaultio.read_card(vault, new_rel) if new_rel else None
     if new_card is None or new_card.supersedes != old_rel:
         return "nothing to undo"

@@ -30,7 +30,7 @@ ON_CONFLICT = ("suffix", "reject")
 
 def exit_code_for(result: dict) -> int:
     """The CLI exit status of a write result (the MCP server turns non-zero into a tool error)."""
-    return {"rejected": 1, "conflict": 3}.get(result.get("status"), 0)
+    return {"rejected": 1, "conflict": 3}.get(str(result.get("status")), 0)
 
 
 # --- capture ----------------------------------------------------------------------------------
@@ -80,9 +80,10 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
                 collisions.append(rel)
             return _conflict(title, collisions) if on_conflict == "reject" else None
 
-        rel, stopped = vaultio.place_new(vault, KIND_FOLDERS[kind], rules.slug(title), data, taken)
-        if stopped is not None:
+        placed, stopped = vaultio.place_new(vault, KIND_FOLDERS[kind], rules.slug(title), data, taken)
+        if placed is None:
             return stopped
+        rel = placed
         result: dict = {"status": "created", "id": None, "path": rel, "conflict": bool(collisions)}
         if collisions:
             collisions = sorted(collisions, key=_natural)
@@ -127,7 +128,7 @@ def _unchanged(cfg, index, rel: str, warnings: list[str]) -> dict:
     if card_id is None and index is not None:  # on disk but not indexed yet
         vaultio.sync(cfg, index, [rel], warnings)
         card_id = vaultio.card_id(index, rel)
-    result = {"status": "unchanged", "id": card_id, "path": rel, "indexed": None,
+    result: dict = {"status": "unchanged", "id": card_id, "path": rel, "indexed": None,
               "note": "a card with this title and body already exists; nothing was written"}
     if warnings:
         result["warnings"] = warnings
@@ -246,19 +247,19 @@ def _wanted(current: Card, title, tags, priority, ttl, summary=None) -> dict[str
         if value != current.title:
             wanted["title"] = (value, fe.scalar(value))
     if tags is not None:
-        value = tuple(rules.clean_tags(tags))
-        if value != current.tags:
-            wanted["tags"] = (value, fe.flow_list(value))
+        tag_list = tuple(rules.clean_tags(tags))
+        if tag_list != current.tags:
+            wanted["tags"] = (tag_list, fe.flow_list(tag_list))
     if summary is not None:
-        value = rules.clean_summary(summary)  # "" clears it
-        if value != current.summary:
-            wanted["summary"] = (value, None if value is None else fe.scalar(value))
+        summary_text = rules.clean_summary(summary)  # "" clears it
+        if summary_text != current.summary:
+            wanted["summary"] = (summary_text, None if summary_text is None else fe.scalar(summary_text))
     for key, given in (("priority", priority), ("ttl", ttl)):
         if given is None:
             continue
-        value = " ".join(str(given).split()) or None  # "" clears the field
-        if value != getattr(current, key):
-            wanted[key] = (value, None if value is None else fe.number_or_scalar(value))
+        text = " ".join(str(given).split()) or None  # "" clears the field
+        if text != getattr(current, key):
+            wanted[key] = (text, None if text is None else fe.number_or_scalar(text))
     return wanted
 
 

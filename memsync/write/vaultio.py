@@ -12,6 +12,7 @@ import os
 import posixpath
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from memsync import api, notes
 from memsync.config import Config
@@ -190,7 +191,7 @@ def failed(rel: str, exc: OSError) -> WriteFailed:
 
 # --- new files ------------------------------------------------------------------------------
 
-def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed) -> tuple[str | None, object]:
+def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed) -> tuple[str | None, Any]:
     """Write `data` under the first free name `stem.md`, `stem-2.md`, ... in `rel_dir`.
 
     Names are claimed by link-or-fail, so concurrent writers never overwrite each other. For
