@@ -12,7 +12,7 @@ message is recorded too. Tokens are estimated at 4 bytes each.
     python -m bench.mcp_budget --checkout DIR     # only measure that tree, save nothing
 
 Writes bench/results/mcp_budget.json (unless --checkout); `python -m bench.report` renders it
-into bench/RESULTS.md and the README.
+into bench/RESULTS.md and docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Indexer; the floor (bench/floor.py: eight plain FTS5 variants) is measured in th
 each set names its best variant. Golden-set targets: keyword first hit 100 %, every keyword hit holding the keyword,
 pairs held >= 95 %.
 A run of only some sets, a --quick one, or one that had to skip a set (data not found) is saved as
-results/retrieval-partial.json and leaves RESULTS.md and the README alone.
+results/retrieval-partial.json and leaves RESULTS.md and docs/benchmarks.md alone.
 
 Scoring another ranking from Python (what the relevance work calls for each candidate):
 

@@ -306,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if path.stem == "semantic":
         from . import report
 
-        report.write()  # RESULTS.md and the README's tables
+        report.write()  # RESULTS.md and the tables in docs/benchmarks.md
     print(f"best: {results['tuning']['best']}; results: {path}", file=sys.stderr)
     return 0
 

@@ -1,0 +1,95 @@
+"""Docs that cannot drift: every link in the README and docs/ leads somewhere, and the benchmark
+tables in docs/benchmarks.md are exactly what bench.report makes of bench/results/*.json."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bench import report
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted([ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").glob("*.md")])
+FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
+CODE = re.compile(r"(`+).+?\1", re.S)
+LINK = re.compile(r"\[[^\]]*\]\(<?([^)>\s]+)>?(?:\s+\"[^\"]*\")?\)")
+
+
+def prose(text: str) -> str:
+    """The text without code: a link or a heading written inside code is an example."""
+    return CODE.sub("", FENCE.sub("", text))
+
+
+def anchors(text: str) -> set[str]:
+    """The ids GitHub gives the page's headings: lower case, punctuation dropped, spaces to
+    hyphens, a repeated heading numbered."""
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", FENCE.sub("", text), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        out.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+        seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def links(page: Path) -> list[str]:
+    found = LINK.findall(prose(page.read_text(encoding="utf-8")))
+    return [t for t in found if not re.match(r"[a-z][a-z0-9+.-]*:", t)]  # https:, mailto: ...
+
+
+def test_the_pages_are_found_and_have_links():
+    assert ROOT / "docs" / "design.md" in PAGES and ROOT / "docs" / "benchmarks.md" in PAGES
+    assert "docs/search.md" in links(ROOT / "README.md")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_link_leads_to_a_file_and_heading_that_exist(page):
+    broken = []
+    for target in links(page):
+        path, _, anchor = target.partition("#")
+        where = (page.parent / path).resolve() if path else page
+        if not where.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and anchor not in anchors(where.read_text(encoding="utf-8")):
+            broken.append(f"{target}: no heading #{anchor} in {where.name}")
+    assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_the_link_checker_catches_a_missing_file_and_heading(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# Top\n\n[ok](#top) [gone](missing.md) [no](#nowhere) `[code](x.md)`\n"
+                    "```\n[fenced](y.md)\n```\n[web](https://example.com)\n")
+    assert links(page) == ["#top", "missing.md", "#nowhere"]
+    assert anchors(page.read_text()) == {"top"}
+
+
+def test_anchors_follow_githubs_rules():
+    text = "# 5. Writing cards\n## Semantic search (`memsync[semantic]`)\n## Notes\n## Notes\n"
+    assert anchors(text) == {"5-writing-cards", "semantic-search-memsyncsemantic", "notes", "notes-1"}
+
+
+def test_the_benchmark_tables_in_docs_are_the_generated_ones():
+    text = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert text.count(report.START) == 1 and text.count(report.END) == 1
+    shown = text.split(report.START, 1)[1].split(report.END, 1)[0].strip("\n")
+    assert shown == report.docs_tables(report.render()), (
+        "docs/benchmarks.md differs from bench/results/*.json: run `python -m bench.report` "
+        "and edit the results, not the page")
+
+
+def test_results_md_is_the_generated_one():
+    assert report.OUT.read_text(encoding="utf-8") == "\n".join(report.render()), (
+        "bench/RESULTS.md differs from bench/results/*.json: run `python -m bench.report`")
+
+
+def test_write_docs_replaces_only_what_is_between_the_markers(tmp_path, monkeypatch):
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# Benchmarks\nintro\n{report.START}\nstale\n{report.END}\nafter\n")
+    monkeypatch.setattr(report, "DOCS", page)
+    parts = ["# memsync benchmarks", "", "generated", "", "## Retrieval", "", "row",
+             "### Detail", "detail row", "## Index size", "size row"]
+    report.write_docs(parts)
+    assert page.read_text() == (f"# Benchmarks\nintro\n{report.START}\n## Retrieval\n\nrow\n"
+                                f"## Index size\nsize row\n{report.END}\nafter\n")
