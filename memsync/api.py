@@ -41,9 +41,10 @@ def indexer(cfg: Config, index: Index):
     return Indexer(index, cfg.sources)
 
 
-def search(cfg: Config, q: Query, semantic: bool | None = None) -> dict:
+def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None) -> dict:
     """`semantic` None follows config.json; asking for it without the extra installed is an
-    error that says how to install it (before anything is read)."""
+    error that says how to install it (before anything is read). Every search is written to the
+    retrieval log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
     semantic = cfg.semantic if semantic is None else semantic
     if semantic:
         from .semantic import require
@@ -55,6 +56,9 @@ def search(cfg: Config, q: Query, semantic: bool | None = None) -> dict:
         result = searcher(index, semantic).search(q).to_dict()
         if not result["hits"] and index.meta("last_change") is None:
             result["note"] = "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+        from .lifecycle import log
+
+        log.record(cfg, index, q, result, bool(semantic), client)
         return result
 
 
@@ -78,8 +82,12 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
         if row["invalid_at"]:
             text = voice(invalid_banner(index, row, valid)) + "\n\n" + text
         page = paging.window(text, offset, max_chars, full)
+        from memsync.store import lifelog
+
         with index.transaction():
             index.record_read(card_id, dates.now_iso())
+            lifelog.mark_opened(index, card_id)
+        use = lifelog.use(index, card_id)
         return {
             "id": row["id"],
             "path": row["path"],
@@ -93,6 +101,8 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
             "invalid_at": row["invalid_at"],
             "superseded_by": row["superseded_by"],
             "supersedes": row["supersedes"],
+            "summary": row["summary"],
+            "use": use,
             **page,
         }
 

@@ -60,7 +60,19 @@ def search(data: dict, highlight=None) -> str:
 
 def show(data: dict) -> str:
     head = f"# {data['title']}\n({data['source']}:{data['path']}, id {data['id']})\n"
+    if data.get("summary"):
+        head += f"summary: {data['summary']}\n"
+    if data.get("use"):
+        head += use_line(data["use"]) + "\n"
     return head + "\n" + data["text"]
+
+
+def use_line(use: dict) -> str:
+    """`returned 12 · opened 3 · helpful 1 · unhelpful 0 · last returned 2026-09-12`."""
+    parts = [f"{key} {use[key]}" for key in ("returned", "opened", "helpful", "unhelpful")]
+    if use.get("last_returned"):
+        parts.append(f"last returned {str(use['last_returned'])[:10]}")
+    return " · ".join(parts)
 
 
 def index_report(data: dict) -> str:

@@ -156,5 +156,6 @@ COMMANDS = {
     "init": ("init",),
     "service": ("service",),
     "doctor": ("doctor",),
+    "lifecycle": ("log", "feedback", "audit"),
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
@@ -49,7 +50,8 @@ SEARCH = (
 GET = (
     "Read a card by id. Long text comes in windows of max_chars (default 20000; 0 or full=true: "
     "all); the text ends by saying where to continue (offset). A superseded card opens with a line "
-    "naming its successor: prefer that one for current facts."
+    "naming its successor: prefer that one for current facts. After using a card, feedback="
+    "helpful|unhelpful records whether it helped (no text is returned)."
 )
 CAPTURE = (
     "Save one durable fact as a new card: distilled and self-contained (a decision and why, a "
@@ -78,7 +80,8 @@ DELETE = (
     "first moves a file in the way to the trash too. A fact that changed wants memory_supersede."
 )
 STATS = ("Cards by kind and source, valid vs superseded, last change, files that did not parse, "
-         "trash size, whether a watcher keeps the index live. check=true adds a health check.")
+         "trash size, whether a watcher keeps the index live. check=true adds a health check and an "
+         "audit (duplicates, long cards without summary, unhelpful ones).")
 REINDEX = ("Catch the index up with the files; rarely needed (it is kept live, and writes index "
            "their own card). rebuild recomputes everything (ids and read counts kept).")
 
@@ -96,10 +99,11 @@ def register(server, now, live=None) -> None:
         as_of: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
         include_invalid: bool = False,
         semantic: bool | None = None,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         def run():
             q = Query(query, limit, kind, source, tag, as_of, include_invalid)
-            result = api.search(now(), q, semantic)
+            result = api.search(now(), q, semantic, client=_client_name(ctx))
             if not result["hits"] and live and not live.ready.is_set():
                 result["note"] = "; ".join(filter(None, [
                     result["note"], "the index is still being built after start: retry in a moment"
@@ -110,7 +114,12 @@ def register(server, now, live=None) -> None:
 
     @server.tool(name="memory_get", title="Read a card", annotations=READ, description=GET)
     def memory_get(id: CardId, offset: Annotated[int, Field(ge=0)] = 0,
-                   max_chars: Annotated[int | None, Field(ge=0)] = None, full: bool = False) -> CallToolResult:
+                   max_chars: Annotated[int | None, Field(ge=0)] = None, full: bool = False,
+                   feedback: Literal["helpful", "unhelpful"] | None = None) -> CallToolResult:
+        if feedback is not None:  # the verdict only: the card is not sent again
+            from memsync.lifecycle import feedback as verdicts
+
+            return guarded("memory_get", lambda: verdicts.give_cfg(now(), id, feedback), mcp_text.generic)
         return guarded("memory_get", lambda: api.show(now(), id, offset, max_chars, full, voice=for_model),
                        mcp_text.card)
 
@@ -163,8 +172,11 @@ def register(server, now, live=None) -> None:
             data = api.stats(now())
             if now.problem:  # config.json changed and does not load: the last good one is used
                 data["config_problems"] = [*data.get("config_problems", []), now.problem]
-            if check:  # memsync doctor's findings, each with its fix
+            if check:  # memsync doctor's findings, each with its fix; memsync audit's counts
+                from memsync.lifecycle import audit
+
                 data["doctor"] = doctor.summary(now())
+                data["audit"] = audit.summary(audit.audit(now()))
             return data
 
         return guarded("memory_stats", run, mcp_text.generic)
@@ -173,6 +185,16 @@ def register(server, now, live=None) -> None:
                  description=REINDEX)
     def memory_reindex(rebuild: bool = False) -> CallToolResult:
         return guarded("memory_reindex", lambda: api.reindex(now(), rebuild=rebuild), mcp_text.generic)
+
+
+def _client_name(ctx: Context | None) -> str | None:
+    """The name the MCP client gave at initialize (for the retrieval log), if any."""
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+    except (AttributeError, ValueError, LookupError):  # no request context (a direct call)
+        return None
+    info = getattr(params, "client_info", None)
+    return getattr(info, "name", None) or None
 
 
 def _one_id(tool: str, id: int | None, old_id: int | None) -> int:

@@ -386,6 +386,7 @@ class Index:
             (source, path, path + "#%"),
         ).fetchall():
             self.conn.execute("DELETE FROM card_stats WHERE id = ?", (card_id,))
+            self.conn.execute("DELETE FROM feedback WHERE id = ?", (card_id,))
             self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
 
     def meta(self, key: str) -> str | None:

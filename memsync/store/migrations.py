@@ -307,8 +307,51 @@ def m008_summary(conn) -> None:
         conn.execute("ALTER TABLE cards ADD COLUMN summary TEXT")
 
 
+# The retrieval log and feedback (memsync.store.lifelog): kept by a rebuild, like card_stats.
+LIFELOG_SCHEMA = """
+    -- One row per search: when, the query (a flagged secret redacted), the filters and tiers as
+    -- JSON, the hits as [[id, score], ...] in order, the MCP client that asked, and the ids of
+    -- those hits that were then opened (show, memory_get). Capped: the oldest rows go first.
+    CREATE TABLE IF NOT EXISTS retrieval_log (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      TEXT NOT NULL,
+        query   TEXT NOT NULL,
+        filters TEXT NOT NULL DEFAULT '{}',
+        matched TEXT,
+        hits    TEXT NOT NULL DEFAULT '[]',
+        client  TEXT,
+        opened  TEXT NOT NULL DEFAULT '[]'
+    );
+    -- Each helpful / unhelpful verdict, with the query it answered when known.
+    CREATE TABLE IF NOT EXISTS feedback (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        id      INTEGER NOT NULL,
+        at      TEXT NOT NULL,
+        helpful INTEGER NOT NULL,
+        query   TEXT
+    );
+    CREATE INDEX IF NOT EXISTS feedback_id ON feedback(id)"""
+# card_stats gains the use counts (read_count is `opened`).
+USE_COLUMNS = (
+    ("returned_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("last_returned_at", "TEXT"),
+    ("helpful_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("unhelpful_count", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def m009_retrieval_log(conn) -> None:
+    """The retrieval log, feedback, and per-card use beside the read counts (DESIGN §12)."""
+    _run(conn, LIFELOG_SCHEMA)
+    have = {row[1] for row in conn.execute("PRAGMA table_info(card_stats)")}
+    for column, decl in USE_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE card_stats ADD COLUMN {column} {decl}")
+
+
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
-              m006_markdown_links, m007_smaller_links, m008_summary]
+              m006_markdown_links, m007_smaller_links, m008_summary,
+              m009_retrieval_log]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->

@@ -1,0 +1,121 @@
+"""Keeping the memory clean: log, feedback, audit, consolidate (memsync.lifecycle)."""
+
+from __future__ import annotations
+
+import click
+
+from ..output import use_line
+from . import Context, command, emit, main
+
+
+def _log_text(data: dict) -> str:
+    if not data["entries"]:
+        off = "" if data["logging"] else " (\"log_searches\": false in config.json)"
+        return f"the retrieval log is empty{off}"
+    lines = []
+    for entry in data["entries"]:
+        opened = set(entry["opened"])
+        hits = " ".join(f"{h['id']}{'*' if h['id'] in opened else ''}" for h in entry["hits"]) or "-"
+        filters = " ".join(f"{k}={v}" for k, v in entry["filters"].items() if k != "limit")
+        who = f" [{entry['client']}]" if entry["client"] else ""
+        lines.append(f"{entry['at'][:19]}{who}  {entry['query']!r} {filters}".rstrip())
+        lines.append(f"    {entry['matched'] or 'no hit'}: {hits}")
+    lines.append(f"({len(data['entries'])} of {data['total']} entries; * = opened afterwards)")
+    return "\n".join(lines)
+
+
+@command(main, "log")
+@click.option("-n", "limit", type=int, default=20, show_default=True, help="Entries to show, newest first.")
+@click.option("--query", help="Only searches whose query holds this text.")
+@click.option("--card", "card_id", type=int, help="Only searches that returned this card id.")
+def log(obj: Context, as_json: bool, limit, query, card_id):
+    """The retrieval log: each search, its hits with scores, and which were opened.
+
+    \b
+    Example:
+      memsync log -n 5
+      memsync log --card 1234567 --json
+    """
+    from memsync.lifecycle import log as retrieval_log
+
+    emit(retrieval_log.read(obj.cfg, limit, query, card_id), as_json, _log_text)
+
+
+@command(main, "feedback")
+@click.argument("card_id", type=int)
+@click.option("--helpful", "verdict", flag_value="helpful", help="The card helped.")
+@click.option("--unhelpful", "verdict", flag_value="unhelpful", help="The card was found but did not help.")
+@click.option("--query", help="The search it answered (default: the latest logged one that returned it).")
+def feedback(obj: Context, as_json: bool, card_id, verdict, query):
+    """Say whether a card helped; audit and ranking read it.
+
+    \b
+    Example:
+      memsync feedback 1234567 --helpful
+      memsync feedback 1234567 --unhelpful --query "nginx root"
+    """
+    from memsync.errors import BadArgument
+    from memsync.lifecycle import feedback as fb
+
+    if verdict is None:
+        raise BadArgument("give --helpful or --unhelpful")
+    emit(fb.give_cfg(obj.cfg, card_id, verdict, query), as_json,
+         lambda d: f"{d['feedback']}: {d['path']} (id {d['id']})\n{use_line(d['use'])}")
+
+
+
+_SECTIONS = {
+    "long_without_summary": ("long cards without a summary", lambda e: f"{e['chars']} chars"),
+    "not_returned": ("not returned by any search lately", lambda e: f"last {e['last_returned'] or 'never'}"),
+    "returned_never_opened": ("often returned, never opened", lambda e: f"returned {e['returned']}"),
+    "unhelpful": ("marked unhelpful", lambda e: f"unhelpful {e['unhelpful']}, helpful {e['helpful']}"),
+    "misfiled": ("kind disagrees with the folder rules", lambda e: f"{e['kind']} belongs in {e['folder']}/"),
+    "expired": ("expired without a successor", lambda e: f"invalid_at {e['invalid_at']}"),
+}
+
+
+def _audit_text(data: dict) -> str:
+    counts = data["counts"]
+    lines = [f"audit of {data['cards']} cards ({data['valid']} valid) in {data['seconds']:.1f}s"]
+    groups = data["duplicates"]
+    lines.append(f"\nnear-duplicates: {counts['duplicates']} group(s) at similarity >= {data['threshold']}")
+    for group in groups:
+        lines.append(f"  similarity {group['similarity']}: keep {group['keeper']} ({group['why']})")
+        for card in group["cards"]:
+            mark = "keep " if card["keeper"] else ("merge" if card["merge"] else "list ")
+            note = " (protected)" if card.get("protected") else (" (read-only)" if card.get("read_only") else "")
+            lines.append(f"    {mark} {card['id']}  {card['source']}:{card['path']}{note}")
+    for name, (label, detail) in _SECTIONS.items():
+        if counts[name]:
+            lines.append(f"\n{label}: {counts[name]}")
+            lines += [f"  {e['id']}  {e['source']}:{e['path']}  ({detail(e)})" for e in data[name]]
+            if counts[name] > len(data[name]):
+                lines.append(f"  ... and {counts[name] - len(data[name])} more (--json lists {len(data[name])})")
+    if counts["loose_chains"]:
+        lines.append(f"\nsupersede chains with loose ends: {counts['loose_chains']}")
+        lines += [f"  {e['message']}\n    fix: {e['fix']}" for e in data["loose_chains"]]
+    if not any(counts.values()):
+        lines.append("nothing to tidy")
+    elif any(counts[k] for k in ("duplicates", "long_without_summary", "misfiled")):
+        lines.append("\n`memsync consolidate` shows the plan for duplicates, summaries and folders")
+    return "\n".join(lines)
+
+
+@command(main, "audit")
+@click.option("--threshold", type=click.FloatRange(0.05, 1.0),
+              help="Similarity from which cards are near-duplicates (default: config.json, 0.6).")
+def audit(obj: Context, as_json: bool, threshold):
+    """Report what keeps the memory from staying clean; changes nothing.
+
+    Near-duplicates (with the card to keep and why), long cards without a summary, cards no
+    search returned lately, cards returned but never opened or marked unhelpful, kinds that
+    disagree with the folder rules of config.json, loose supersede chains, expired cards.
+
+    \b
+    Example:
+      memsync audit
+      memsync audit --json --threshold 0.7
+    """
+    from memsync.lifecycle import audit as auditing
+
+    emit(auditing.audit(obj.cfg, threshold), as_json, _audit_text)

@@ -1,0 +1,36 @@
+"""Helpful / unhelpful: what a reader says a card did for it (DESIGN §12). Per card, beside the
+read counts: times returned, opened, helpful, unhelpful, last returned."""
+
+from __future__ import annotations
+
+from memsync import dates
+from memsync.config import Config
+from memsync.errors import BadArgument
+from memsync.store import lifelog
+from memsync.store.index import Index
+
+VERDICTS = ("helpful", "unhelpful")
+
+
+def give_cfg(cfg: Config, card_id: int, verdict: str, query: str | None = None) -> dict:
+    """`memsync feedback`, memory_get's feedback argument."""
+    from memsync.lifecycle.opening import index_of
+
+    with index_of(cfg) as index:
+        return give(index, card_id, verdict, query)
+
+
+def give(index: Index, card_id: int, verdict: str, query: str | None = None) -> dict:
+    """Record a verdict on an indexed card; the query it answered defaults to the latest logged
+    search that returned it."""
+    if verdict not in VERDICTS:
+        raise BadArgument(f"feedback is 'helpful' or 'unhelpful', not {verdict!r}")
+    row = index.card(card_id)  # NotFound for an id that is not indexed
+    query = query or lifelog.last_query_for(index, card_id)
+    lifelog.record_feedback(index, card_id, verdict == "helpful", query, dates.now_iso())
+    return {"status": "recorded", "id": card_id, "path": row["path"], "feedback": verdict,
+            "query": query, "use": lifelog.use(index, card_id)}
+
+
+def use(index: Index, card_id: int) -> dict:
+    return lifelog.use(index, card_id)

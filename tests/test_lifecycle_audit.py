@@ -1,0 +1,117 @@
+"""`memsync audit` reports and changes nothing; its near-duplicate groups (memsync.lifecycle.shingles)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from memsync import config
+from memsync.lifecycle import shingles
+
+from .conftest import write_card
+from .mcp_helpers import server_log
+
+__all__ = ["server_log"]  # a fixture, imported for a test below
+
+EN = ("The deploy script copies the static files to the web root on ecs-prod. It then reloads "
+      "nginx so the new files are served. A failed reload leaves the old files in place. ")
+ZH = "部署脚本把静态文件复制到 ecs-prod 的站点根目录。然后重新加载 nginx，新文件就生效了。重载失败时旧文件保持不变。"
+
+
+def tree_digest(*folders) -> dict:
+    out = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _vault(vault, cli, home, rules=None):
+    write_card(vault, "03-Knowledge/deploy.md", "deploy", EN)
+    write_card(vault, "03-Knowledge/deploy-notes.md", "deploy notes", EN.replace("It then", "Then it") + "Check the logs.")
+    write_card(vault, "03-Knowledge/部署.md", "部署", ZH)
+    write_card(vault, "03-Knowledge/部署笔记.md", "部署笔记", ZH.replace("然后", "之后") + "记得看日志。")
+    write_card(vault, "03-Knowledge/other.md", "other", "Backups of the database run nightly at two, kept for thirty days.")
+    write_card(vault, "03-Knowledge/long.md", "long", "A long card without a summary. " * 30)
+    write_card(vault, "03-Knowledge/oops.md", "oops", "A mistake filed under knowledge, about rsync flags.", kind="mistake")
+    write_card(vault, "03-Knowledge/old.md", "old", "This fact expired on its own, nobody replaced it.",
+               invalid_at="2020-01-01")
+    write_card(vault, "03-Knowledge/orphan.md", "orphan", "Points at a successor that does not exist anywhere.",
+               supersedes="03-Knowledge/gone.md")
+    if rules:
+        home.mkdir(exist_ok=True)
+        (home / "config.json").write_text(json.dumps({"folder_rules": rules}))
+    cli("index")
+
+
+def test_audit_reports_each_section(cli, vault, home):
+    _vault(vault, cli, home, rules={"mistake": "08-Mistakes"})
+    code, data = cli("audit", "--json")
+    assert code == 0
+    groups = {frozenset(c["path"] for c in g["cards"]) for g in data["duplicates"]}
+    assert groups == {frozenset({"03-Knowledge/deploy.md", "03-Knowledge/deploy-notes.md"}),
+                      frozenset({"03-Knowledge/部署.md", "03-Knowledge/部署笔记.md"})}
+    for group in data["duplicates"]:
+        (keeper,) = [c for c in group["cards"] if c["keeper"]]
+        assert keeper["id"] == group["keeper"] and group["why"] and 0 < group["similarity"] <= 1
+        assert keeper["path"].endswith(("notes.md", "笔记.md")) and "longest" in group["why"]
+    assert [e["path"] for e in data["long_without_summary"]] == ["03-Knowledge/long.md"]
+    assert [(e["path"], e["to"]) for e in data["misfiled"]] == [("03-Knowledge/oops.md", "08-Mistakes/oops.md")]
+    assert [e["path"] for e in data["expired"]] == ["03-Knowledge/old.md"]
+    assert any("gone.md" in e["message"] for e in data["loose_chains"])
+    code, text = cli("audit")
+    assert "near-duplicates: 2 group(s)" in text and "long cards without a summary: 1" in text
+
+
+def test_no_folder_rule_is_built_in(cli, vault, home):
+    _vault(vault, cli, home)
+    _, data = cli("audit", "--json")
+    assert data["misfiled"] == []
+
+
+def test_use_shows_in_the_audit(cli, vault, home):
+    _vault(vault, cli, home)
+    _, found = cli("search", "backups", "--json")
+    card = found["hits"][0]["id"]
+    cli("feedback", card, "--unhelpful")
+    _, data = cli("audit", "--json")
+    assert [e["id"] for e in data["unhelpful"]] == [card]
+
+
+def test_audit_changes_nothing(cli, vault, home):
+    _vault(vault, cli, home, rules={"mistake": "08-Mistakes"})
+    cli("search", "deploy")
+    before = tree_digest(vault, home)
+    code, _ = cli("audit", "--json")
+    assert code == 0
+    cli("audit")
+    assert tree_digest(vault, home) == before
+    assert config.load().db.path.parent == home
+
+
+def test_shingles_are_cjk_aware():
+    assert shingles.shingles("部署脚本") == {"部署脚", "署脚本"}
+    assert shingles.shingles("Deploy the Site") == {"deploy the", "the site"}
+    assert shingles.shingles("用prometheus单独管理") >= {"单独管"}
+
+
+def test_near_duplicates_group_and_strangers_do_not():
+    texts = [EN, EN + "Check the logs.", ZH, ZH + "记得看日志。",
+             "Backups of the database run nightly at two, kept for thirty days."]
+    found = shingles.groups([shingles.shingles(t) for t in texts], 0.6)
+    assert [g.members for g in found] == [(0, 1), (2, 3)]
+    assert all(0.6 <= g.similarity <= 1 for g in found)
+
+
+def test_memory_stats_check_gives_agents_the_audit_in_short(server_log, vault, cli, home):
+    from .mcp_helpers import scenario, text_of
+
+    _vault(vault, cli, home)
+
+    async def body(session):
+        result = await session.call_tool("memory_stats", {"check": True})
+        text = text_of(result)
+        assert "audit:" in text and "duplicates" in text and "memsync consolidate" in text
+
+    scenario(body, options=())(server_log)

@@ -1,0 +1,179 @@
+"""The retrieval log and feedback (DESIGN §12), through the CLI and the SDK's MCP client."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+
+from memsync import config
+from memsync.store.index import Index
+
+from .conftest import write_card
+from .mcp_helpers import scenario, server_log, text_of
+
+__all__ = ["server_log"]  # a fixture, imported for the tests below
+
+AWS = "AKIA" + "IOSFODNN7" + "EXAMPLE"
+
+
+def _cards(vault, cli):
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "nginx 在 ecs-prod 上的根目录是 /srv/www")
+    write_card(vault, "03-Knowledge/deploy.md", "deploy", "发布时 rsync 到 ecs-prod 的 /srv/www 目录")
+    cli("index")
+
+
+def _log(cli, *args):
+    code, data = cli("log", "--json", *args)
+    assert code == 0
+    return data
+
+
+def test_each_search_is_logged_with_its_hits_scores_and_filters(cli, vault, home):
+    _cards(vault, cli)
+    _, found = cli("search", "ecs-prod", "--kind", "knowledge", "--json")
+    (entry,) = _log(cli)["entries"]
+    assert entry["query"] == "ecs-prod" and entry["filters"] == {"kind": "knowledge", "limit": 10}
+    assert [h["id"] for h in entry["hits"]] == [h["id"] for h in found["hits"]]
+    assert all(isinstance(h["score"], float) for h in entry["hits"]) and entry["matched"] == "all"
+    assert entry["opened"] == [] and entry["client"] is None
+    mode = stat.S_IMODE(os.stat(config.load().db.path).st_mode)
+    assert mode == 0o600  # the log lives in the private index file
+
+
+def test_opening_a_hit_is_noted_in_the_search_that_returned_it(cli, vault):
+    _cards(vault, cli)
+    _, found = cli("search", "ecs-prod", "--json")
+    first = found["hits"][0]["id"]
+    cli("show", first)
+    cli("show", first)
+    (entry,) = _log(cli)["entries"]
+    assert entry["opened"] == [first]
+    code, shown = cli("show", first, "--json")
+    assert shown["use"]["returned"] == 1 and shown["use"]["opened"] == 3
+    assert [e["query"] for e in _log(cli, "--card", first)["entries"]] == ["ecs-prod"]
+    assert _log(cli, "--query", "nothing-like-it")["entries"] == []
+
+
+def test_the_log_is_capped_and_kept_across_a_rebuild(cli, vault, home):
+    _cards(vault, cli)
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"log_cap": 3}))
+    for word in ("nginx", "deploy", "rsync", "srv", "www"):
+        cli("search", word)
+    data = _log(cli)
+    assert data["total"] == 3 and [e["query"] for e in data["entries"]] == ["www", "srv", "rsync"]
+    code, _ = cli("index", "--rebuild")
+    assert code == 0 and _log(cli)["total"] == 3
+
+
+def test_a_flagged_secret_in_a_query_is_stored_redacted(cli, vault):
+    _cards(vault, cli)
+    cli("search", "nginx", AWS)
+    (entry,) = _log(cli)["entries"]
+    assert AWS not in entry["query"] and "[redacted aws_access_key_id]" in entry["query"]
+    with sqlite3.connect(config.load().db.path) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert AWS not in dump
+
+
+def test_log_searches_false_keeps_no_log(cli, vault, home):
+    _cards(vault, cli)
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"log_searches": False}))
+    code, _ = cli("search", "nginx")
+    assert code == 0 and _log(cli)["total"] == 0
+
+
+def test_a_read_only_index_skips_the_log_entry(cli, vault):
+    """Root writes through file modes, so the index is opened read-only by SQLite itself."""
+    from memsync.store import lifelog
+
+    _cards(vault, cli)
+    db = config.load().db.path
+    index = Index.__new__(Index)
+    index.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    try:
+        assert lifelog.record_search(index, "2026-01-01T00:00:00", "q", {}, None, [(1, 1.0)], None, 10) is False
+    finally:
+        index.conn.close()
+    assert _log(cli)["total"] == 0
+
+
+def test_a_busy_index_still_searches_without_waiting_for_the_log(cli, vault):
+    _cards(vault, cli)
+    holder = sqlite3.connect(config.load().db.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        code, data = cli("search", "nginx", "--json")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code == 0 and data["hits"] and _log(cli)["total"] == 0
+
+
+def test_feedback_through_the_cli_counts_per_card(cli, vault):
+    _cards(vault, cli)
+    _, found = cli("search", "nginx", "--json")
+    card = found["hits"][0]["id"]
+    code, data = cli("feedback", card, "--helpful", "--json")
+    assert code == 0 and data["feedback"] == "helpful" and data["query"] == "nginx"
+    code, data = cli("feedback", card, "--unhelpful", "--query", "root dir", "--json")
+    assert data["use"]["helpful"] == 1 and data["use"]["unhelpful"] == 1
+    code, _ = cli("feedback", card)
+    assert code == 2
+    code, _ = cli("feedback", 999, "--helpful")
+    assert code != 0
+    cli("index", "--rebuild")
+    _, shown = cli("show", card, "--json")
+    assert (shown["use"]["helpful"], shown["use"]["unhelpful"]) == (1, 1)
+
+
+def test_purge_clears_a_cards_feedback(cli, vault):
+    _cards(vault, cli)
+    _, found = cli("search", "deploy", "--json")
+    card = found["hits"][0]["id"]
+    cli("feedback", card, "--helpful")
+    _, deleted = cli("delete", card, "--json")
+    cli("delete", "--purge", deleted["trash_path"])
+    with _open() as index:
+        assert index.conn.execute("SELECT count(*) FROM feedback WHERE id = ?", (card,)).fetchone()[0] == 0
+
+
+def _open():
+    from contextlib import closing
+
+    return closing(Index(config.load().db.path))
+
+
+def test_mcp_searches_are_logged_with_the_client_name_and_feedback_works(server_log, vault, cli):
+    _cards(vault, cli)
+
+    async def body(session):
+        found = await session.call_tool("memory_search", {"query": "ecs-prod"})
+        card = int(text_of(found).splitlines()[2].split()[0])
+        await session.call_tool("memory_get", {"id": card})
+        verdict = await session.call_tool("memory_get", {"id": card, "feedback": "helpful"})
+        assert not verdict.is_error and "helpful" in text_of(verdict)
+        assert "/srv/www" not in text_of(verdict)  # the card is not sent again
+        again = await session.call_tool("memory_get", {"id": card})
+        assert "helpful 1" in text_of(again)
+
+    scenario(body, options=())(server_log)
+    (entry,) = _log(cli)["entries"]
+    assert entry["client"] and entry["opened"]
+
+
+def test_redaction_catches_each_secret_class_the_scanner_knows():
+    from memsync import secrets
+    from memsync.lifecycle.redact import redacted
+
+    samples = [AWS, "ghp_" + "a1" * 18, "xoxb-" + "123456789", "AIza" + "b" * 35,
+               "sk-" + "abc123" * 4, "password=hunter2x9", "密码：abc123xyz", "-----BEGIN PRIVATE KEY-----",
+               "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeKKF2Q"]
+    for sample in samples:
+        query = f"登录 {sample} 服务器"
+        assert secrets.scan_text(query, "q"), sample
+        assert sample not in redacted(query) and "[redacted" in redacted(query), sample
+    assert redacted("nginx ecs-prod 根目录") == "nginx ecs-prod 根目录"
