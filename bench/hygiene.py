@@ -131,8 +131,8 @@ def write_vault(vault: Path, notes: list[dict]) -> None:
                         f"{note['body']}\n", encoding="utf-8")
 
 
-def timed(args: list[str], env: dict) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB and stdout of one memsync process."""
+def timed(args: list[str], env: dict) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS in MiB, stdout and CPU seconds of one memsync process."""
     started = time.perf_counter()
     proc = subprocess.Popen([MEMSYNC, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.read()
@@ -141,7 +141,7 @@ def timed(args: list[str], env: dict) -> tuple[float, float, str]:
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise SystemExit(f"memsync {' '.join(args)} failed")
-    return wall, usage.ru_maxrss / 1024, out.decode("utf-8")
+    return wall, usage.ru_maxrss / 1024, out.decode("utf-8"), usage.ru_utime + usage.ru_stime
 
 
 def score(predicted: list[set[str]], planted: list[set[str]]) -> dict:
@@ -196,8 +196,9 @@ def main() -> None:
         write_vault(vault, notes)
         env = {**os.environ, "MEMSYNC_HOME": str(home), "MEMSYNC_VAULT": str(vault)}
         env.pop("MEMSYNC_DB", None)
-        index_s, _, _ = timed(["index"], env)
-        wall, rss, out = timed(["audit", "--json"], env)
+        index_s, _, _, _ = timed(["index"], env)
+        wall, rss, out, cpu = timed(["audit", "--json"], env)
+        load = os.getloadavg()[0]
         report = json.loads(out)
         shipped = report["threshold"]
         predicted = [{c["path"] for c in g["cards"]} for g in report["duplicates"]]
@@ -217,7 +218,8 @@ def main() -> None:
                   "chinese_groups": sum(1 for g in planted if next(iter(g)).startswith("zh/"))},
         "shipped_threshold": shipped,
         "at_shipped": at_shipped,
-        "audit": {"wall_s": round(wall, 2), "in_process_s": report["seconds"], "peak_rss_mib": round(rss, 1)},
+        "audit": {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "in_process_s": report["seconds"],
+                  "peak_rss_mib": round(rss, 1), "load_average": round(load, 1)},
         "index_s": round(index_s, 1),
         "sweep": curve,
     }

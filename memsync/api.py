@@ -56,6 +56,10 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         result = searcher(index, semantic).search(q).to_dict()
         if not result["hits"] and index.meta("last_change") is None:
             result["note"] = "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+        if cfg.lifecycle.use_prior:  # off unless config.json says "use_prior": true
+            from .lifecycle import reranking
+
+            result["hits"] = reranking.apply(index, q.text, result["hits"])
         from .lifecycle import log
 
         log.record(cfg, index, q, result, bool(semantic), client)

@@ -29,6 +29,7 @@ class Service:
     file: Path  # the unit file or plist
     text: str
     log: str  # where its output goes, said in words a user can act on
+    extra: tuple[tuple[Path, str], ...] = ()  # more files it needs (a timer's oneshot service)
 
 
 def _suffix(home: Path) -> str:
@@ -72,6 +73,70 @@ def launchd_plist(command: Path, home: Path, label: str) -> str:
         "ProcessType": "Background",
     }
     return plistlib.dumps(data).decode("utf-8")
+
+
+PLAN_LABEL = "dev.memsync.consolidate"
+PLAN_HOUR = 4  # local time of the daily dry run
+
+
+def plan_units(command: Path, home: Path) -> tuple[str, str]:
+    """The systemd oneshot service and the daily timer that leave a consolidate plan for review
+    (`memsync consolidate --save`: nothing is applied)."""
+    exec_start = " ".join(shlex.quote(part) for part in
+                          (str(command), "--home", str(home), "consolidate", "--save"))
+    service = (
+        "[Unit]\n"
+        "Description=memsync consolidate: leave today's tidy-up plan for review (nothing applied)\n"
+        "\n"
+        "[Service]\n"
+        "Type=oneshot\n"
+        f"ExecStart={exec_start}\n"
+    )
+    timer = (
+        "[Unit]\n"
+        "Description=memsync consolidate plan, daily\n"
+        "\n"
+        "[Timer]\n"
+        f"OnCalendar=*-*-* {PLAN_HOUR:02d}:00:00\n"
+        "Persistent=true\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+    return service, timer
+
+
+def plan_plist(command: Path, home: Path, label: str) -> str:
+    log = str(home / "consolidate.log")
+    return plistlib.dumps({
+        "Label": label,
+        "ProgramArguments": [str(command), "--home", str(home), "consolidate", "--save"],
+        "StartCalendarInterval": {"Hour": PLAN_HOUR, "Minute": 0},
+        "StandardOutPath": log,
+        "StandardErrorPath": log,
+        "ProcessType": "Background",
+    }).decode("utf-8")
+
+
+def describe_plan(command: Path, home: Path, platform: str | None = None,
+                  user_home: Path | None = None) -> Service:
+    """The daily consolidate dry run as a service: a systemd timer, or a launchd agent."""
+    platform = platform or sys.platform
+    user_home = user_home or Path.home()
+    suffix = _suffix(home)
+    if platform == "darwin":
+        label = PLAN_LABEL + suffix
+        return Service("launchd", label, user_home / "Library" / "LaunchAgents" / f"{label}.plist",
+                       plan_plist(command, home, label), str(home / "consolidate.log"))
+    if platform.startswith("linux"):
+        name = f"memsync-consolidate{suffix}"
+        folder = Path(os.environ.get("XDG_CONFIG_HOME") or user_home / ".config") / "systemd" / "user"
+        service_text, timer_text = plan_units(command, home)
+        return Service("systemd", f"{name}.timer", folder / f"{name}.timer", timer_text,
+                       f"journalctl --user -u {name}.service",
+                       extra=((folder / f"{name}.service", service_text),))
+    raise BadEnvironment(f"`memsync service` knows systemd (Linux) and launchd (macOS), not "
+                         f"{platform}: run `memsync consolidate --save` daily from your scheduler")
 
 
 def describe(command: Path, home: Path, platform: str | None = None,
@@ -119,9 +184,11 @@ def manager_problem(service: Service) -> str | None:
 
 def install(service: Service) -> dict:
     service.file.parent.mkdir(parents=True, exist_ok=True)
-    unchanged = service.file.is_file() and service.file.read_text(encoding="utf-8") == service.text
-    if not unchanged:
-        service.file.write_text(service.text, encoding="utf-8")
+    unchanged = True
+    for file, text in ((service.file, service.text), *service.extra):
+        if not (file.is_file() and file.read_text(encoding="utf-8") == text):
+            file.write_text(text, encoding="utf-8")
+            unchanged = False
     result: dict = {"status": "unchanged" if unchanged else "installed", "file": str(service.file),
               "name": service.name, "log": service.log}
     problem = manager_problem(service)
@@ -157,6 +224,8 @@ def uninstall(service: Service) -> dict:
         else:
             _run(*_manager(service), "unload", "-w", str(service.file))
     service.file.unlink()
+    for file, _text in service.extra:
+        file.unlink(missing_ok=True)
     if service.kind == "systemd" and reachable:
         _run(*_manager(service), "daemon-reload")
     return {"status": "uninstalled", "file": str(service.file), "name": service.name}

@@ -91,9 +91,10 @@ def test_audit_changes_nothing(cli, vault, home):
 
 
 def test_shingles_are_cjk_aware():
-    assert shingles.shingles("部署脚本") == {"部署脚", "署脚本"}
-    assert shingles.shingles("Deploy the Site") == {"deploy the", "the site"}
-    assert shingles.shingles("用prometheus单独管理") >= {"单独管"}
+    assert shingles.grams("部署脚本") == {"部署脚", "署脚本"}
+    assert shingles.grams("Deploy the Site") == {"deploy the", "the site"}
+    assert shingles.grams("用prometheus单独管理") >= {"单独管"}
+    assert len(shingles.shingles("部署脚本")) == 2
 
 
 def test_near_duplicates_group_and_strangers_do_not():

@@ -156,6 +156,6 @@ COMMANDS = {
     "init": ("init",),
     "service": ("service",),
     "doctor": ("doctor",),
-    "lifecycle": ("log", "feedback", "audit"),
+    "lifecycle": ("log", "feedback", "audit", "consolidate"),
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}

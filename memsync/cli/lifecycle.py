@@ -103,7 +103,7 @@ def _audit_text(data: dict) -> str:
 
 @command(main, "audit")
 @click.option("--threshold", type=click.FloatRange(0.05, 1.0),
-              help="Similarity from which cards are near-duplicates (default: config.json, 0.6).")
+              help="Similarity from which cards are near-duplicates (default: config.json, 0.55).")
 def audit(obj: Context, as_json: bool, threshold):
     """Report what keeps the memory from staying clean; changes nothing.
 
@@ -119,3 +119,59 @@ def audit(obj: Context, as_json: bool, threshold):
     from memsync.lifecycle import audit as auditing
 
     emit(auditing.audit(obj.cfg, threshold), as_json, _audit_text)
+
+
+def _plan_text(data: dict) -> str:
+    if "status" in data:  # an undo
+        return f"{data['status']}: run {data['run']}" + (f" ({data['files']} files)" if "files" in data else "")
+    head = "applied" if data["applied"] else "plan (nothing changed; --apply to carry it out)"
+    lines = [f"{head}: {len(data['merges'])} merge(s), {len(data['summaries'])} summary(ies), "
+             f"{len(data['moves'])} move(s), {data['files']} file(s)"]
+    for merge in data["merges"]:
+        lines.append(f"merge into {merge['keeper']} {merge['path']} ({merge['why']}):")
+        lines += [f"    {m['id']} {m['path']} (similarity {m['similarity']}) -> superseded by it"
+                  for m in merge["merged"]]
+        lines.append(f"    the keeper gains {len(merge['sentences_added'])} sentence(s)")
+    for item in data["summaries"]:
+        lines.append(f"summary for {item['id']} {item['path']}: {item['summary']}")
+    for move in data["moves"]:
+        lines.append(f"move {move['id']} {move['from']} -> {move['to']} (kind {move['kind']})")
+    for skip in data["skipped"]:
+        what = skip.get("path") or skip.get("keeper") or skip.get("id")
+        lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
+    if data.get("run"):
+        lines.append(f"run {data['run']}; undo with `{data['undo']}`")
+    if data.get("saved"):
+        lines.append(f"plan saved to {data['saved']}")
+    return "\n".join(lines)
+
+
+@command(main, "consolidate")
+@click.option("--apply", "apply_it", is_flag=True, help="Carry the plan out (journaled; undoable).")
+@click.option("--undo", "run", metavar="RUN", help="Put back, byte for byte, every file a run changed.")
+@click.option("--threshold", type=click.FloatRange(0.05, 1.0), help="Duplicate similarity (default: config.json).")
+@click.option("--save", is_flag=True, help="Also leave the plan in the data home for review (the daily timer).")
+def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save):
+    """Merge near-duplicates, add extractive summaries, move misfiled cards: a plan first.
+
+    Without --apply nothing changes. Merged cards are superseded by their keeper, never
+    deleted; read-only sources are never changed.
+
+    \b
+    Example:
+      memsync consolidate              # the plan
+      memsync consolidate --apply
+      memsync consolidate --undo 20261201-221500-a1b2c3
+    """
+    from memsync.errors import BadArgument
+    from memsync.lifecycle import consolidate as tidy
+
+    if run is not None and (apply_it or save):
+        raise BadArgument("--undo RUN goes alone")
+    if run is not None:
+        result = tidy.undo(obj.cfg, run)
+    elif apply_it:
+        result = tidy.apply(obj.cfg, threshold)
+    else:
+        result = tidy.dry_run(obj.cfg, threshold, save=save)
+    emit(result, as_json, _plan_text)

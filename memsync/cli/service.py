@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import click
+
 from .. import clients
 from .. import service as service_mod
 from ..errors import BadEnvironment
@@ -22,8 +24,13 @@ def service():
     """
 
 
-def _describe(obj: Context) -> service_mod.Service:
-    return service_mod.describe(clients.installed_command(), obj.cfg.home.path)
+def _describe(obj: Context, plan: bool = False) -> service_mod.Service:
+    how = service_mod.describe_plan if plan else service_mod.describe
+    return how(clients.installed_command(), obj.cfg.home.path)
+
+
+PLAN = click.option("--consolidate", "plan", is_flag=True,
+                    help="The daily `memsync consolidate --save` timer (a plan left for review) instead of the watcher.")
 
 
 def _human(data: dict) -> str:
@@ -45,12 +52,14 @@ def _human(data: dict) -> str:
 
 
 @command(service, "install")
-def install(obj: Context, as_json: bool):
+@PLAN
+def install(obj: Context, as_json: bool, plan: bool):
     """Write the unit (or plist), enable it and start it now.
 
     \b
     Example:
       memsync init --vault ~/Obsidian/Main && memsync service install
+      memsync service install --consolidate    # a daily tidy-up plan, never applied by itself
     """
     cfg = obj.cfg
     if cfg.vault.origin in ("cli", "env"):
@@ -60,18 +69,20 @@ def install(obj: Context, as_json: bool):
             f"which the service would not see: run `memsync init --vault {cfg.vault.path}` first"
         )
     cfg.ensure_vault()
-    emit(service_mod.install(_describe(obj)), as_json, _human)
+    emit(service_mod.install(_describe(obj, plan)), as_json, _human)
 
 
 @command(service, "uninstall")
-def uninstall(obj: Context, as_json: bool):
+@PLAN
+def uninstall(obj: Context, as_json: bool, plan: bool):
     """Stop the service and remove its unit (or plist). The index and vault are untouched."""
-    emit(service_mod.uninstall(_describe(obj)), as_json, _human)
+    emit(service_mod.uninstall(_describe(obj, plan)), as_json, _human)
 
 
 @command(service, "status")
-def status(obj: Context, as_json: bool):
+@PLAN
+def status(obj: Context, as_json: bool, plan: bool):
     """Whether the service is installed and running, and where it logs."""
-    emit(service_mod.status(_describe(obj)), as_json, _human)
+    emit(service_mod.status(_describe(obj, plan)), as_json, _human)
 
 

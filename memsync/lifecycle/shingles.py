@@ -9,8 +9,8 @@ from a bottom-k MinHash sketch: each card keeps the SKETCH smallest CRC-32 value
 shingles, and cards whose sketches share at least SHARED values are compared exactly. Of two
 cards of similarity J, the smallest values of their union lie in both with probability J each,
 so at the thresholds used (J >= 0.5) a pair is all but certainly a candidate, while cards that
-merely share a sentence rarely are. Shingles found in very many cards (boilerplate) stay out of
-the sketch, so they cannot put thousands of cards in one bucket. Everything heavy runs in C
+merely share a sentence rarely are. A value in the sketches of very many cards (boilerplate) is
+passed over, so it cannot put thousands of cards in one bucket. Everything heavy runs in C
 (set operations, map, heapq): 10,000 cards take a few seconds.
 """
 
@@ -26,9 +26,9 @@ from itertools import combinations
 from memsync import cjk
 
 SKETCH = 24  # values kept per card
-SHARED = 2  # values two sketches must share to be compared
-COMMON_SHARE = 0.02  # a shingle in more than this share of the cards stays out of the sketch
-COMMON_MIN = 20  # ... and in more cards than this
+SHARED = 4  # values two sketches must share to be compared (pairs at J >= 0.5 share ~10)
+COMMON_SHARE = 0.005  # a value in the sketches of more than this share of the cards is passed over
+COMMON_MIN = 20  # ... when that is more cards than this
 
 
 _ASCII_WORD = re.compile(r"[^\W_]+", re.ASCII)
@@ -40,7 +40,13 @@ def _patterns() -> tuple[re.Pattern, re.Pattern]:
     return re.compile(rf"[^\W_{cjk_class}]+"), re.compile(rf"[{cjk_class}]+")
 
 
-def shingles(text: str) -> frozenset[str]:
+def shingles(text: str) -> frozenset[int]:
+    """The CRC-32 of each of the text's grams: small ints, so 10,000 cards' sets stay small,
+    and the sketch needs no second hash (the same values on every run and machine)."""
+    return frozenset(map(zlib.crc32, map(str.encode, grams(text))))
+
+
+def grams(text: str) -> set[str]:
     """Word pairs of the Latin text and character trigrams of the CJK runs of `text`."""
     text = cjk.normalize(text)
     if text.isascii():  # the small pattern, same result (as memsync.cjk splits)
@@ -56,22 +62,22 @@ def shingles(text: str) -> frozenset[str]:
             out.add(run)
         else:
             out.update(map("".join, zip(run, run[1:], run[2:])))
-    return frozenset(out)
+    return out
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
     if not a or not b:
         return 0.0
     common = len(a & b)
     return common / (len(a) + len(b) - common)
 
 
-def sketch(items: frozenset[str] | set[str]) -> list[int]:
-    """The SKETCH smallest CRC-32 values of the shingles (the same on every run and machine)."""
-    return sorted(map(zlib.crc32, map(str.encode, items)))[:SKETCH]
+def sketch(items: frozenset[int]) -> list[int]:
+    """The SKETCH smallest shingle hashes."""
+    return sorted(items)[:SKETCH]
 
 
-def candidate_pairs(sets: list[frozenset[str]]) -> set[tuple[int, int]]:
+def candidate_pairs(sets: list[frozenset[int]]) -> set[tuple[int, int]]:
     """Index pairs (i < j) whose sketches share at least SHARED values. A value found in the
     sketches of very many cards (a boilerplate shingle) is no evidence and is passed over."""
     buckets: dict[int, list[int]] = defaultdict(list)

@@ -8,12 +8,11 @@ Like card_stats (whose columns the per-card counts join), none of it can be deri
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from memsync.store.index import BUSY_TIMEOUT_MS
+from memsync.store.index import BUSY_TIMEOUT_MS, DB_ERRORS
 
 if TYPE_CHECKING:
     from memsync.store.index import Index
@@ -61,7 +60,7 @@ def record_search(index: Index, at: str, query: str, filters: dict, matched: str
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-    except sqlite3.Error as exc:  # read-only, locked past LOG_WAIT_MS, disk full
+    except DB_ERRORS as exc:  # read-only, locked past LOG_WAIT_MS, disk full
         import logging  # only here: logging costs a search's start-up milliseconds
 
         logging.getLogger("memsync.lifelog").debug("search not logged: %s", exc)
@@ -118,6 +117,12 @@ EMPTY_USE = {"returned": 0, "opened": 0, "helpful": 0, "unhelpful": 0, "last_ret
 def use(index: Index, card_id: int) -> dict:
     row = index.conn.execute(USE_SQL + " WHERE id = ?", (card_id,)).fetchone()
     return _use(row) if row else dict(EMPTY_USE)
+
+
+def uses(index: Index, card_ids: list[int]) -> dict[int, dict]:
+    """The use of the given cards that have any (one query, for a page of hits)."""
+    return {row[0]: _use(row) for row in index.conn.execute(
+        USE_SQL + " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(card_ids),))}
 
 
 def use_all(index: Index) -> dict[int, dict]:

@@ -1,0 +1,205 @@
+"""`memsync consolidate`'s plan: what the audit found, turned into new file contents.
+
+Nothing is written here. Each step names the files it touches and their text before and after,
+so the plan can be shown, applied through one journal, and undone byte for byte:
+
+- a near-duplicate group is merged into its keeper: the keeper's body gains the sentences only
+  the others had, word for word, and the others are superseded by it (`invalid_at`,
+  `superseded_by`), in one chain: keeper -> first merged -> second merged -> the keeper's own
+  older history. Nothing is deleted; `--as-of` still finds each merged card;
+- a long card without a summary gets an extractive one (memsync.lifecycle.sentences), marked
+  `summary_generated: true`;
+- a card whose kind disagrees with config.json's folder rules moves to its folder.
+
+Cards of read-only sources are never changed (their groups are reported); a card read or marked
+helpful often is never merged away (memsync.lifecycle.duplicates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memsync import dates
+from memsync.lifecycle import sentences
+from memsync.model import Card
+from memsync.write import frontmatter_edit as fe
+from memsync.write import vaultio
+from memsync.write.cardtext import verify_edit
+
+
+@dataclass
+class FileChange:
+    rel: str
+    before: bytes
+    after: bytes
+    to: str | None = None  # the file moves here (None: it stays at rel)
+
+
+@dataclass
+class Plan:
+    merges: list[dict] = field(default_factory=list)
+    summaries: list[dict] = field(default_factory=list)
+    moves: list[dict] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)
+    changes: dict[str, FileChange] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
+                "skipped": self.skipped, "files": len(self.changes),
+                "empty": not self.changes}
+
+
+class _Files:
+    """The vault's files as the plan has changed them so far."""
+
+    def __init__(self, vault: Path, plan: Plan):
+        self.vault, self.plan = vault, plan
+
+    def text(self, rel: str) -> tuple[str, Card] | None:
+        change = self.plan.changes.get(rel)
+        data = change.after if change else vaultio.read_bytes(vaultio.inside(self.vault, rel))
+        if data is None:
+            return None
+        return vaultio.editable_text(data, rel)
+
+    def edit(self, rel: str, new_text: str, before: Card, expect: dict) -> None:
+        verify_edit(new_text, before, expect)  # Rejected when the frontmatter cannot be edited
+        change = self.plan.changes.get(rel)
+        if change is None:
+            original = vaultio.read_bytes(vaultio.inside(self.vault, rel))
+            assert original is not None
+            change = self.plan.changes[rel] = FileChange(rel, original, original)
+        change.after = new_text.encode("utf-8")
+
+
+def build(vault: Path, report: dict, now: str | None = None) -> Plan:
+    """The plan for an audit report (memsync.lifecycle.audit.run with every entry listed)."""
+    from memsync.errors import Rejected
+
+    now = now or dates.now_iso()
+    plan = Plan()
+    files = _Files(vault, plan)
+    merged_away: set[str] = set()
+    for group in report["duplicates"]:
+        try:
+            _merge(files, plan, group, now, merged_away)
+        except Rejected as exc:
+            plan.skipped.append({"step": "merge", "keeper": group["keeper"], "why": exc.message})
+    for entry in report["long_without_summary"]:
+        if entry["source"] != "vault" or entry["path"] in merged_away:
+            continue
+        try:
+            _summarize(files, plan, entry)
+        except Rejected as exc:
+            plan.skipped.append({"step": "summary", "id": entry["id"], "why": exc.message})
+    for entry in report["misfiled"]:
+        _move(files, plan, entry)
+    return plan
+
+
+def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[str]) -> None:
+    keeper = next(c for c in group["cards"] if c["keeper"])
+    if not group["mergeable"]:
+        plan.skipped.append({"step": "merge", "keeper": keeper["id"],
+                             "why": "the keeper is in a read-only source: reported only"})
+        return
+    others = [c for c in group["cards"] if c["merge"]]
+    for card in group["cards"]:
+        if not card["keeper"] and not card["merge"]:
+            why = ("read or marked helpful often: it can only be a keeper" if card.get("protected")
+                   else "in a read-only source: never changed")
+            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"], "why": why})
+    loaded = files.text(keeper["path"])
+    if loaded is None or not others:
+        return
+    k_text, k_card = loaded
+    chain: list[tuple[dict, str, Card]] = []
+    for card in sorted(others, key=lambda c: -(c["similarity"] or 0)):
+        got = files.text(card["path"])
+        if got is None:
+            continue
+        text, parsed = got
+        if parsed.supersedes or parsed.superseded_by or parsed.invalid_at:
+            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
+                                 "why": "it has a supersede history of its own: merge it by hand"})
+            continue
+        chain.append((card, text, parsed))
+    if not chain:
+        return
+    older = k_card.supersedes  # the keeper's own history hangs below the merged cards
+    older_loaded = files.text(older) if older else None
+    if older and (older_loaded is None or older_loaded[1].superseded_by != keeper["path"]):
+        plan.skipped.append({"step": "merge", "keeper": keeper["id"],
+                             "why": f"the keeper's supersede chain ({older}) does not agree: "
+                                    "run `memsync doctor`"})
+        return
+    additions: list[str] = []
+    body = k_card.body
+    for _card, _text, parsed in chain:
+        found = sentences.missing(sentences.merged_body(body, additions), parsed.body)
+        additions += found
+    new_body = sentences.merged_body(k_card.body, additions)
+    k_new = fe.set_keys(k_text, {"supersedes": fe.scalar(chain[0][0]["path"]), "updated": now})
+    expect = {"supersedes": chain[0][0]["path"], "updated": dates.normalize(now)}
+    if additions:
+        k_new = fe.set_body(k_new, new_body)
+        expect["body"] = new_body
+    files.edit(keeper["path"], k_new, k_card, expect)
+    above = keeper["path"]
+    for n, (card, text, parsed) in enumerate(chain):
+        below = chain[n + 1][0]["path"] if n + 1 < len(chain) else older
+        keys = {"invalid_at": now, "superseded_by": fe.scalar(above)}
+        want = {"invalid_at": dates.normalize(now), "superseded_by": above}
+        if below:
+            keys["supersedes"], want["supersedes"] = fe.scalar(below), below
+        files.edit(card["path"], fe.set_keys(text, keys), parsed, want)
+        merged_away.add(card["path"])
+        above = card["path"]
+    if older and older_loaded is not None:
+        text, parsed = older_loaded
+        files.edit(older, fe.set_keys(text, {"superseded_by": fe.scalar(above)}), parsed,
+                   {"superseded_by": above})
+    plan.merges.append({
+        "keeper": keeper["id"], "path": keeper["path"], "why": group["why"],
+        "similarity": group["similarity"],
+        "merged": [{"id": c["id"], "path": c["path"], "similarity": c["similarity"]} for c, _, _ in chain],
+        "sentences_added": additions,
+    })
+
+
+def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
+    loaded = files.text(entry["path"])
+    if loaded is None:
+        return
+    text, card = loaded
+    line = sentences.summary(card.body)
+    if not line or card.summary:
+        return
+    files.edit(entry["path"], fe.set_keys(text, {"summary": fe.scalar(line),
+                                                 "summary_generated": "true"}),
+               card, {"summary": line})
+    plan.summaries.append({"id": entry["id"], "path": entry["path"], "summary": line})
+
+
+def _move(files: _Files, plan: Plan, entry: dict) -> None:
+    rel, to = entry["path"], entry["to"]
+    loaded = files.text(rel)
+    why = None
+    if loaded is None:
+        return
+    if rel in plan.changes:
+        why = "changed by another step of this run: it moves on the next one"
+    elif loaded[1].supersedes or loaded[1].superseded_by:
+        why = "other cards point at its path (supersede): move it by hand"
+    elif vaultio.read_bytes(vaultio.inside(files.vault, to)) is not None or any(
+            c.to == to for c in plan.changes.values()):
+        why = f"{to} is taken"
+    if why:
+        plan.skipped.append({"step": "move", "id": entry["id"], "path": rel, "why": why})
+        return
+    data = vaultio.read_bytes(vaultio.inside(files.vault, rel))
+    assert data is not None
+    plan.changes[rel] = FileChange(rel, data, data, to=to)
+    plan.moves.append({"id": entry["id"], "from": rel, "to": to, "kind": entry["kind"]})
+

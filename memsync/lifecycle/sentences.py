@@ -1,0 +1,74 @@
+"""Sentences of a card body: what a merge adds word for word, what a summary is cut from.
+Pure: text in, text out. Chinese and Japanese sentence ends (。！？) end a sentence as `.!?`
+followed by a space do, and so does a line end."""
+
+from __future__ import annotations
+
+import re
+
+SUMMARY_CHARS = 150
+SUMMARY_SENTENCES = 2
+_SENTENCE = re.compile(r".+?(?:[。！？!?]+[」』”）)]*|\.(?=\s|$)|$)", re.S)
+_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)")
+
+
+def _prose(body: str) -> list[str]:
+    """The body's lines outside fenced code, without list, quote and heading marks."""
+    lines, fenced = [], False
+    for line in body.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if not fenced and line.strip():
+            lines.append(_MARKUP.sub("", line).strip())
+    return lines
+
+
+def split(body: str) -> list[str]:
+    """The sentences of a body, each as written (inner spaces kept), in order."""
+    out = []
+    for line in _prose(body):
+        out += [s.strip() for s in _SENTENCE.findall(line) if s.strip()]
+    return out
+
+
+def folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def missing(keeper_body: str, other_body: str) -> list[str]:
+    """The other card's sentences the keeper does not hold, word for word, in order."""
+    have = folded(keeper_body)
+    out: list[str] = []
+    for sentence in split(other_body):
+        if folded(sentence) not in have and sentence not in out:
+            out.append(sentence)
+    return out
+
+
+def merged_body(keeper_body: str, additions: list[str]) -> str:
+    """The keeper's body with the added sentences as a paragraph of their own at the end."""
+    if not additions:
+        return keeper_body
+    cjk_only = all(not s.isascii() for s in additions)
+    return keeper_body.rstrip() + "\n\n" + ("" if cjk_only else " ").join(additions)
+
+
+def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
+    """The first sentences, as many as fit in `limit` characters; a first sentence longer than
+    that is cut at a word (or, in CJK text, anywhere) and ends with `…`."""
+    parts = split(body)
+    if not parts:
+        return None
+    out = ""
+    for sentence in parts[:SUMMARY_SENTENCES]:
+        joined = (out + ("" if not out or not sentence.isascii() and not out.isascii() else " ")
+                  + sentence)
+        if len(joined) > limit:
+            break
+        out = joined
+    if out:
+        return out
+    cut = parts[0][: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:，、") + "…"

@@ -1,0 +1,199 @@
+"""`memsync consolidate`: a plan that changes nothing, --apply through a journal, --undo byte for byte."""
+
+from __future__ import annotations
+
+import json
+
+from memsync import notes
+from memsync.lifecycle import sentences
+
+from .conftest import write_card
+from .test_lifecycle_audit import EN, ZH, tree_digest
+
+LONG = "The backup job runs nightly at two and keeps thirty days. It writes to the NAS. " * 9
+
+
+def _vault(vault, cli, home, rules=True):
+    write_card(vault, "03-Knowledge/deploy.md", "deploy", EN)
+    write_card(vault, "03-Knowledge/deploy-notes.md", "deploy notes", EN + "Check the logs after a reload.")
+    write_card(vault, "03-Knowledge/部署.md", "部署", ZH + "记得看日志。")
+    write_card(vault, "03-Knowledge/部署笔记.md", "部署笔记", ZH)
+    write_card(vault, "03-Knowledge/backup.md", "backup", LONG)
+    write_card(vault, "03-Knowledge/oops.md", "oops", "A mistake filed under knowledge, about rsync flags.", kind="mistake")
+    if rules:
+        home.mkdir(exist_ok=True)
+        (home / "config.json").write_text(json.dumps({"folder_rules": {"mistake": "08-Mistakes"}}))
+    cli("index")
+
+
+def vault_bytes(vault) -> dict:
+    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*.md"))}
+
+
+def test_the_dry_run_changes_nothing(cli, vault, home):
+    _vault(vault, cli, home)
+    before = tree_digest(vault, home)
+    code, data = cli("consolidate", "--json")
+    assert code == 0 and data["applied"] is False and data["files"] > 0
+    assert len(data["merges"]) == 2 and [s["path"] for s in data["summaries"]] == ["03-Knowledge/backup.md"]
+    assert [(m["from"], m["to"]) for m in data["moves"]] == [("03-Knowledge/oops.md", "08-Mistakes/oops.md")]
+    code, text = cli("consolidate")
+    assert "nothing changed" in text
+    assert tree_digest(vault, home) == before
+
+
+def test_apply_merges_summarizes_and_moves_then_undo_restores_every_byte(cli, vault, home):
+    _vault(vault, cli, home)
+    original = vault_bytes(vault)
+    merged_sentences = {rel: sentences.split(notes.parse(data, rel).body) for rel, data in original.items()}
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["applied"] and done["run"]
+    after = vault_bytes(vault)
+    assert "08-Mistakes/oops.md" in after and "03-Knowledge/oops.md" not in after
+    assert len(after) == len(original)  # nothing deleted
+    for merge in done["merges"]:
+        keeper = notes.parse(after[merge["path"]], merge["path"])
+        history = [keeper]
+        for m in merge["merged"]:
+            card = notes.parse(after[m["path"]], m["path"])
+            assert card.invalid_at and card.superseded_by
+            history.append(card)
+            for sentence in merged_sentences[m["path"]]:  # every sentence is in the keeper
+                assert sentences.folded(sentence) in sentences.folded(keeper.body)
+        assert keeper.supersedes == merge["merged"][0]["path"]
+    backup = notes.parse(after["03-Knowledge/backup.md"], "03-Knowledge/backup.md")
+    assert backup.summary and len(backup.summary) <= 150
+    assert "summary_generated: true" in after["03-Knowledge/backup.md"].decode()
+    code, found = cli("search", "deploy", "--json")
+    assert code == 0 and all(h["valid"] for h in found["hits"])
+    code, doctor = cli("doctor", "--json")
+    assert doctor["sound"], doctor
+    code, undone = cli("consolidate", "--undo", done["run"], "--json")
+    assert code == 0 and undone["status"] == "undone"
+    assert vault_bytes(vault) == original
+    code, again = cli("consolidate", "--undo", done["run"], "--json")
+    assert again["status"] == "unchanged"
+
+
+def test_undo_refuses_when_a_file_changed_after_the_run(cli, vault, home):
+    _vault(vault, cli, home)
+    _, done = cli("consolidate", "--apply", "--json")
+    edited = vault / done["merges"][0]["path"]
+    edited.write_text(edited.read_text() + "\nA line written by hand later.\n")
+    before = vault_bytes(vault)
+    code, result = cli("consolidate", "--undo", done["run"], "--json")
+    assert code == 1 and vault_bytes(vault) == before
+
+
+def test_read_only_sources_are_never_changed(cli, vault, home, tmp_path):
+    other = tmp_path / "notes"
+    write_card(other, "deploy.md", "deploy", EN)
+    write_card(other, "deploy-copy.md", "deploy copy", EN + "One more line here.")
+    write_card(other, "long.md", "long", LONG)
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"sources": [
+        {"name": "notes", "adapter": "markdown", "path": str(other)}]}))
+    cli("index")
+    before = tree_digest(other)
+    code, plan = cli("consolidate", "--json")
+    assert any("read-only" in s["why"] for s in plan["skipped"])
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and tree_digest(other) == before
+    assert done["summaries"] == [] and done["merges"] == []
+
+
+def test_often_read_cards_are_only_keepers(cli, vault, home):
+    _vault(vault, cli, home, rules=False)
+    _, found = cli("search", "deploy", "--json")
+    ids = {h["path"]: h["id"] for h in found["hits"]}
+    short = ids["03-Knowledge/deploy.md"]
+    for _ in range(6):
+        cli("show", short)
+    _, plan = cli("consolidate", "--json")
+    merge = next(m for m in plan["merges"] if m["path"].startswith("03-Knowledge/deploy"))
+    assert merge["keeper"] == short and "read most" in merge["why"]
+
+
+def test_summaries_are_cut_at_sentence_ends():
+    assert sentences.summary("第一句话在这里。第二句话也在。第三句不要。") == "第一句话在这里。第二句话也在。"
+    assert sentences.summary("One. Two. Three.") == "One. Two."
+    cut = sentences.summary("word " * 100)
+    assert len(cut) <= 150 and cut.endswith("…")
+
+
+def _state_after_kill(vault, home, original: dict) -> str:
+    """'before' or 'after' (checked against the run's saved copies); anything else fails."""
+    now = vault_bytes(vault)
+    if now == original:
+        return "before"
+    runs = sorted((home / "consolidate").glob("*/manifest.json"))
+    assert runs, "the vault changed but no run was saved"
+    manifest = json.loads(runs[-1].read_text())
+    expected = dict(original)
+    for item in manifest["files"]:
+        del expected[item["rel"]]
+    for item in manifest["files"]:
+        expected[item["to"]] = (runs[-1].parent / f"{item['n']}.after").read_bytes()
+    assert now == expected, "the vault is between before and after"
+    return "after"
+
+
+def test_a_kill_during_apply_leaves_the_vault_before_or_after(cli, vault, home, tmp_path):
+    import random
+    import shutil
+    import signal
+    import subprocess
+    import time
+
+    from .conftest import MEMSYNC_BIN
+
+    _vault(vault, cli, home)
+    original = vault_bytes(vault)
+    pristine_vault, pristine_home = tmp_path / "pv", tmp_path / "ph"
+    shutil.copytree(vault, pristine_vault)
+    shutil.copytree(home, pristine_home)
+    started = time.monotonic()
+    subprocess.run([MEMSYNC_BIN, "consolidate", "--apply"], check=True, capture_output=True)
+    whole = time.monotonic() - started
+    rng = random.Random(20)
+    seen = []
+    for _trial in range(6):
+        shutil.rmtree(vault)
+        shutil.rmtree(home)
+        shutil.copytree(pristine_vault, vault)
+        shutil.copytree(pristine_home, home)
+        proc = subprocess.Popen([MEMSYNC_BIN, "consolidate", "--apply"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.3, 1.0) * whole)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        code, _ = cli("consolidate", "--json")  # any consolidate finishes or rolls back first
+        assert code == 0
+        seen.append(_state_after_kill(vault, home, original))
+        assert not list((home / "journal").glob("consolidate-*.json"))
+    assert set(seen) <= {"before", "after"}
+    print("kills during apply:", seen)
+
+
+def test_the_daily_plan_timer_runs_the_dry_run_only(tmp_path):
+    from pathlib import Path
+
+    from memsync import service
+
+    home = tmp_path / "home"
+    linux = service.describe_plan(Path("/opt/bin/memsync"), home, "linux", tmp_path)
+    assert linux.name.endswith(".timer") and "OnCalendar=" in linux.text and "Persistent=true" in linux.text
+    ((unit_file, unit),) = linux.extra
+    assert f"ExecStart=/opt/bin/memsync --home {home} consolidate --save" in unit
+    assert "--apply" not in unit and unit_file.name.endswith(".service")
+    mac = service.describe_plan(Path("/opt/bin/memsync"), home, "darwin", tmp_path)
+    assert "StartCalendarInterval" in mac.text and "--apply" not in mac.text
+
+
+def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault, home):
+    _vault(vault, cli, home)
+    before = vault_bytes(vault)
+    code, data = cli("consolidate", "--save", "--json")
+    assert code == 0 and data["applied"] is False
+    saved = json.loads(open(data["saved"]).read())
+    assert saved["merges"] == data["merges"] and vault_bytes(vault) == before
