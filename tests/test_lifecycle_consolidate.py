@@ -195,5 +195,7 @@ def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault,
     before = vault_bytes(vault)
     code, data = cli("consolidate", "--save", "--json")
     assert code == 0 and data["applied"] is False
-    saved = json.loads(open(data["saved"]).read())
+    from pathlib import Path
+
+    saved = json.loads(Path(data["saved"]).read_text())
     assert saved["merges"] == data["merges"] and vault_bytes(vault) == before

@@ -194,6 +194,12 @@ def half_done_writes(cfg: Config) -> list[Finding]:
                 "see whether the supersede it described left its two cards disagreeing",
                 fixable=True, paths=[str(path)], action="set_aside"))
             continue
+        if plan.get("op") == "consolidate" and plan.get("vault") == str(vault):
+            found.append(Finding(
+                "journal", f"consolidate run {plan.get('run')} was interrupted",
+                "run `memsync consolidate` (or any write command): it finishes the run, or rolls "
+                "it back when one of its files changed meanwhile", paths=[str(path)]))
+            continue
         if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
             continue
         state = supersede_state(vault, plan)

@@ -149,7 +149,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
     above = keeper["path"]
     for n, (card, text, parsed) in enumerate(chain):
         below = chain[n + 1][0]["path"] if n + 1 < len(chain) else older
-        keys = {"invalid_at": now, "superseded_by": fe.scalar(above)}
+        keys: dict[str, str | None] = {"invalid_at": now, "superseded_by": fe.scalar(above)}
         want = {"invalid_at": dates.normalize(now), "superseded_by": above}
         if below:
             keys["supersedes"], want["supersedes"] = fe.scalar(below), below

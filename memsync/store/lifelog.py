@@ -55,7 +55,7 @@ def record_search(index: Index, at: str, query: str, filters: dict, matched: str
                         "SET returned_count = returned_count + 1, last_returned_at = excluded.last_returned_at",
                         (at, json.dumps([i for i, _ in hits])),
                     )
-                conn.execute("DELETE FROM retrieval_log WHERE seq <= ?", (seq - cap,))
+                conn.execute("DELETE FROM retrieval_log WHERE seq <= ?", ((seq or 0) - cap,))
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -133,7 +133,8 @@ def entries(index: Index, limit: int, query: str | None = None,
             card_id: int | None = None) -> list[dict]:
     """The newest entries first; `query`: those whose query holds the text (any case);
     `card_id`: those that returned the card."""
-    sql, args = "SELECT seq, at, query, filters, matched, hits, client, opened FROM retrieval_log l", []
+    sql = "SELECT seq, at, query, filters, matched, hits, client, opened FROM retrieval_log l"
+    args: list[str | int] = []
     where = []
     if query:
         where.append("instr(lower(l.query), lower(?)) > 0")

@@ -180,7 +180,9 @@ def recover(cfg: Config) -> list[dict]:
         return True
 
     journal.replay(cfg.home.path, handle)
-    return done
+    from memsync.lifecycle import consolidate  # a consolidate run killed midway, likewise
+
+    return done + consolidate.recover(cfg)
 
 
 def _replay(cfg: Config, vault: Path, plan: dict) -> str:
