@@ -53,6 +53,7 @@ bench: install
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.semantic
 	$(BIN)/python -m bench.semantic_perf
+	$(BIN)/python -m bench.hygiene
 	$(BIN)/python -m bench.report
 
 # The soak runs MEMSYNC_SOAK_SECONDS (default 600): `MEMSYNC_SOAK_SECONDS=60 make stress` is shorter.

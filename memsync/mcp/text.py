@@ -20,7 +20,7 @@ _MORE = re.compile(r"more cards matched than the \d+ shown(; add keywords or a f
                    r"(, or raise the limit \(up to \d+\))?")
 _CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
                "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
-               "superseded_by", "supersedes"}
+               "superseded_by", "supersedes", "use"}
 
 
 def value(v) -> str:
@@ -116,6 +116,9 @@ def card(data: dict) -> str:
     if data.get("valid") is False:
         meta.append("INVALID")
     head = f"# {data['title']}\nid {data['id']} · " + " · ".join(meta)
+    use = data.get("use")
+    if use:  # how the card has served so far (memsync.lifecycle): counts only, no timestamps
+        head += "\nuse: " + ", ".join(f"{k} {use[k]}" for k in ("returned", "opened", "helpful", "unhelpful"))
     return "\n".join([head, *fields(data, skip=_CARD_SHOWN), "", data.get("text") or ""]).rstrip() + "\n"
 
 
