@@ -212,7 +212,7 @@ def main() -> None:
         at_shipped = score(predicted, planted)
         curve = sweep(home / "memsync.db", planted)
     result = {
-        "machine": machine.info(),
+        **machine.info(),
         "vault": {"cards": len(notes), "planted_groups": len(planted),
                   "planted_cards": sum(len(g) for g in planted),
                   "chinese_groups": sum(1 for g in planted if next(iter(g)).startswith("zh/"))},

@@ -339,6 +339,29 @@ def mcp_budget_md(data: dict) -> list[str]:
             f"Targets: {targets}."]
 
 
+# --- memory hygiene (bench/hygiene.py) ----------------------------------------------------
+
+
+def hygiene_md(data: dict) -> list[str]:
+    if "date" not in data:  # the first results nested the run's stamp under "machine"
+        data = {**data, **data["machine"]}
+    vault, audit, shipped = data["vault"], data["audit"], data["shipped_threshold"]
+    rows = [[f"**{r['threshold']:.2f} (shipped)**" if r["threshold"] == shipped else f"{r['threshold']:.2f}",
+             _f(r["precision"], 3), _f(r["recall"], 3), r["false_groups_untouched"], r["groups"]]
+            for r in data["sweep"] if 0.45 <= r["threshold"] <= 0.75]
+    return ["## Memory hygiene (`memsync audit`)", "", _stamp(data), "",
+            f"`python -m bench.hygiene`: {vault['cards']:,} cards (every SciFact train abstract and "
+            f"CMRC 2018 trial passage, mosaic cards of three sentences of three others), "
+            f"{vault['planted_groups']} planted groups ({vault['chinese_groups']} Chinese) of a card and "
+            "one or two copies reworded by rules (a sentence cut, two swapped, one added, words "
+            "swapped). A predicted group is right only when it is exactly a planted group; false "
+            "groups hold no planted card.", "",
+            *_table(["threshold", "group precision", "group recall", "false groups", "groups"], rows), "",
+            f"`memsync audit --json` over the {vault['cards']:,} cards as a whole process: "
+            f"{audit['cpu_s']} s CPU, {audit['wall_s']} s wall at load average {audit['load_average']} "
+            f"on this machine, peak RSS {audit['peak_rss_mib']} MiB."]
+
+
 def render() -> list[str]:
     """The lines of RESULTS.md, from whichever results exist."""
     parts = ["# memsync benchmarks", "",
@@ -360,6 +383,9 @@ def render() -> list[str]:
     semantic = _load("semantic")
     if semantic:
         parts += semantic_md(semantic, _load("semantic_perf")) + [""]
+    hygiene = _load("hygiene")
+    if hygiene:
+        parts += hygiene_md(hygiene) + [""]
     budget = _load("mcp_budget")
     if budget:
         parts += mcp_budget_md(budget) + [""]
