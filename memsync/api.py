@@ -38,7 +38,7 @@ def indexer(cfg: Config, index: Index):
     from .sync import Indexer  # the write path: parsing pulls in YAML
 
     cfg.ensure_vault()
-    return Indexer(index, cfg.sources)
+    return Indexer(index, cfg.sources, workers=cfg.threads)
 
 
 def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None) -> dict:
@@ -230,11 +230,14 @@ def watcher_status(cfg: Config) -> dict:
     return {"live": False, "stale_pid": holder.get("pid")}
 
 
-def reindex(cfg: Config, rebuild: bool = False, progress=None) -> dict:
+def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None) -> dict:
+    """`threads`: worker processes reading the files (None: config.json's, else every core)."""
     from .sources import drop_unconfigured
 
     with open_index(cfg) as index:
         work = indexer(cfg, index)
+        if threads:
+            work.workers = threads
         report = work.rebuild(progress) if rebuild else work.reconcile(progress=progress)
         # A source removed from config.json while a watcher still read it: its cards go too.
         report.merge(drop_unconfigured(cfg, index))

@@ -47,6 +47,8 @@ class Config:
     semantic: bool = False  # config.json "semantic": hybrid search by default (memsync[semantic])
     configured_vault: Path | None = None  # config.json's "vault", whatever is in use now
     lifecycle: lifecycle_settings.Settings = lifecycle_settings.DEFAULT  # memsync.lifecycle
+    # config.json "threads": cores a foreground rebuild or embedding may use (None: all usable)
+    threads: int | None = None
 
     @property
     def config_file(self) -> Path:
@@ -248,6 +250,7 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         semantic=_flag(file_data, "semantic", config_file),
         configured_vault=configured,
         lifecycle=_lifecycle(file_data, config_file),
+        threads=_count(file_data, "threads", config_file),
     )
     # Once, for a home an older memsync left open; a vault or source kept below it is the
     # user's own folder of cards and keeps its modes.
@@ -266,6 +269,16 @@ def _flag(data: dict, key: str, config_file: Path) -> bool:
     value = data.get(key, False)
     if not isinstance(value, bool):
         raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {_shown(value)}")
+    return value
+
+
+def _count(data: dict, key: str, config_file: Path) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BadEnvironment(f"{config_file}: {key!r} must be a whole number of at least 1, "
+                             f"not {_shown(value)}")
     return value
 
 

@@ -84,12 +84,14 @@ class SyncReport:
     problems: list[dict] = field(default_factory=list)
     retry: list[str] = field(default_factory=list)  # paths still being written: look again
     seconds: float = 0.0
+    readers: int = 1  # processes that read and parsed the files (1: this one alone)
 
     def merge(self, other: SyncReport) -> None:
         for name in ("scanned", "added", "updated", "removed", "unchanged", "hashed", "moved"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.retry.extend(other.retry)
+        self.readers = max(self.readers, other.readers)
 
     @property
     def changed(self) -> int:
@@ -106,6 +108,7 @@ class SyncReport:
             "moved": self.moved,
             "problems": self.problems,
             "seconds": round(self.seconds, 3),
+            "readers": self.readers,
         }
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -106,6 +107,21 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
     cards = adapter.read(data, rel)
     return Look(rel, "content", sig, found, cards, [card_fields(c) for c in cards],
                 hashed=True, read_at=read_at)
+
+
+def worker_start() -> None:
+    """In each worker process: end when the process that started it is gone (the indexer, or
+    the fork server, which ends with the indexer). A killed `memsync index` would otherwise
+    leave its workers waiting on their queue for ever: each holds the queue's other end open,
+    so none of them ever reads an end of file."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="memsync-orphan-watch", daemon=True).start()
 
 
 def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[Look]:

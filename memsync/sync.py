@@ -9,11 +9,12 @@ outside the write transaction; each batch is then applied in one short transacti
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import nullcontext
 from multiprocessing import get_all_start_methods, get_context
@@ -27,19 +28,51 @@ from .model import TRASH, Source, SyncReport
 from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
 from .sizes import size_and_cap
 
-BATCH = 500
-# Reading, parsing and tokenizing cost as much as writing the index; past this many files to
-# read, worker processes do it while this process writes (threads would fight over the GIL).
+BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
+# Reading, parsing and tokenizing cost about twice what writing the index does; past this many
+# files to read, worker processes do it while this process writes (threads would fight over
+# the GIL). One worker per usable core, up to MAX_WORKERS: past that the one writer is the
+# bottleneck. A worker count of 1 reads in this process, as a 1-core machine should.
 PARALLEL_FROM = 500
-WORKERS = 2
+MAX_WORKERS = 8
 WORKER_CHUNK = 100
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def default_workers() -> int:
+    return max(1, min(usable_cores(), MAX_WORKERS))
+
+
+def start_method() -> str:
+    """How worker processes start. fork is the cheapest and safe while this process runs one
+    thread (Linux); with threads running (a watcher, an MCP server) a forked child could inherit
+    a lock held by another thread, so a fork server does the forking. On macOS system libraries
+    are not fork-safe at all, so spawn, which starts each worker afresh (the caller's main script
+    is imported as __mp_main__, so it must guard its own work with `if __name__ == "__main__"`,
+    as memsync's entry points do)."""
+    methods = get_all_start_methods()
+    if sys.platform == "darwin" or "fork" not in methods:
+        return "spawn"
+    if threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
 
 __all__ = ["MAX_FILE_BYTES", "Indexer", "storable"]
 
 
 class Indexer:
-    def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES):
+    def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES,
+                 workers: int | None = None):
         self.index = index
+        # processes reading files in a big reconcile or a rebuild; None: one per usable core
+        self.workers = default_workers() if workers is None else max(1, workers)
         self.sources = {s.name: s for s in sources}
         self.adapters = {s.name: adapters.get(s.adapter) for s in sources}
         self.excluded = {s.name: Exclusions(s.root) for s in sources}  # Obsidian's own setting
@@ -187,16 +220,24 @@ class Indexer:
                 work.append(rel)
         gone = [rel for rel in stored if rel not in on_disk]
         total = len(work) + len(gone)
-        # Small chunks when workers read them, so writing starts early and the pipeline stays full.
-        size = BATCH if len(work) < PARALLEL_FROM else WORKER_CHUNK
+        # Small chunks when workers read them, so writing starts early and the pipeline stays
+        # full; the writer still applies BATCH files per transaction.
+        size = BATCH if len(work) < PARALLEL_FROM or self.workers == 1 else WORKER_CHUNK
         chunks = [[(rel, stored.get(rel)) for rel in work[i : i + size]]
                   for i in range(0, len(work), size)]
         done = 0
-        for looks in self._looks(source, chunks):
-            self._apply(source, looks, stored, report, vanished=gone)
-            done += len(looks)
+        pending: list[Look] = []
+        for looks in self._looks(source, chunks, report):
+            pending += looks
+            if len(pending) < BATCH:
+                continue
+            self._apply(source, pending, stored, report, vanished=gone)
+            done += len(pending)
+            pending = []
             if progress:
                 progress(done, total)
+        if pending:
+            self._apply(source, pending, stored, report, vanished=gone)
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
@@ -218,32 +259,53 @@ class Indexer:
             for path in gone:
                 self.index.set_problem(source, path, None)
 
-    def _looks(self, source: str, chunks: list[list[tuple]]):
-        """Yield the looks of each chunk, in order; big jobs are read by worker processes."""
-        root, name = self.sources[source].root, self.sources[source].adapter
-        # Forking is safe only while this process runs no other thread (the CLI's `index`, not a
-        # watcher or an MCP server); "spawn" would re-run the caller's main script in each worker.
-        if (sum(map(len, chunks)) < PARALLEL_FROM or threading.active_count() > 1
-                or "fork" not in get_all_start_methods()):
+    def _looks(self, source: str, chunks: list[list[tuple]],
+               report: SyncReport) -> Iterator[list[Look]]:
+        """Yield the looks of each chunk, in order (so ids and rows come out as a serial run
+        gives them); big jobs are read by worker processes. A worker that dies (killed, out of
+        memory) breaks the pool: its chunk and every later one are then read here."""
+        if sum(map(len, chunks)) < PARALLEL_FROM or self.workers == 1 or len(chunks) < 2:
             for chunk in chunks:
-                yield [self._look(source, rel, state) for rel, state in chunk]
+                yield self._look_here(source, chunk)
             return
-        with ProcessPoolExecutor(WORKERS, mp_context=get_context("fork")) as pool:
-            ahead: deque = deque()
-            todo = iter(chunks)
-            for chunk in todo:  # a few chunks in flight: memory stays bounded
-                ahead.append((chunk, pool.submit(reading.look_batch, root, name, self.max_bytes, chunk)))
-                if len(ahead) < 2 * WORKERS:
-                    continue
-                yield self._collect(source, *ahead.popleft())
+        root, name = self.sources[source].root, self.sources[source].adapter
+        todo = iter(chunks)
+        ahead: deque[tuple[list[tuple], Future | None]] = deque()
+        try:
+            executor = ProcessPoolExecutor(self.workers, mp_context=get_context(start_method()),
+                                           initializer=reading.worker_start)
+        except (OSError, ValueError):  # no processes to be had: read here
+            executor = None
+        pool = executor
+        if executor is not None:
+            report.readers = max(report.readers, self.workers)
+        try:
+            for chunk in todo:  # a few chunks in flight per worker: memory stays bounded
+                future = None
+                if pool is not None:
+                    try:
+                        future = pool.submit(reading.look_batch, root, name, self.max_bytes, chunk)
+                    except (BrokenProcessPool, RuntimeError):
+                        pool = None
+                ahead.append((chunk, future))
+                if len(ahead) >= 2 * self.workers:
+                    yield self._collect(source, *ahead.popleft())
             while ahead:
                 yield self._collect(source, *ahead.popleft())
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
 
-    def _collect(self, source: str, chunk: list[tuple], future) -> list[Look]:
+    def _look_here(self, source: str, chunk: list[tuple]) -> list[Look]:
+        return [self._look(source, rel, state) for rel, state in chunk]
+
+    def _collect(self, source: str, chunk: list[tuple], future: Future | None) -> list[Look]:
+        if future is None:
+            return self._look_here(source, chunk)
         try:
             return future.result()
-        except BrokenProcessPool:  # a worker died (out of memory, killed): read it here instead
-            return [self._look(source, rel, state) for rel, state in chunk]
+        except BrokenProcessPool:  # a worker died: read it here instead
+            return self._look_here(source, chunk)
 
     # --- writing the index ----------------------------------------------------------------
 

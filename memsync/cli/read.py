@@ -28,7 +28,10 @@ def paths(obj: Context, as_json: bool):
 @click.option("--rebuild", is_flag=True, help="Recompute everything from the files (keeps ids and read stats).")
 @click.option("--embed", is_flag=True,
               help="Then embed every card that lacks a vector (memsync[semantic]), with a progress bar.")
-def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
+@click.option("--threads", type=click.IntRange(min=1), metavar="N",
+              help="Cores to use for reading and embedding (default: config.json \"threads\", "
+                   "else all usable cores).")
+def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int | None):
     """Bring the index up to date with the vault and sources.
 
     \b
@@ -36,6 +39,7 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
       memsync index            # incremental: only changed files are read
       memsync index --rebuild  # from scratch
       memsync index --embed    # and the vectors of semantic search, in the foreground
+      memsync index --rebuild --threads 2
     """
     if embed:
         from ..semantic import EMBED_INSTEAD, require
@@ -43,7 +47,7 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool):
         require(EMBED_INSTEAD)  # before indexing: a missing extra is said at once, not after the work
     warn_ignored_sources(obj.cfg)
     with progress_bar("indexing", enabled=not as_json) as progress:
-        report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress)
+        report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress, threads=threads)
     if not embed:
         emit(report, as_json, output.index_report)
         return

@@ -1,0 +1,184 @@
+"""A rebuild read by worker processes gives the very index a serial one does, and a worker or
+writer killed mid-way never leaves half an index."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from memsync import config, sync
+from memsync.store.index import Index
+from memsync.sync import Indexer
+
+from .conftest import write_card
+
+# Small thresholds, so a few hundred cards make many chunks and batches: some are still unread
+# when a kill lands. The subprocesses below set the same.
+SMALL = {"PARALLEL_FROM": 60, "WORKER_CHUNK": 10, "BATCH": 60}
+CARDS = 300
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch):
+    for name, value in SMALL.items():
+        monkeypatch.setattr(sync, name, value)
+
+
+def fill(vault: Path, n: int = CARDS, word: str = "first") -> None:
+    for i in range(n):
+        links = f"see [[card-{(i * 7) % n}]] and [[card-{(i + 1) % n}|next one]]"
+        write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} {word}",
+                   f"# 标题 {i}\n{word} body {i} 服务器 marker{i}x #tag{i % 5}\n{links}\n",
+                   tags=[f"t{i % 3}"])
+    (vault / "bulk" / "bad.md").write_text("---\ntitle: [oops\n---\nbroken but indexed")
+    (vault / "bulk" / "big.md").write_bytes(b"x" * (sync.MAX_FILE_BYTES + 1))
+
+
+def whole_index(db: Path) -> dict:
+    """Every row of every table, full-text shadow tables included, in storage order."""
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for (table,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE "
+                "'CREATE VIRTUAL%' ORDER BY name"):
+            without_rowid = "WITHOUT ROWID" in conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0].upper()
+            order = "" if without_rowid else " ORDER BY rowid"  # else in key order
+            where = " WHERE key != 'last_change'" if table == "meta" else ""
+            rows = conn.execute(f"SELECT * FROM {table}{where}{order}").fetchall()
+            if table == "files":
+                at = [d[0] for d in conn.execute("SELECT * FROM files LIMIT 0").description]
+                rows = [tuple(v for k, v in zip(at, r, strict=True) if k != "indexed_ns") for r in rows]
+            out[table] = rows
+        return out
+    finally:
+        conn.close()
+
+
+def rebuilt(db: Path, workers: int) -> dict:
+    index = Index(db)
+    try:
+        report = Indexer(index, config.load().sources, workers=workers).rebuild()
+    finally:
+        index.close()
+    assert report.readers == workers
+    return whole_index(db)
+
+
+def first_index(vault: Path, tmp_path: Path) -> Path:
+    """An index of the vault with read stats on some cards, as a user's would have."""
+    fill(vault)
+    db = tmp_path / "first.db"
+    index = Index(db)
+    Indexer(index, config.load().sources, workers=1).reconcile()
+    for row in list(index.cards())[:40:3]:
+        index.record_read(row["id"], "2026-01-02T03:04:05+00:00")
+    index.close()
+    return db
+
+
+def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path):
+    db = first_index(vault, tmp_path)
+    for i in range(0, CARDS, 5):  # the vault moved on since: edits, removals, new cards
+        write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} second", f"changed {i} 数据库")
+    for i in range(1, CARDS, 11):
+        (vault / f"bulk/{i % 9}/card-{i}.md").unlink()
+    write_card(vault, "late/new.md", "new", "a card the first index never saw [[card-3]]")
+    serial, parallel = tmp_path / "serial.db", tmp_path / "parallel.db"
+    for copy in (serial, parallel):
+        shutil.copy(db, copy)
+    want = rebuilt(serial, workers=1)
+    got = rebuilt(parallel, workers=2)
+    assert want["card_stats"] and want["card_ids"] and want["problems"]
+    assert [t for t in want if want[t] != got[t]] == []
+
+
+def test_workers_started_beside_other_threads_give_the_same_index(vault, tmp_path):
+    """A watcher or an MCP server runs threads: its workers come from a fork server."""
+    fill(vault, 120)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert sync.start_method() in ("forkserver", "spawn")
+        got = rebuilt(tmp_path / "threaded.db", workers=2)
+    finally:
+        stop.set()
+        other.join()
+    assert got == rebuilt(tmp_path / "serial.db", workers=1)
+
+
+KILLER = f"""
+import os, signal, sys, multiprocessing
+from memsync import config, sync
+for name, value in {SMALL!r}.items():
+    setattr(sync, name, value)
+from memsync.store.index import Index
+from memsync.sync import Indexer
+target = sys.argv[2]
+index = Index(sys.argv[1])
+work = Indexer(index, config.load().sources, workers=2)
+def progress(done, total):
+    if done and done < total:
+        if target == "worker":
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGKILL)
+                print("killed a worker", flush=True)
+                break
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
+report = work.rebuild(progress)
+print("readers", report.readers, "added", report.added, flush=True)
+"""
+
+
+def kill_mid_rebuild(db: Path, target: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(KILLER), str(db), target],
+                          capture_output=True, text=True, timeout=300, env=os.environ.copy())
+
+
+def test_a_worker_killed_mid_rebuild_leaves_the_whole_new_index(vault, tmp_path):
+    db = first_index(vault, tmp_path)
+    for i in range(0, CARDS, 4):
+        write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} second", f"changed {i}")
+    want = tmp_path / "serial.db"
+    shutil.copy(db, want)
+    proc = kill_mid_rebuild(db, "worker")
+    assert proc.returncode == 0, proc.stderr
+    assert "killed a worker" in proc.stdout
+    assert f"added {CARDS + 1}" in proc.stdout  # every card, the killed worker's too
+    assert whole_index(db) == rebuilt(want, workers=1)
+
+
+def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path):
+    db = first_index(vault, tmp_path)
+    before = whole_index(db)
+    for i in range(0, CARDS, 4):
+        write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} second", f"changed {i}")
+    proc = kill_mid_rebuild(db, "writer")  # returns only once its orphaned workers have ended
+    assert proc.returncode == -9, proc.stderr
+    assert whole_index(db) == before
+    index = Index(db)  # and it opens and searches as before
+    assert index.card_by_path("vault", "bulk/0/card-0.md")["title"] == "卡片 0 first"
+    index.close()
+
+
+def test_threads_bounds_the_readers_of_a_rebuild(vault, cli, home):
+    fill(vault, 120)
+    assert cli("index", "--rebuild", "--threads", "1", "--json")[1]["readers"] == 1
+    assert cli("index", "--rebuild", "--threads", "2", "--json")[1]["readers"] == 2
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text('{"threads": 1}')
+    assert cli("index", "--rebuild", "--json")[1]["readers"] == 1
+    (home / "config.json").write_text('{"threads": 0}')
+    code, out = cli("index", "--json")
+    assert code == 2 and "threads" in out["error"]["message"]
