@@ -30,8 +30,9 @@ class Adapter(Protocol):
 
 
 def hidden(rel_path: str) -> bool:
-    """Dot-folders (.trash, .obsidian, .git, .stversions) and dot-files (editor/sync temps)."""
-    return any(part.startswith(".") for part in rel_path.split("/"))
+    """Dot-folders (.trash, .obsidian, .git, .stversions) and dot-files (editor/sync temps):
+    a part of the path that starts with a dot (asked once per file of every reconcile)."""
+    return rel_path.startswith(".") or "/." in rel_path
 
 
 class FileAdapter:

@@ -44,6 +44,8 @@ class Exclusions:
         self.prefixes, self.patterns = parse(app)
 
     def excludes(self, rel: str) -> bool:
+        if not self.patterns:  # the usual case, once per file of a reconcile: no generator
+            return rel.startswith(self.prefixes)
         return rel.startswith(self.prefixes) or any(p.search(rel) for p in self.patterns)
 
     def excludes_folder(self, rel_dir: str) -> bool:

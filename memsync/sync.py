@@ -24,8 +24,8 @@ from memsync.store.index import Index
 
 from . import reading
 from .exclusions import Exclusions
-from .model import TRASH, Source, SyncReport
-from .reading import MAX_FILE_BYTES, Look, digest, printable, signature, storable, unchanged
+from .model import TRASH, Signature, Source, SyncReport
+from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest, printable, storable
 from .sizes import size_and_cap
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -35,6 +35,7 @@ BATCH = 500  # files per write transaction of a reconcile (a rebuild is one tran
 # bottleneck. A worker count of 1 reads in this process, as a 1-core machine should.
 PARALLEL_FROM = 500
 MAX_WORKERS = 8
+WALK_THREADS_FROM = 20_000  # indexed files: below this a reconcile walks the tree in one thread
 WORKER_CHUNK = 100
 
 
@@ -180,45 +181,53 @@ class Indexer:
         return reading.look(self.sources[source].root, self.adapters[source], self.max_bytes,
                             rel, stored)
 
-    def files_on_disk(self, source: str, under: str | None = None) -> dict[str, os.stat_result]:
+    def files_on_disk(self, source: str, under: str | None = None,
+                      threads: int = 1) -> dict[str, tuple[int, int, int, int]]:
         """Every file of `source` (below `under`) that this indexer would index, by relative
-        path, with its lstat: what a reconcile compares the index with."""
+        path, with its lstat signature (size, mtime_ns, ctime_ns, ino), in no particular order:
+        what a reconcile compares the index with. With `threads`, that many threads list and
+        stat the subtrees: scandir and lstat release the GIL, so the kernel's part of the walk
+        (most of it on a warm cache) runs on every core."""
         root = self.sources[source].root
         start = self._full(source, under) if under else root
         prefix = under.rstrip("/") + "/" if under else ""
-        found: dict[str, os.stat_result] = {}
         adapter, excluded = self.adapters[source], self.excluded[source]
         excluded.refresh()
-        stack = [(start, prefix)]
-        while stack:
-            folder, rel_prefix = stack.pop()
-            try:
-                entries = list(os.scandir(folder))
-            except OSError:
-                continue
-            for entry in entries:
-                rel = rel_prefix + entry.name
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if adapter.enters(rel) and not excluded.excludes_folder(rel):
-                            stack.append((entry.path, rel + "/"))
-                    elif adapter.wants(rel) and not excluded.excludes(rel):
-                        found[rel] = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
+        found: dict[str, tuple[int, int, int, int]] = {}
+        folders = _list_folder(adapter, excluded, start, prefix, found)
+        # Breadth first until there are subtrees enough to share out, then one thread each.
+        while threads > 1 and folders and len(folders) < 4 * threads:
+            folders = [sub for folder in folders
+                       for sub in _list_folder(adapter, excluded, *folder, found)]
+        if threads > 1 and len(folders) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(threads, thread_name_prefix="memsync-walk") as pool:
+                for part in pool.map(lambda f: _walk(adapter, excluded, [f]), folders):
+                    found.update(part)
+        else:
+            found.update(_walk(adapter, excluded, folders))
         return found
 
     def _reconcile_source(self, source, under, report, progress) -> None:
-        on_disk = self.files_on_disk(source, under)
-        stored = self.index.file_states(source, under)
+        stored_rows = self.index.file_rows(source, under)
+        # A big tree is walked by a few threads; a small one, or a first index, is not worth it.
+        threads = min(2 * self.workers, 8) if len(stored_rows) >= WALK_THREADS_FROM else 1
+        on_disk = self.files_on_disk(source, under, threads)
         report.scanned += len(on_disk)
         work = []
-        for rel, st in on_disk.items():
-            if unchanged(stored.get(rel), signature(st)):
+        for rel, sig in on_disk.items():
+            row = stored_rows.get(rel)
+            # reading.unchanged, on plain tuples: the stored signature holds and is not racy
+            if row is not None and row[4] and row[:4] == sig and row[5] - sig[1] >= RACY_NS:
                 report.unchanged += 1
             else:
                 work.append(rel)
-        gone = [rel for rel in stored if rel not in on_disk]
+        work.sort()  # the walk's order depends on its threads; ids and rows must not
+        gone = [rel for rel in stored_rows if rel not in on_disk]
+        stored = {rel: (Signature(*row[:4]), row[4], row[5])
+                  for rel in (*work, *gone) if (row := stored_rows.get(rel)) is not None}
+        del stored_rows
         total = len(work) + len(gone)
         # Small chunks when workers read them, so writing starts early and the pipeline stays
         # full; the writer still applies BATCH files per transaction.
@@ -248,10 +257,13 @@ class Indexer:
     def _forget_problems_of_gone_files(self, source, under, on_disk) -> None:
         """A file we could not index (too large, a bad name) has no files row, so nothing else
         notices it leave: its problem goes when the file does."""
-        present = set(on_disk) | {printable(rel) for rel in on_disk}
         prefix = under.rstrip("/") + "/" if under else ""
-        gone = [p["path"] for p in self.index.problems()
-                if p["source"] == source and p["path"].startswith(prefix) and p["path"] not in present]
+        mine = [p["path"] for p in self.index.problems()
+                if p["source"] == source and p["path"].startswith(prefix) and p["path"] not in on_disk]
+        if not mine:
+            return
+        shown = {printable(rel) for rel in on_disk if not storable(rel)}  # bad names, as stored
+        gone = [path for path in mine if path not in shown]
         if not gone:
             return
         batch = nullcontext() if self.index.conn.in_transaction else self.index.transaction()
@@ -410,6 +422,37 @@ class Indexer:
         parked = f"{TRASH}/{rel}"
         if self.index.bound_id(source, parked) and not os.path.lexists(self._full(source, parked)):
             self.index.rebind_ids(source, parked, rel)
+
+
+def _list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
+                 found: dict[str, tuple[int, int, int, int]]) -> list[tuple[str, str]]:
+    """Put the wanted files of one folder into `found`; return the subfolders to enter."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    folders = []
+    wants, excludes = adapter.wants, excluded.excludes
+    for entry in entries:
+        rel = rel_prefix + entry.name
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if adapter.enters(rel) and not excluded.excludes_folder(rel):
+                    folders.append((entry.path, rel + "/"))
+            elif wants(rel) and not excludes(rel):
+                st = entry.stat(follow_symlinks=False)
+                found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        except OSError:
+            continue
+    return folders
+
+
+def _walk(adapter, excluded: Exclusions,
+          stack: list[tuple[str, str]]) -> dict[str, tuple[int, int, int, int]]:
+    found: dict[str, tuple[int, int, int, int]] = {}
+    while stack:
+        stack += _list_folder(adapter, excluded, *stack.pop(), found)
+    return found
 
 
 def _problem(look: Look, max_bytes: int) -> str | None:

@@ -133,6 +133,19 @@ class Index:
             for r in self.conn.execute(sql, args)
         }
 
+    def file_rows(self, source: str, under: str | None = None) -> dict[str, tuple]:
+        """path -> (size, mtime_ns, ctime_ns, ino, hash, indexed_ns), plain tuples: file_states
+        for a reconcile of a whole tree, where building a Signature per file would cost more
+        than comparing them."""
+        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
+        args: list = [source]
+        if under:
+            sql += " AND (path >= ? AND path < ?)"
+            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
+        cursor = self.conn.cursor()
+        cursor.row_factory = None
+        return {r[0]: r[1:] for r in cursor.execute(sql, args)}
+
     def sources(self) -> set[str]:
         """Every source the index holds anything of: files, cards or problems."""
         return {r[0] for r in self.conn.execute(

@@ -182,3 +182,27 @@ def test_threads_bounds_the_readers_of_a_rebuild(vault, cli, home):
     (home / "config.json").write_text('{"threads": 0}')
     code, out = cli("index", "--json")
     assert code == 2 and "threads" in out["error"]["message"]
+
+
+def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, monkeypatch):
+    fill(vault, 120)
+    for rel in (".obsidian/x.md", "bulk/3/.hidden.md", "node_modules/m.md", "Templates/t.md",
+                "bulk/4/deep/er/still.md", "bulk/5/notes.txt"):
+        write_card(vault, rel, "x", "body of a file in an odd place")
+    (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["Templates/", "/still/"]}')
+    index = Index(tmp_path / "walk.db")
+    work = Indexer(index, config.load().sources, workers=2)
+    one = work.files_on_disk("vault")
+    assert work.files_on_disk("vault", threads=4) == one
+    assert work.files_on_disk("vault", "bulk", threads=3) == {
+        rel: sig for rel, sig in one.items() if rel.startswith("bulk/")}
+    assert "bulk/4/deep/er/still.md" not in one and "bulk/3/.hidden.md" not in one
+    monkeypatch.setattr(sync, "WALK_THREADS_FROM", 1)  # every reconcile walks with threads
+    first = work.reconcile()
+    assert first.added == len(one) - 1  # all but the file over the size cap
+    (vault / "bulk/0/card-0.md").unlink()
+    write_card(vault, "bulk/1/card-1.md", "卡片 1 edited", "edited body")
+    again = work.reconcile()
+    assert (again.removed, again.updated, again.unchanged) == (1, 1, len(one) - 3)
+    index.close()
+    assert whole_index(tmp_path / "walk.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
