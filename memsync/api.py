@@ -197,16 +197,16 @@ def _semantic_status(conn, enabled: bool) -> dict | None:
     return status.status(conn, enabled) if status.shown(conn, enabled) else None
 
 
-def embed(cfg: Config, progress=None) -> dict:
-    """Embed, in the foreground, every card that lacks a vector for its current content."""
+def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
+    """Embed, in the foreground, every card that lacks a vector for its current content, on
+    `threads` cores (None: config.json's "threads", else every usable core): someone waits."""
     from .semantic import EMBED_INSTEAD, require
 
     require(EMBED_INSTEAD)
-    from .semantic.encoder import shared
-    from .semantic.worker import embed_pending
+    from .semantic.worker import embed_foreground
 
     with open_index(cfg) as index:
-        return embed_pending(index, shared(), progress=progress)
+        return embed_foreground(index, threads or cfg.threads, progress=progress)
 
 
 def watcher_status(cfg: Config) -> dict:

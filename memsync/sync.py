@@ -22,7 +22,7 @@ from multiprocessing import get_all_start_methods, get_context
 import memsync.adapters as adapters
 from memsync.store.index import Index
 
-from . import reading
+from . import cores, reading
 from .exclusions import Exclusions
 from .model import TRASH, Signature, Source, SyncReport
 from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest, printable, storable
@@ -39,16 +39,8 @@ WALK_THREADS_FROM = 20_000  # indexed files: below this a reconcile walks the tr
 WORKER_CHUNK = 100
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its affinity mask, where the platform has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
 def default_workers() -> int:
-    return max(1, min(usable_cores(), MAX_WORKERS))
+    return max(1, min(cores.usable(), MAX_WORKERS))
 
 
 def start_method() -> str:

@@ -72,19 +72,26 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
 
 
 @contextmanager
-def progress_bar(label: str, enabled: bool = True):
+def progress_bar(label: str, enabled: bool = True, unit: str = "files"):
     """A progress callback `(done, total)` drawing a bar on stderr when it is a terminal, else
-    None. Leaving the block ends the bar's line and shows the cursor again, so whatever is
-    printed next starts on a line of its own; a block that ends normally has done its work, so
-    its bar ends full even when there was nothing to do (no bar is left standing at 0 %)."""
+    None: done/total, the rate in `unit`s per second and the time left. Leaving the block ends
+    the bar's line and shows the cursor again, so whatever is printed next starts on a line of
+    its own; a block that ends normally has done its work, so its bar ends full even when there
+    was nothing to do (no bar is left standing at 0 %)."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
-    with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
+    import time
+
+    started = time.monotonic()
+    with click.progressbar(length=1, label=label, file=sys.stderr, show_pos=True,
+                           item_show_func=lambda rate: rate) as bar:
 
         def progress(done: int, total: int) -> None:
             bar.length = max(total, 1)
-            bar.update(done - bar.pos)
+            elapsed = time.monotonic() - started
+            rate = f"{done / elapsed:,.1f} {unit}/s" if done and elapsed > 0 else None
+            bar.update(done - bar.pos, rate)
 
         yield progress
         bar.update((bar.length or 1) - bar.pos)  # length is set: 1, then each total

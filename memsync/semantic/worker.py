@@ -12,11 +12,28 @@ from collections.abc import Callable
 from . import passages, store
 
 BATCH = 8  # cards per model call: short enough to pause within about a second on short cards
+PER_THREAD = 4  # cards per engine thread in a model call, so every thread has work to the end
+
+
+def embed_foreground(index, threads: int | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> dict:
+    """`memsync index --embed`: someone waits, so every usable core (or `threads`, which then
+    wins over OMP_NUM_THREADS) works on it. The watcher's background embedding keeps one
+    thread at the lowest priority (memsync.semantic.background)."""
+    from memsync import cores
+
+    from .encoder import Encoder
+
+    encoder = Encoder(threads or cores.usable(), force=bool(threads))
+    report = embed_pending(index, encoder, progress=progress,
+                           batch=max(BATCH, PER_THREAD * encoder.threads))
+    report["threads"] = encoder.threads
+    return report
 
 
 def embed_pending(index, encoder, limit: int | None = None,
                   pause: Callable[[], bool] = lambda: False,
-                  progress: Callable[[int, int], None] | None = None) -> dict:
+                  progress: Callable[[int, int], None] | None = None, batch: int = BATCH) -> dict:
     """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
     Returns how many cards were embedded, linked to vectors that already existed, and left."""
     conn = index.conn
@@ -27,7 +44,7 @@ def embed_pending(index, encoder, limit: int | None = None,
         total = min(total, limit)
     handled = 0
     while handled < total and not pause():
-        rows = store.pending(conn, encoder.model, min(BATCH, total - handled))
+        rows = store.pending(conn, encoder.model, min(batch, total - handled))
         if not rows:
             break
         links, fresh = [], {}

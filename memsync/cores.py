@@ -1,0 +1,15 @@
+"""How many cores this process may use: what a rebuild or an embedding that someone waits for
+spreads over. Pure (standard library only)."""
+
+from __future__ import annotations
+
+import os
+
+
+def usable() -> int:
+    """The cores this process may run on: its affinity mask where the platform has one (a
+    container or `taskset` may allow fewer than the machine has), else every core."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
