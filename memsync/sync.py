@@ -179,7 +179,18 @@ class Indexer:
         path, with its lstat signature (size, mtime_ns, ctime_ns, ino), in no particular order:
         what a reconcile compares the index with. With `threads`, that many threads list and
         stat the subtrees: scandir and lstat release the GIL, so the kernel's part of the walk
-        (most of it on a warm cache) runs on every core."""
+        (most of it on a warm cache) runs on every core.
+
+        No folder is skipped because its mtime has not moved. A folder's mtime changes when an
+        entry is added, removed or renamed in it, never when a file's content changes, so an
+        unchanged folder could spare only its listing, never the lstat of each file in it; on
+        the 10k vault the listing is 15-20 % of walk + lstat (0.13-0.24 s of 0.94-1.23 s on a
+        loaded machine), and an unchanged folder would still need its files and subfolders
+        stored to stand in for the listing. And it is sound only where folder mtimes are
+        exact: not on FAT/exFAT (2 s steps: an entry added within the step leaves it as it was),
+        not on NFS or SMB mounts whose attribute cache serves a stale mtime, not on FUSE file
+        systems that do not keep them, and not across the same-tick window that makes files
+        racily clean (reading.RACY_NS). Too little to win for what it could lose."""
         root = self.sources[source].root
         start = self._full(source, under) if under else root
         prefix = under.rstrip("/") + "/" if under else ""
