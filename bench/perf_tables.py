@@ -13,16 +13,38 @@ def _row(label, *cells):
 def render_tables(data: dict, extras: bool = True) -> list[str]:
     sizes = data["sizes"]
     heads = [f"{int(n):,} cards" for n in sizes]
-    out = ["Medians of repeated runs; each memsync figure beside its floor from the same run.", "",
+    load = data.get("load_average_at_start")
+    out = ["Medians of repeated runs; each memsync figure beside its floor from the same run"
+           + (f" (load average {load[0]:g} at the start, {data['load_average_at_end'][0]:g} at the end)."
+              if load and data.get("load_average_at_end") else "."), "",
            "| figure | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    current: dict = {}
+
+    def s_cards(seconds):  # cards/s of the size being rendered
+        return current["cards"] / seconds
 
     def line(label, fmt):
-        out.append(_row(label, *[fmt(s) for s in sizes.values()]))
+        cells = []
+        for size in sizes.values():
+            current["cards"] = size["cards"]
+            cells.append(fmt(size))
+        out.append(_row(label, *cells))
+
+    def rb(key, fmt):  # a rebuild figure a result from before issue 22 does not have
+        return lambda s: fmt(s["rebuild"][key]) if key in s["rebuild"] else "not measured"
 
     line("rebuild, cards/s", lambda s: f"{s['rebuild']['cards_per_s']:,.0f}")
-    line("floor: FTS5 bulk insert, cards/s", lambda s: f"{s['rebuild']['floor_cards_per_s']:,.0f}")
-    line("rebuild ÷ floor (time)", lambda s: f"{s['rebuild']['vs_floor']:.1f}×")
-    line("rebuild peak RSS", lambda s: f"{s['rebuild']['peak_rss_mib']:.0f} MiB")
+    line("processes reading (usable cores)", lambda s: (
+        f"{s['rebuild']['readers']} ({s['rebuild']['usable_cores']})" if "readers" in s["rebuild"]
+        else "not measured"))
+    line("rebuild with one reader, cards/s", rb("one_reader_seconds", lambda v: f"{s_cards(v):,.0f}"))
+    line("speed-up over one reader", rb("speedup", lambda v: f"{v:.2f}×"))
+    line("raw floor: read + FTS5 unicode61 insert, cards/s", rb("raw_floor_cards_per_s", lambda v: f"{v:,.0f}"))
+    line("rebuild ÷ raw floor (time)", rb("vs_raw_floor", lambda v: f"{v:.1f}×"))
+    line("floor: pre-tokenized FTS5 bulk insert, cards/s", lambda s: f"{s['rebuild']['floor_cards_per_s']:,.0f}")
+    line("rebuild ÷ pre-tokenized floor (time)", lambda s: f"{s['rebuild']['vs_floor']:.1f}×")
+    line("rebuild peak RSS (largest process)", lambda s: f"{s['rebuild']['peak_rss_mib']:.0f} MiB")
+    line("rebuild peak RSS of the writer", rb("writer_peak_rss_mib", lambda v: f"{v:.0f} MiB"))
     line("rebuild prep: read / parse / tokenize", lambda s: " / ".join(
         f"{s['rebuild']['prep'][k]:.2f}s" for k in ("read_s", "parse_s", "tokenize_s")))
     line("index ÷ notes (bytes)", lambda s: f"{s['index']['ratio']:.2f}×" if "index" in s else "not measured")
@@ -52,8 +74,29 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
             "cli_search": f"`memsync search` ≤ {t['cli_search_ms_max']:g} ms",
             "index_ratio": f"index ≤ {t.get('index_ratio_max', 3):g}× the notes' bytes",
         }
+        names.update({
+            "rebuild_vs_raw_floor": f"rebuild within {t.get('rebuild_vs_raw_floor_max', 3):g}× of the raw floor",
+            "rebuild_speedup": f"rebuild ≥ {t.get('rebuild_speedup_min', 1.7):g}× faster than one reader",
+        })
         out += ["", "Targets at 10,000 cards:", ""]
         out += [f"- {names[k]}: {'met' if ok else '**not met**'}" for k, ok in data["verdicts"].items()]
+    if data.get("verdicts_100k"):
+        t = data["targets_100k"]
+        names = {
+            "rebuild_vs_raw_floor": f"rebuild within {t['rebuild_vs_raw_floor_max']:g}× of the raw floor",
+            "rebuild_speedup": f"rebuild ≥ {t['rebuild_speedup_min']:g}× faster than one reader",
+            "rebuild_peak_rss": f"rebuild peak RSS ≤ {t['rebuild_peak_rss_mib_max']:g} MiB",
+            "reconcile": f"reconcile ≤ {t['reconcile_s_max']} s",
+            "search_p50": f"search p50 ≤ {t['search_p50_ms_max']:g} ms",
+            "search_p99": f"search p99 ≤ {t['search_p99_ms_max']:g} ms",
+            "cli_search": f"`memsync search` ≤ {t['cli_search_ms_max']:g} ms",
+            "watch_save_p50_within_2x": "watcher save → searchable p50 within 2× of 10,000 cards",
+            "watch_save_p99_within_2x": "watcher save → searchable p99 within 2× of 10,000 cards",
+        }
+        out += ["", "Targets at 100,000 cards:", ""]
+        out += [f"- {names[k]}: {'met' if ok else '**not met**'}" for k, ok in data["verdicts_100k"].items()]
+    out += _projection(data.get("projection") or {})
+    out += _embedding(data.get("embedding") or {})
     if not extras:
         return out
     out += ["", "### Watcher and MCP", ""]
@@ -72,6 +115,44 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
                      f"{peer['index_seconds']:.1f} s ({peer['index_cards_per_s']:.1f} cards/s)"),
                 _row("search for a marker, whole process", f"{ours['cli']['memsync_search']:.0f} ms",
                      f"{peer['search_ms']:.0f} ms ({peer['markers_found']}/{peer['search_runs']} found)")]
+    return out
+
+
+def _projection(proj: dict) -> list[str]:
+    if not proj:
+        return []
+    labels = {"rebuild_s": ("rebuild", "s"), "index_mib": ("index size", "MiB"),
+              "rebuild_peak_rss_mib": ("rebuild peak RSS", "MiB"),
+              "search_p50_ms": ("search p50 (in-process)", "ms"),
+              "search_p99_ms": ("search p99 (in-process)", "ms"),
+              "reconcile_s": ("reconcile, nothing changed", "s")}
+    lo, hi = proj["from"]
+    out = ["", f"Projected to {proj['to']:,} cards from the growth measured between {lo:,} and "
+           f"{hi:,} (figure ∝ cards^k; not measured):", "",
+           f"| figure | {lo:,} | {hi:,} | k | {proj['to']:,} (projected) |", "|---|---|---|---|---|"]
+    for key, (label, unit) in labels.items():
+        if key in proj:
+            f = proj[key]
+            out.append(_row(label, f"{f['at_lo']:,.2f} {unit}", f"{f['at_hi']:,.2f} {unit}",
+                            f"{f['exponent']:.2f}", f"{f['projected']:,.1f} {unit}"))
+    return out
+
+
+def _embedding(emb: dict) -> list[str]:
+    if not emb:
+        return []
+    if "skipped" in emb or "failed" in emb:
+        return ["", f"Embedding on every core: {emb.get('skipped') or 'failed'}"]
+    cores = emb["usable_cores"]
+    out = ["", f"Embedding (`memsync index --embed`), docs/s, one engine thread vs {cores} "
+           f"(load average {emb['load_average_at_start'][0]:g} at the start):", "",
+           f"| cards | docs (passages) | 1 core | {cores} cores | speed-up |", "|---|---|---|---|---|"]
+    for name in ("short_cards", "long_notes"):
+        if name in emb:
+            e = emb[name]
+            out.append(_row(name.replace("_", " "), f"{e['docs']} ({e['passages']})",
+                            f"{e['one_core_docs_per_s']:.2f}", f"{e['all_cores_docs_per_s']:.2f}",
+                            f"{e['speedup']:.2f}×"))
     return out
 
 
@@ -98,7 +179,7 @@ def _watch(comp: dict) -> list[str]:
 def _component(name: str, comp: dict) -> list[str]:
     if "skipped" in comp or "failed" in comp:
         return [f"- {name}: {comp.get('skipped') or 'failed: ' + str(comp.get('failed'))}"]
-    if name == "watch_latency" and "single_save" in comp:
+    if name.startswith("watch_latency") and "single_save" in comp:
         return _watch(comp)
     results = comp.get("results")
     lines = [f"`{name}`: {comp.get('what', '')}", ""]

@@ -182,6 +182,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--burst", type=int, default=1000, help="files in the burst")
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle CPU sampling")
     parser.add_argument("--quick", action="store_true", help="1k cards, 20 saves, 10 s idle")
+    parser.add_argument("--out", default="watch_latency", help="result name under bench/results/")
     args = parser.parse_args(argv)
     if args.quick:
         args.cards, args.saves, args.idle = 1000, 20, 10.0
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> dict:
             "rss": result["memory_end"]["peak_mb"] <= TARGETS["rss_mb"],
             "rss_cold_start": result["cold_start"]["peak_mb"] <= TARGETS["rss_mb"],
         }
-        path = machine.save("watch_latency", result)
+        path = machine.save(args.out, result)
         print(f"wrote {path}", file=sys.stderr)
         summary = {k: result[k] for k in (
             "single_save", "burst", "idle", "memory_end", "cold_start", "checks")}

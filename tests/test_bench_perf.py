@@ -1,0 +1,50 @@
+"""The perf bench's pure parts: the 1,000,000-card projection and the tables it renders."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.perf import projection
+from bench.perf_tables import render_tables
+
+
+def size(n: int, scale: float) -> dict:
+    """A result for n cards whose every figure is `scale` times its 10k value."""
+    return {
+        "cards": n,
+        "rebuild": {"seconds": 4.0 * scale, "cards_per_s": n / (4.0 * scale), "peak_rss_mib": 100.0 * scale,
+                    "floor_cards_per_s": 1.0, "vs_floor": 2.0, "readers": 2, "usable_cores": 2,
+                    "one_reader_seconds": 7.0 * scale, "speedup": 1.75, "raw_floor_cards_per_s": 1.0,
+                    "vs_raw_floor": 2.5, "writer_peak_rss_mib": 90.0,
+                    "prep": {"read_s": 0.1, "parse_s": 0.2, "tokenize_s": 0.3}},
+        "index": {"note_bytes": 1, "index_bytes": int(2**20 * 50 * scale), "ratio": 2.7},
+        "reconcile": {"seconds": 0.05 * scale, "floor_walk_seconds": 0.02},
+        "search": {"p50_ms": 1.5 * scale ** 0.5, "p99_ms": 7.0, "floor_p50_ms": 1, "floor_p99_ms": 5,
+                   "marker_wrong": 0, "by_kind_p50_ms": {"marker": 0.2}},
+        "cli": {"memsync_search": 70.0, "python_startup": 22.0, "grep_r": 40.0, "rg": None},
+    }
+
+
+def test_each_figure_grows_to_a_million_as_it_grew_from_10k_to_100k():
+    proj = projection({"10000": size(10_000, 1), "100000": size(100_000, 10)})
+    assert proj["from"] == [10_000, 100_000]
+    assert proj["rebuild_s"]["exponent"] == pytest.approx(1.0)
+    assert proj["rebuild_s"]["projected"] == pytest.approx(400.0)
+    assert proj["index_mib"]["projected"] == pytest.approx(5000.0)
+    assert proj["search_p50_ms"]["exponent"] == pytest.approx(0.5)  # grows as the square root
+    assert proj["search_p99_ms"]["projected"] == pytest.approx(7.0)  # flat stays flat
+
+
+def test_no_projection_without_a_100k_run():
+    assert projection({"1000": size(1000, 0.1), "10000": size(10_000, 1)}) == {}
+
+
+def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
+    data = {"sizes": {"10000": size(10_000, 1), "100000": size(100_000, 10)},
+            "load_average_at_start": [3.5, 3, 3], "load_average_at_end": [4.0, 3, 3]}
+    data["projection"] = projection(data["sizes"])
+    text = "\n".join(render_tables(data, extras=False))
+    assert "| rebuild ÷ raw floor (time) | 2.5× | 2.5× |" in text
+    assert "| speed-up over one reader | 1.75× | 1.75× |" in text
+    assert "| rebuild | 4.00 s | 40.00 s | 1.00 | 400.0 s |" in text
+    assert "load average 3.5 at the start, 4 at the end" in text
