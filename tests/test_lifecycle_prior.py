@@ -70,3 +70,24 @@ def test_through_the_cli_the_prior_is_off_unless_config_turns_it_on(cli, vault, 
     (home / "config.json").write_text(json.dumps({"use_prior": True}))
     _, lifted = cli("search", "rsync", "--json")
     assert [h["id"] for h in lifted["hits"]] == order[::-1]
+
+
+def test_explain_use_gives_counts_and_the_boost(cli, vault):
+    from memsync import config
+    from memsync.lifecycle.reranking import explain_use
+    from memsync.store.index import Index
+
+    from .conftest import write_card
+
+    write_card(vault, "a.md", "alpha", "the rsync flag list for backups lives here, see below")
+    cli("index")
+    _, found = cli("search", "rsync", "--json")
+    card = found["hits"][0]["id"]
+    cli("feedback", card, "--helpful")
+    index = Index(config.load().db.path)
+    try:
+        shown = explain_use(index, [card], enabled=True)[card]
+        assert shown["helpful"] == 1 and shown["returned"] == 1 and 0 < shown["boost"] <= prior.CAP
+        assert explain_use(index, [card], enabled=False)[card]["boost"] == 0.0
+    finally:
+        index.close()

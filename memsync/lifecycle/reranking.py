@@ -27,3 +27,12 @@ def apply(index: Index, query: str, hits: list[dict]) -> list[dict]:
     if not used:
         return hits
     return prior.reorder(hits, lambda h: h["score"], title_class(query), lambda h: used.get(h["id"]))
+
+
+def explain_use(index: Index, card_ids: list[int], enabled: bool) -> dict[int, dict]:
+    """What `--explain` shows of use per hit: the counts, and the prior's boost (0 when
+    config.json leaves use_prior off). For the searcher's explain to merge in."""
+    used = lifelog.uses(index, card_ids)
+    return {i: {**{k: v for k, v in used.get(i, lifelog.EMPTY_USE).items()},
+                "boost": round(prior.boost(used.get(i)), 4) if enabled else 0.0}
+            for i in card_ids}
