@@ -84,9 +84,10 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-def ranked(searcher: Searcher, text: str, k: int, doc_id: Callable[[str], str]) -> list[str]:
-    """The top `k` of any Searcher, as document ids."""
-    return [doc_id(h.path) for h in searcher.search(Query(text, k)).hits]
+def ranked(searcher: Searcher, text: str, k: int, doc_id: Callable[[str], str],
+           tag: str | None = None) -> list[str]:
+    """The top `k` of any Searcher, as document ids (`tag`: only cards carrying it)."""
+    return [doc_id(h.path) for h in searcher.search(Query(text, k, tag=tag or None)).hits]
 
 
 class FloorSearcher:

@@ -5,9 +5,10 @@ files as they are), `floor_docs` feed the plain FTS5 variants, `queries` are jud
 id, and `doc_id` turns a memsync hit path into that id.
 
 Names: `scifact`, `cmrc-passage`, `cmrc-sentence`, `obsidian-zh-TW` … `obsidian-es`, `ja-notes`
-(the hand-written Japanese vault in bench/japanese/, always present), and the groups `obsidian`
-(the five Obsidian vaults), `cmrc` (both levels), `public` (SciFact and CMRC), `all` (every real
-set). The golden set is separate (`golden`): it is scored by its own metrics.
+(the hand-written Japanese vault in bench/japanese/, always present), `locomo-session` and
+`locomo-turn` (LoCoMo conversations, each query scoped to its conversation: bench/locomo.py), and
+the groups `obsidian` (the five Obsidian vaults), `cmrc` (both levels), `public` (SciFact and
+CMRC), `locomo` (both LoCoMo sets), `all` (every real set). The golden set is separate (`golden`): it is scored by its own metrics.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import datasets, engines, ja_notes, obsidian
+from . import datasets, engines, ja_notes, locomo, obsidian
 
 PUBLIC = ("scifact", "cmrc-passage", "cmrc-sentence")
 OBSIDIAN = tuple(f"obsidian-{lang}" for lang in obsidian.DEV_LANGS)
 HAND = ("ja-notes",)  # written for memsync, kept in this repository
+LOCOMO = tuple(f"locomo-{g}" for g in locomo.GRANULARITIES)
+KNOWN = PUBLIC + OBSIDIAN + LOCOMO + HAND + ("golden",)
 GROUPS = {"obsidian": OBSIDIAN, "cmrc": ("cmrc-passage", "cmrc-sentence"), "public": PUBLIC,
-          "all": PUBLIC + OBSIDIAN + HAND + ("golden",)}
+          "locomo": LOCOMO, "all": KNOWN}
 
 
 @dataclass
@@ -34,11 +37,26 @@ class EvalSet:
     doc_id: Callable[[str], str]  # memsync hit path -> doc id
     kinds: list[str] = field(default_factory=list)  # per query, when the set has kinds
     note: str = ""
+    # per query, the scope it is searched in (memsync: that tag; the floor: the documents whose
+    # `scope_of` is it), when the set has scopes
+    scopes: list[str] = field(default_factory=list)
+    scope_of: Callable[[str], str] | None = None
+
+    def scoped(self) -> list[tuple[str, list[tuple[str, str, str]], list[int]]]:
+        """(scope, its floor documents, the positions of its queries), one per scope; one
+        unnamed scope holding everything when the set has none."""
+        if not self.scopes or self.scope_of is None:
+            return [("", self.floor_docs, list(range(len(self.queries))))]
+        out = []
+        for scope in sorted(set(self.scopes)):
+            docs = [d for d in self.floor_docs if self.scope_of(d[0]) == scope]
+            out.append((scope, docs, [i for i, s in enumerate(self.scopes) if s == scope]))
+        return out
 
 
 def expand(spec: str) -> list[str]:
     """`obsidian,scifact` -> the set names, in a stable order; unknown names are an error."""
-    known = PUBLIC + OBSIDIAN + HAND + ("golden",)
+    known = KNOWN
     names: list[str] = []
     for part in (p.strip() for p in spec.split(",")):
         if not part:
@@ -69,8 +87,17 @@ def japanese() -> EvalSet:
     return _obsidian(s, note="hand-written dev set (bench/japanese)")
 
 
+def _locomo(s: locomo.LocomoSet, quick: int | None) -> EvalSet:
+    """A --quick run takes every k-th question (all conversations stay in), at most `quick` × 2."""
+    step = -(-len(s.queries) // (2 * quick)) if quick else 1
+    return EvalSet(s.name, s.vault, s.queries[::step], s.floor_docs(), lambda path: path, s.kinds[::step],
+                   note=f"commit {s.commit[:7]}" if s.commit else "", scopes=s.scopes[::step],
+                   scope_of=locomo.scope_of)
+
+
 def prepare(names: list[str], work: Path, quick: int | None = None, obsidian_sets: str | None = None,
-            obsidian_git: str | None = None) -> tuple[list[EvalSet], dict[str, str]]:
+            obsidian_git: str | None = None, locomo_sets: str | None = None,
+            locomo_git: str | None = None) -> tuple[list[EvalSet], dict[str, str]]:
     """The named real sets, ready to score (public ones written as vaults under `work`), and
     {name: why it was skipped}. `quick` keeps only the first N queries of the public sets (the
     Obsidian sets are small enough to run whole)."""
@@ -94,6 +121,17 @@ def prepare(names: list[str], work: Path, quick: int | None = None, obsidian_set
                     skipped[name] = s
                 else:
                     out.append(_obsidian(s))
+    wanted = [n for n in names if n in LOCOMO]
+    if wanted:
+        root, why = locomo.locate(locomo_sets, locomo_git)
+        if root is None:
+            skipped.update(dict.fromkeys(wanted, why))
+        else:
+            for name, ls in locomo.sets(root, wanted).items():
+                if isinstance(ls, str):
+                    skipped[name] = ls
+                else:
+                    out.append(_locomo(ls, quick))
     if "ja-notes" in names:
         out.append(japanese())
     return out, skipped

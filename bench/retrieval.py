@@ -9,7 +9,10 @@
 
 Sets (bench/evalsets.py): SciFact train, CMRC 2018 trial at passage and sentence level, the
 Obsidian Help development vaults (zh-TW, ko, de, fr, es: MEMSYNC_OBSIDIAN_SETS=/folder/of/sets, or
-MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian.py), the
+MEMSYNC_OBSIDIAN_GIT=/git/dir/of/obsidian-help to build them, see bench/obsidian.py), LoCoMo as
+session and turn cards (MEMSYNC_LOCOMO_SETS or MEMSYNC_LOCOMO_GIT, see bench/locomo.py; each
+question searched in its own conversation, and `short_pages` counts the questions whose page held
+fewer than 10 hits while plain OR matched more cards: it must be 0), the
 hand-written Japanese vault `ja-notes` (bench/japanese/, bench/ja_notes.py), and the golden
 memory-style vault in bench/golden/. A set with query kinds reports memsync and the best floor
 by kind. memsync indexes each vault's files with its own
@@ -80,13 +83,40 @@ def _by_kind(s: evalsets.EvalSet, runs: list) -> dict[str, dict]:
 
 
 def floor_runs(s: evalsets.EvalSet, variant: str) -> list:
-    """The floor variant's ranked list of every query, paired with its judgements."""
+    """The floor variant's ranked list of every query, paired with its judgements (each query
+    among the documents of its scope, where the set has scopes)."""
     tokenizer, mode = variant.split()
-    table = floor.Floor(s.floor_docs, tokenizer)
-    try:
-        return [(table.ranked(text, DEEP, mode), rel) for text, rel in s.queries]
-    finally:
-        table.close()
+    runs: list = [None] * len(s.queries)
+    for _, docs, positions in s.scoped():
+        table = floor.Floor(docs, tokenizer)
+        try:
+            for i in positions:
+                text, rel = s.queries[i]
+                runs[i] = (table.ranked(text, DEEP, mode), rel)
+        finally:
+            table.close()
+    return runs
+
+
+def floor_scores(s: evalsets.EvalSet, fresh: bool) -> tuple[dict[str, dict], bool]:
+    """Every floor variant's figures (floor.score_cached), scope by scope where the set has
+    scopes, merged as means over all queries."""
+    parts = [(floor.score_cached(docs, [s.queries[i] for i in positions], DEEP, fresh), len(positions))
+             for _, docs, positions in s.scoped()]
+    if len(parts) == 1:
+        return parts[0][0]
+    total = sum(n for _, n in parts)
+    merged = {variant: {key: sum(figs[variant][key] * n for (figs, _), n in parts) / total
+                        for key in parts[0][0][0][variant] if key != "queries"} | {"queries": total}
+              for variant in parts[0][0][0]}
+    return merged, all(cached for (_, cached), _ in parts)
+
+
+def short_pages(s: evalsets.EvalSet, ours: list, page: int = 10) -> int:
+    """Queries whose page held fewer than `page` hits while more cards matched a word of the
+    query (plain FTS5 OR with the porter tokenizer, in the query's scope)."""
+    theirs = floor_runs(s, "porter or")
+    return sum(1 for (mine, _), (other, _) in zip(ours, theirs) if len(mine[:page]) < min(page, len(other)))
 
 
 def against_floor(s: evalsets.EvalSet, runs: list, variant: str, top: int = 5,
@@ -115,7 +145,9 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
         with engines.deep_pages(DEEP):
             for name, factory in systems.items():
                 searcher = factory(index)
-                runs = [(engines.ranked(searcher, q, DEEP, s.doc_id), rel) for q, rel in s.queries]
+                scopes = s.scopes or [""] * len(s.queries)
+                runs = [(engines.ranked(searcher, q, DEEP, s.doc_id, scope), rel)
+                        for (q, rel), scope in zip(s.queries, scopes)]
                 first_runs = first_runs or runs
                 out["systems"][name] = metrics.summarize(runs)
                 if s.kinds:
@@ -123,7 +155,8 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
     finally:
         index.close()
     if with_floor:
-        out["floor"], out["floor_cached"] = floor.score_cached(s.floor_docs, s.queries, DEEP, fresh_floor)
+        out["floor"], out["floor_cached"] = floor_scores(s, fresh_floor)
+        out["short_pages"] = short_pages(s, first_runs)
         out["best_floor"] = floor.best(out["floor"])
         theirs = floor_runs(s, out["best_floor"]) if s.kinds or losses else None
         if s.kinds:  # a set with kinds is small: the best floor by kind costs little
@@ -247,6 +280,8 @@ def _set_line(name: str, r: dict) -> str:
         ours = next(iter(r["systems"].values()))["ndcg@10"]
         parts.append(f"floor {best:.4f} ({r['best_floor']}{', cached' if r.get('floor_cached') else ''}) "
                      f"{round(100 * (ours - best), 2) + 0.0:+.2f} pts")
+    if r.get("short_pages"):
+        parts.append(f"short pages {r['short_pages']}")
     line = "  ".join(parts)
     ours_by_kind, floor_by_kind = next(iter(r.get("by_kind", {}).values()), {}), r.get("floor_by_kind", {})
     if ours_by_kind and floor_by_kind:  # memsync / floor per kind, where the set has kinds

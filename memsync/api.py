@@ -12,6 +12,7 @@ import os
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.store.index import Index
 from memsync.store.searchsql import VALID_ON
@@ -41,7 +42,8 @@ def indexer(cfg: Config, index: Index):
     return Indexer(index, cfg.sources, workers=cfg.threads)
 
 
-def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None) -> dict:
+def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None,
+           explain: bool = False) -> dict:
     """`semantic` None follows config.json; asking for it without the extra installed is an
     error that says how to install it (before anything is read). Every search is written to the
     retrieval log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
@@ -53,9 +55,9 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
     with open_index(cfg) as index:
         if q.source:
             cfg.source(q.source)
-        result = searcher(index, semantic).search(q).to_dict()
-        if not result["hits"] and index.meta("last_change") is None:
-            result["note"] = "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+        result = searcher(index, semantic).search(q).to_dict(explain)
+        if not result["hits"] and index.meta("last_change") is None:  # says why better than "no match"
+            result["notes"] = [codes.Note(codes.INDEX_EMPTY).to_dict()]
         if cfg.lifecycle.use_prior:  # off unless config.json says "use_prior": true
             from .lifecycle import reranking
 

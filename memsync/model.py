@@ -129,8 +129,11 @@ class Hit:
     lexical: float | None = None
     dense: float | None = None
     inlinks: int = 0  # notes whose links point at this card
+    # Why it ranks where it does (memsync.search.lexical): the fields that matched, the parts of
+    # the score; shown only when asked (`memsync search --explain`).
+    explain: dict | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self, explain: bool = False) -> dict:
         out = {
             "id": self.id,
             "path": self.path,
@@ -147,4 +150,6 @@ class Hit:
         if self.lexical is not None or self.dense is not None:
             out["lexical"] = None if self.lexical is None else round(self.lexical, 4)
             out["dense"] = None if self.dense is None else round(self.dense, 4)
+        if explain and self.explain is not None:
+            out["explain"] = self.explain
         return out

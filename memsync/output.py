@@ -40,10 +40,77 @@ def mark(text: str, terms: list[str], style) -> str:
     return "".join(out) + text[at:]
 
 
+# What each tier asked of a card, in a person's words.
+TIER_WORDS = {"all": "every word", "all-prefix": "every word (some as a prefix)",
+              "any": "some of the words", "any-prefix": "some of the words (some as a prefix)",
+              "semantic": "by meaning alone"}
+
+
+def _note(n: dict) -> str:
+    """One coded search note (memsync.search.codes) in the CLI's words."""
+    code = n["code"]
+    if code == "no_words":
+        return "the query has no searchable words"
+    if code == "no_kind":
+        return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
+    if code == "no_tag":
+        return f"no card has the tag {n['tag']!r} (frontmatter or inline #tags; a/b is found by a too)"
+    if code == "hidden_invalid":
+        return (f"no valid card matched, but {n['count']}{'+' if n['more'] else ''} no longer valid "
+                "(superseded) did: search again with --include-invalid to see them")
+    if code == "empty":
+        if n.get("filters"):
+            shown = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in n["filters"].items())
+            return f"no card matched with {shown}; try without a filter or other keywords"
+        return "no card matched; try fewer or different keywords"
+    if code == "index_empty":
+        return "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+    if code == "low_confidence":
+        if n["apart"]:
+            return ("low confidence: the words matched apart, not as written together; "
+                    "check that the hits are about what you meant")
+        return (f"low confidence: only some query words matched (coverage down to {n['coverage']:.0%}); "
+                "retry with fewer, more specific keywords or identifiers")
+    if code == "strict_part":
+        return (f"{n['strict']} matched {TIER_WORDS.get(n['tier'], n['tier'])}; "
+                f"{n['rest']} below matched {TIER_WORDS.get(n['rest_tier'], n['rest_tier'])}")
+    if code == "more":
+        return (f"more cards matched than the {n['shown']} shown; add keywords or a filter to narrow"
+                + (f", or raise the limit (up to {n['max']})" if n["shown"] < n["max"] else ""))
+    if code == "meaning_only":
+        return ("no card contains these words; these hits were found by meaning alone "
+                "(matched: semantic): check that they are about what you meant")
+    return code  # a code this edge does not know yet is still said
+
+
+def search_note(notes: list[dict]) -> str | None:
+    """A search result's notes as one line (the JSON `note` field, and what stderr shows)."""
+    return "; ".join(_note(n) for n in notes) or None
+
+
+def _explain(hit: dict) -> list[str]:
+    e = hit.get("explain")
+    if not e:
+        return []
+    parts = ", ".join(f"{k} {v:.3g}" for k, v in e.get("parts", {}).items())
+    line = f"    why: {e['tier']}" + (f"; {parts}" if parts else "")
+    if e.get("fields"):
+        line += f"; fields {', '.join(e['fields'])}"
+    if e.get("coverage") is not None:
+        line += f"; coverage {e['coverage']:.0%}"
+    return [line]
+
+
+def explain_tiers(data: dict) -> str:
+    """The FTS5 MATCH expression of each tier that ran (`--explain`)."""
+    tiers = (data.get("explain") or {}).get("tiers") or []
+    return "\n".join(f"tier {t['tier']}: {t['hits']} hit(s); MATCH {t['match']}" for t in tiers)
+
+
 def search(data: dict, highlight=None) -> str:
     """The hits, one block each; the note is the caller's to print (on stderr, for people)."""
     if not data["hits"]:
-        return data.get("note") or "no match"
+        return search_note(data.get("notes") or []) or "no match"
     out = []
     for hit in data["hits"]:
         flags = [] if hit["valid"] else ["INVALID"]
@@ -55,6 +122,7 @@ def search(data: dict, highlight=None) -> str:
             f"{hit['matched']}, {hit['score']:.2f}){extra}\n"
             f"    {highlight(hit['snippet']) if highlight else hit['snippet']}"
         )
+        out += _explain(hit)
     return "\n".join(out)
 
 

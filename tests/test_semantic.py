@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
-from memsync import api, config
+from memsync import api, config, output
 from memsync.errors import BadEnvironment
 from memsync.mcp import server as mcp_server
 from memsync.search.lexical import LexicalSearcher, Query
@@ -115,7 +115,7 @@ def test_a_chinese_query_finds_an_english_card_by_meaning_alone(memory):
     result = search("数据库每晚备份")  # the floor on: the card stands out among the English cards
     assert paths(result)[0] == "03-Knowledge/backup.md"
     assert result["hits"][0]["matched"] == SEMANTIC and result["matched"] == SEMANTIC
-    assert "found by meaning alone" in result["note"]
+    assert [n["code"] for n in result["notes"]] == ["meaning_only"]
 
 
 def test_a_card_in_the_other_language_stands_out_only_among_the_cards_of_its_script(memory):
@@ -157,7 +157,7 @@ def test_an_english_query_finds_a_chinese_card(memory, query, card):
     result = search(query)
     assert paths(result)[0] == card
     assert result["hits"][0]["matched"] == SEMANTIC and result["matched"] == SEMANTIC
-    assert "found by meaning alone" in result["note"]
+    assert [n["code"] for n in result["notes"]] == ["meaning_only"]
 
 
 def test_the_cross_language_probes_tally(memory):
@@ -209,6 +209,7 @@ def test_semantic_off_is_exactly_the_lexical_search(memory, query, cli):
     assert search(query, semantic=None) == lexical  # the default
     assert search(query, semantic=False) == lexical
     code, out = cli("search", query, "--json")
+    assert out.pop("note") == output.search_note(lexical["notes"])  # the notes in the CLI's words
     assert out == lexical
     assert all("dense" not in h and "lexical" not in h for h in out["hits"])
 

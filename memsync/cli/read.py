@@ -79,8 +79,11 @@ class SearchCommand(click.Command):
 @click.option("--include-invalid", is_flag=True, help="Also show superseded cards (ranked last).")
 @click.option("--semantic/--no-semantic", default=None,
               help="Blend in meaning (memsync[semantic]); default: config.json \"semantic\".")
+@click.option("--explain", is_flag=True,
+              help="Say why each hit ranks where it does: its tier, the parts of its score, and "
+                   "the FTS5 MATCH of each tier that ran.")
 def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, include_invalid,
-           semantic):
+           semantic, explain):
     """Search cards by keywords or identifiers (Chinese and English alike).
 
     \b
@@ -88,31 +91,33 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
       memsync search 阿里云 ecs-prod
       memsync search nginx --kind knowledge --as-of 2026-03-01
       memsync search --semantic 本地装了什么模型
+      memsync search sync --explain
     """
     api.require_index(obj.cfg)
     if clamp_limit(limit) != limit:
         click.echo(f"memsync: -n {limit} is outside 1-{MAX_LIMIT}: showing at most "
                    f"{clamp_limit(limit)}", err=True)
     q = Query(" ".join(query), limit, kind, source, tag, as_of, include_invalid)
-    data = api.search(obj.cfg, q, semantic)
+    data = api.search(obj.cfg, q, semantic, explain=explain)
+    data["note"] = output.search_note(data["notes"])  # the notes in one line, as before the codes
     if as_json:
         emit(data, as_json, output.search)
     else:  # hits on stdout, notes on stderr: `memsync search x | head` stays clean
         if data["hits"]:
-            click.echo(output.search(data, highlighter(q.text)))
-        if data["note"]:  # a search that found nothing always says why (memsync.search.lexical)
+            click.echo(output.search(data, highlighter(data["terms"])))
+        if explain:
+            click.echo(output.explain_tiers(data))
+        if data["note"]:  # a search that found nothing always says why (memsync.search.codes)
             click.echo(f"memsync: {data['note']}", err=True)
     if not data["hits"]:
         sys.exit(1)
 
 
-def highlighter(query: str):
-    """Matched terms in bold color on a terminal; plain when piped or with NO_COLOR set."""
+def highlighter(terms: list[str]):
+    """Matched terms (the plan's tokens, which the snippet's window was cut around) in bold
+    color on a terminal; plain when piped or with NO_COLOR set."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
-    from memsync.search.query import plan
-
-    terms = list(plan(query).terms)  # the tokens the snippet's window was cut around
     return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))
 
 

@@ -10,14 +10,11 @@ new is hidden from a client that reads only text. Pure: dicts in, strings out.
 from __future__ import annotations
 
 import json
-import re
 
 # Hit fields the hit block shows in its own way (or leaves out: the score only orders the list,
 # and the order is already there; the folder mostly says the kind).
 _HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score",
               "inlinks"}
-_MORE = re.compile(r"more cards matched than the \d+ shown(; add keywords or a filter to narrow)?"
-                   r"(, or raise the limit \(up to \d+\))?")
 _CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
                "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
                "superseded_by", "supersedes", "use"}
@@ -88,20 +85,59 @@ def search(data: dict) -> str:
         lines.append(f"{hit['id']} {hit['title']} ({name})" + (f" [{'; '.join(tags)}]" if tags else ""))
         if hit.get("snippet"):
             lines.append(hit["snippet"])
-    rest = {k: v for k, v in data.items() if k not in ("query", "matched", "hits", "more", "note")}
-    note = _note(data)
-    tail = ([note] if note else []) + fields(rest)
+    rest = {k: v for k, v in data.items() if k not in ("query", "matched", "hits", "more", "note", "notes",
+                                                        "terms")}
+    said = search_note(data.get("notes") or [])
+    tail = ([said] if said else []) + fields(rest)
     return "\n".join(lines + ([""] + tail if tail else []))
 
 
-def _note(data: dict) -> str | None:
-    """The note, less its "more cards matched than the N shown; narrow or raise the limit"
-    clause: the `N+ hits` head says it, and the tool's description says what to do about it
-    (once per session, not in every reply); structured content keeps the note whole."""
-    note = data.get("note") or ""
-    if data.get("more"):
-        note = _MORE.sub("", note)
-    return note.strip("; ") or None
+# What each tier asked of a card, in a model's words.
+_TIER = {"all": "every word", "all-prefix": "every word (some as prefixes)", "any": "some words",
+         "any-prefix": "some words (some as prefixes)", "semantic": "meaning only"}
+
+
+def _note(n: dict) -> str | None:
+    """One coded search note (memsync.search.codes) for a model: tool arguments, not flags.
+    `more` says nothing here: the `N+ hits` head says it, and the tool's description says
+    what to do about it (once per session, not in every reply)."""
+    code = n.get("code")
+    if code == "no_words":
+        return "the query has no searchable words"
+    if code == "no_kind":
+        return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
+    if code == "no_tag":
+        return f"no card has the tag {n['tag']!r} (frontmatter or inline #tags; a/b is found by a too)"
+    if code == "hidden_invalid":
+        return (f"no valid card matched, but {n['count']}{'+' if n['more'] else ''} no longer valid "
+                "(superseded) did: search again with include_invalid=true to see them")
+    if code == "empty":
+        if n.get("filters"):
+            shown = ", ".join(f"{k}={v}" for k, v in n["filters"].items())
+            return f"no card matched with {shown}; try without a filter or other keywords"
+        return "no card matched; try fewer or different keywords"
+    if code == "index_empty":
+        return "the index is empty: run the memory_reindex tool"
+    if code == "index_building":
+        return "the index is still being built after start: retry in a moment if you expected a hit"
+    if code == "low_confidence":
+        if n["apart"]:
+            return "low confidence: the words matched apart, not as written together"
+        return (f"low confidence: only some query words matched (coverage down to {n['coverage']:.0%}); "
+                "retry with fewer, more specific keywords or identifiers")
+    if code == "strict_part":
+        return (f"the first {n['strict']} matched {_TIER.get(n['tier'], n['tier'])}; "
+                f"the {n['rest']} after them {_TIER.get(n['rest_tier'], n['rest_tier'])}")
+    if code == "more":
+        return None
+    if code == "meaning_only":
+        return "no card contains these words; these hits were found by meaning alone (matched: semantic)"
+    return str(code)
+
+
+def search_note(notes: list[dict]) -> str | None:
+    """A search's notes in one line, in a model's words (the reply text and the `note` field)."""
+    return "; ".join(t for t in map(_note, notes) if t) or None
 
 
 def card(data: dict) -> str:

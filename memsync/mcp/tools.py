@@ -21,6 +21,7 @@ from memsync.errors import BadArgument
 from memsync.mcp import text as mcp_text
 from memsync.mcp.replies import error, guarded, written
 from memsync.mcp.words import for_model
+from memsync.search import codes
 from memsync.search.lexical import Query
 
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range; larger ids cannot exist and would overflow the driver
@@ -105,9 +106,8 @@ def register(server, now, live=None) -> None:
             q = Query(query, limit, kind, source, tag, as_of, include_invalid)
             result = api.search(now(), q, semantic, client=_client_name(ctx))
             if not result["hits"] and live and not live.ready.is_set():
-                result["note"] = "; ".join(filter(None, [
-                    result["note"], "the index is still being built after start: retry in a moment"
-                    " if you expected a hit"]))
+                result["notes"].append({"code": codes.INDEX_BUILDING})
+            result["note"] = mcp_text.search_note(result["notes"])  # in the model's words already
             return result
 
         return guarded("memory_search", run, mcp_text.search)

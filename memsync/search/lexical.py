@@ -15,8 +15,9 @@ from typing import Protocol
 from memsync import dates
 from memsync.errors import BadArgument
 from memsync.model import Hit
-from memsync.search import query
-from memsync.search.ranking import WEIGHTS, Weights, combine
+from memsync.search import codes, query
+from memsync.search.codes import Note
+from memsync.search.ranking import FIELD_PARTS, WEIGHTS, Weights, score_parts
 from memsync.store import searchsql as sql
 from memsync.store.fields import key
 from memsync.store.index import Index
@@ -41,17 +42,26 @@ class Result:
     query: str
     matched: str | None
     hits: list[Hit] = field(default_factory=list)
-    note: str | None = None
+    notes: list[Note] = field(default_factory=list)  # coded (memsync.search.codes); edges word them
     more: bool = False  # more cards matched than the page holds
+    terms: tuple[str, ...] = ()  # the plan's tokens: what snippets and highlights look for
+    tiers: list[dict] = field(default_factory=list)  # each tier that ran: name, MATCH, hits
 
-    def to_dict(self) -> dict:
-        return {
+    def note(self, code: str) -> Note | None:
+        return next((n for n in self.notes if n.code == code), None)
+
+    def to_dict(self, explain: bool = False) -> dict:
+        out = {
             "query": self.query,
             "matched": self.matched,
-            "hits": [h.to_dict() for h in self.hits],
+            "hits": [h.to_dict(explain) for h in self.hits],
             "more": self.more,
-            "note": self.note,
+            "terms": list(self.terms),
+            "notes": [n.to_dict() for n in self.notes],
         }
+        if explain:
+            out["explain"] = {"tiers": self.tiers}
+        return out
 
 
 class Searcher(Protocol):
@@ -95,14 +105,11 @@ def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
     return summary or snippet(body, terms)
 
 
-def _low_confidence(hits: list[Hit]) -> str:
+def _low_confidence(hits: list[Hit]) -> Note:
+    """Only loose tiers matched: the lowest coverage among the hits, and whether every word was
+    there but a CJK run only apart (东京都 vs 东京 … 京都)."""
     low = min(h.coverage for h in hits if h.coverage is not None)
-    if low < 1:
-        return (f"low confidence: only some query words matched (coverage down to {low:.0%}); "
-                "retry with fewer, more specific keywords or identifiers")
-    # every word is there, but a Chinese run was not found as written (东京都 vs 东京 … 京都)
-    return ("low confidence: the words matched apart, not as written together; "
-            "check that the hits are about what you meant")
+    return Note(codes.LOW_CONFIDENCE, {"coverage": round(low, 3), "apart": low >= 1})
 
 
 class LexicalSearcher:
@@ -119,9 +126,9 @@ class LexicalSearcher:
         limit = clamp_limit(q.limit, cap)
         where, args = _filters(q)
         plan = query.plan(q.text)
-        result = Result(query=q.text, matched=None)
+        result = Result(query=q.text, matched=None, terms=plan.terms)
         if not plan.tiers:
-            result.note = "the query has no searchable words"
+            result.notes.append(Note(codes.NO_WORDS))
             return result
         # Invalid cards rank below valid ones, except in an --as-of view, where every card shown
         # was the current fact on that day.
@@ -133,45 +140,44 @@ class LexicalSearcher:
             rows, result.more = self._ranked(
                 expr, short[tier], exact if tier == "all" else {}, where, args,
                 limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"))
+            result.tiers.append({"tier": tier, "match": expr, "fields_match": short[tier], "hits": len(rows)})
             if not rows:
                 continue
             result.matched = result.matched or tier
             coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
             day = q.as_of or dates.today()  # `valid` means valid on the day looked at
-            result.hits += [self._hit(r, rank, tier, plan if snippets else None, coverage.get(r["seq"]), day)
-                            for r, rank in rows]
-            seen.update(r["id"] for r, _ in rows)
+            result.hits += [self._hit(r, rank, parts, tier, plan if snippets else None,
+                                      coverage.get(r["seq"]), day) for r, rank, parts in rows]
+            seen.update(r["id"] for r, _, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
-        notes = [self._empty_note(q) if not result.hits else None]
-        if result.matched and result.matched.startswith("any"):
-            notes.append(_low_confidence(result.hits))
+        if not result.hits:
+            result.notes.append(self._empty_note(q))
+        elif result.matched and result.matched.startswith("any"):
+            result.notes.append(_low_confidence(result.hits))
+        strict = sum(1 for h in result.hits if h.matched == result.matched)
+        if result.hits and strict < len(result.hits):
+            rest = result.hits[strict].matched
+            result.notes.append(Note(codes.STRICT_PART, {"strict": strict, "tier": result.matched,
+                                                         "rest": len(result.hits) - strict, "rest_tier": rest}))
         if result.more:
-            notes.append(
-                f"more cards matched than the {limit} shown; add keywords or a filter to narrow"
-                + (f", or raise the limit (up to {MAX_LIMIT})" if limit < MAX_LIMIT else "")
-            )
-        result.note = "; ".join(n for n in notes if n) or None
+            result.notes.append(Note(codes.MORE, {"shown": limit, "max": MAX_LIMIT}))
         return result
 
-    def _empty_note(self, q: Query) -> str:
+    def _empty_note(self, q: Query) -> Note:
         run = self.index.run
         if q.kind and not run(sql.has_kind(q.kind)):
             kinds = [k for (k,) in run(sql.kinds())]
-            return f"no card has kind {q.kind!r}; kinds in the index: {', '.join(kinds) or 'none'}"
+            return Note(codes.NO_KIND, {"kind": q.kind, "kinds": kinds})
         if q.tag and not run(sql.has_tag(q.tag)):
-            return f"no card has the tag {q.tag!r} (frontmatter or inline #tags; a/b is found by a too)"
+            return Note(codes.NO_TAG, {"tag": q.tag})
         if not q.include_invalid and not q.as_of:
             hidden = self.search(replace(q, include_invalid=True, limit=MAX_LIMIT))
             if hidden.hits:
-                return (f"no valid card matched, but {len(hidden.hits)}{'+' if hidden.more else ''}"
-                        " no longer valid (superseded) did: search again with --include-invalid "
-                        "to see them")
-        filters = [f"{name} {value}" for name, value in
-                   (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as of", q.as_of)) if value]
-        if filters:
-            return f"no card matched with {', '.join(filters)}; try without a filter or other keywords"
-        return "no card matched; try fewer or different keywords"
+                return Note(codes.HIDDEN_INVALID, {"count": len(hidden.hits), "more": hidden.more})
+        filters = {name: value for name, value in
+                   (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as_of", q.as_of)) if value}
+        return Note(codes.EMPTY, {"filters": filters})
 
     def _exact(self, text: str) -> dict[int, int]:
         """Cards with a title, alias, file name or heading equal to the whole query (folded),
@@ -214,8 +220,9 @@ class LexicalSearcher:
             elif len(whole) < window:
                 extra = set()  # `whole` holds every card that matches the tier
             seqs = list(whole.keys() | extra)
-            scores = {seq: combine(w, whole.get(seq, 0.0), names.get(seq, 0.0),
-                                   fields.get(seq, 0.0), exact.get(seq, 0)) for seq in seqs}
+            parts = {seq: score_parts(w, whole.get(seq, 0.0), names.get(seq, 0.0), fields.get(seq, 0.0),
+                                      exact.get(seq, 0)) for seq in seqs}
+            scores = {seq: sum(p.values()) for seq, p in parts.items()}
             rows = run(sql.hit_rows(seqs, filters))
             rows = [r for r in rows if r["id"] not in exclude]
             today = dates.today()
@@ -225,24 +232,27 @@ class LexicalSearcher:
                 1 for r in rows if not (valid_first and dates.invalid_by(r["invalid_at"], today))
             ) > want  # one more than asked for, to know whether the page is all there is
             if complete or len(whole) < window:
-                return [(r, scores[r["seq"]]) for r in rows[:want]], len(rows) > want
+                return [(r, scores[r["seq"]], parts[r["seq"]]) for r in rows[:want]], len(rows) > want
             window *= 8
 
     def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:
         """Share of the query's tokens each hit contains, asked of FTS5 itself so that it agrees
         with matching (stemming, prefixes). Shown to the caller, never used to rank."""
-        seqs = [r["seq"] for r, _ in rows]
+        seqs = [r["seq"] for r, _, _ in rows]
         found = dict.fromkeys(seqs, 0)
         for term in plan.terms:
             for (seq,) in self.index.run(sql.matching(plan.term_expr(term, tier.endswith("prefix")), seqs)):
                 found[seq] += 1
         return {seq: n / len(plan.terms) for seq, n in found.items()}
 
-    def _hit(self, row, rank: float, tier: str, plan: query.Plan | None, coverage: float | None,
-             day: str) -> Hit:
+    def _hit(self, row, rank: float, parts: dict[str, float], tier: str, plan: query.Plan | None,
+             coverage: float | None, day: str) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=rank, matched=tier, coverage=coverage,
             snippet=shown_text(row["summary"], row["body"], plan.terms) if plan else row["summary"] or "",
             valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],
+            explain={"tier": tier, "fields": [k for k, v in parts.items() if v and k in FIELD_PARTS],
+                     "parts": {k: round(v, 4) for k, v in parts.items() if v},
+                     "coverage": None if coverage is None else round(coverage, 3)},
         )

@@ -32,7 +32,15 @@ class Weights:
 
 
 WEIGHTS = Weights()
+# The parts of a score that are evidence of a field (the rest are priors): --explain names them.
+FIELD_PARTS = ("exact", "whole", "names", "fields")
+
+
+def score_parts(w: Weights, whole: float, names: float, fields: float, exact: int) -> dict[str, float]:
+    """The named parts of a card's score; the score is their sum (`--explain` shows them)."""
+    return {"exact": EXACT_BONUS * exact, "whole": whole, "names": w.w_names * names,
+            "fields": w.w_fields * fields}
 
 
 def combine(w: Weights, whole: float, names: float, fields: float, exact: int) -> float:
-    return EXACT_BONUS * exact + whole + w.w_names * names + w.w_fields * fields
+    return sum(score_parts(w, whole, names, fields, exact).values())

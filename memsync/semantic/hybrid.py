@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from memsync import dates
+from memsync.search import codes
+from memsync.search.codes import Note
 from memsync.search.lexical import (
+    MAX_LIMIT,
     LexicalSearcher,
     Query,
     Result,
@@ -118,13 +121,14 @@ class HybridSearcher:
                     snippet=shown_text(row["summary"], row["body"], terms), valid=valid,
                     dense=dense[card_id],
                 ))
-        result = Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None),
-                        hits=hits, note=page.note,
-                        more=page.more or len(ranked) > limit)  # page: lexical alone knows
-        if hits and not lexical:
-            result.note = ("no card contains these words; these hits were found by meaning alone "
-                           "(matched: semantic): check that they are about what you meant")
-        return result
+        more = page.more or len(ranked) > limit  # page: lexical alone knows
+        notes = [n for n in page.notes if n.code not in (codes.MORE, codes.STRICT_PART)]
+        if hits and not lexical:  # the lexical page's "nothing matched" does not hold any more
+            notes = [Note(codes.MEANING_ONLY)]
+        if more:
+            notes.append(Note(codes.MORE, {"shown": limit, "max": MAX_LIMIT}))
+        return Result(query=q.text, matched=page.matched or (SEMANTIC if hits else None), hits=hits,
+                      notes=notes, more=more, terms=page.terms, tiers=page.tiers)
 
     def _body(self, card_id: int) -> tuple[str | None, str]:
         row = self.index.run(sql.body(card_id))[0]

@@ -1,0 +1,40 @@
+"""What a search says about its result, as coded values: each edge words them its own way.
+
+A note is a code and its data, never prose: the CLI (memsync.output) writes it for a person,
+with flags (`--include-invalid`); the MCP edge (memsync.mcp.text) for a model, with tool
+arguments (`include_invalid=true`). A wording change in one edge cannot change what the other
+says, and no edge reads another's sentences. Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Why nothing was found (at most one of these, and only on an empty page)
+NO_WORDS = "no_words"  # the query has no searchable words
+NO_KIND = "no_kind"  # {kind, kinds: the kinds in the index}
+NO_TAG = "no_tag"  # {tag}
+HIDDEN_INVALID = "hidden_invalid"  # {count, more}: only superseded cards matched
+EMPTY = "empty"  # {filters: {name: value}}: nothing matched, with these filters if any
+INDEX_EMPTY = "index_empty"  # the index holds no card yet (memsync.api)
+INDEX_BUILDING = "index_building"  # the MCP server's first index is still running
+# What the page is
+LOW_CONFIDENCE = "low_confidence"  # {coverage, apart}: only loose tiers matched
+STRICT_PART = "strict_part"  # {strict, tier, rest, rest_tier}: where the strict part ends
+MORE = "more"  # {shown, max}: more cards matched than the page holds
+MEANING_ONLY = "meaning_only"  # the hybrid found cards by meaning alone, none holds the words
+
+
+@dataclass(frozen=True)
+class Note:
+    code: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, **self.data}
+
+
+def of(notes: list[dict[str, Any]] | None, code: str) -> dict[str, Any] | None:
+    """The note with `code` among a result's notes (as dicts), or None."""
+    return next((n for n in notes or [] if n.get("code") == code), None)
