@@ -109,7 +109,18 @@ def test_a_system_is_named_by_module_and_function():
 
 def test_set_names_expand_and_unknown_ones_are_refused():
     assert evalsets.expand("cmrc,obsidian-ko") == ["cmrc-passage", "cmrc-sentence", "obsidian-ko"]
-    assert len(evalsets.expand("all")) == 10 and "ja-notes" in evalsets.expand("all")
+    assert len(evalsets.expand("all")) == 12 and "ja-notes" in evalsets.expand("all")
+    assert evalsets.expand("locomo") == ["locomo-session", "locomo-turn"]
+
+
+def test_a_scoped_set_ranks_each_query_among_its_scope_only(tmp_path):
+    docs = [("conv-1/a.md", "", "the dog barked at night"), ("conv-2/b.md", "", "the dog slept all day")]
+    s = evalsets.EvalSet("scoped", tmp_path, [("dog", {"conv-1/a.md": 1}), ("dog", {"conv-2/b.md": 1})],
+                         docs, lambda p: p, scopes=["conv-1", "conv-2"], scope_of=lambda p: p.split("/")[0])
+    runs = retrieval.floor_runs(s, "unicode61 or")
+    assert [ranked for ranked, _ in runs] == [["conv-1/a.md"], ["conv-2/b.md"]]
+    figures, _ = retrieval.floor_scores(s, fresh=True)
+    assert figures["unicode61 or"]["ndcg@10"] == 1.0 and figures["unicode61 or"]["queries"] == 2
     with pytest.raises(SystemExit, match="unknown set"):
         evalsets.expand("obsidian-en")
 
