@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from memsync import dates
 from memsync.errors import BadArgument
@@ -51,7 +51,7 @@ class Result:
         return next((n for n in self.notes if n.code == code), None)
 
     def to_dict(self, explain: bool = False) -> dict:
-        out = {
+        out: dict[str, Any] = {
             "query": self.query,
             "matched": self.matched,
             "hits": [h.to_dict(explain) for h in self.hits],
