@@ -49,7 +49,7 @@ lint: install
 # The semantic runs embed every set's cards once (about an hour here for SciFact's 5,183
 # abstracts); the vectors are cached outside the repository, so later runs embed only new text.
 bench: install
-	$(BIN)/python -m bench.perf
+	$(BIN)/python -m bench.perf --big  # 1k, 10k and 100k cards, the watcher at 100k, embedding on every core
 	$(BIN)/python -m bench.retrieval
 	$(BIN)/python -m bench.semantic
 	$(BIN)/python -m bench.semantic_perf

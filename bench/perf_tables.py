@@ -28,7 +28,8 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
         for size in sizes.values():
             current["cards"] = size["cards"]
             cells.append(fmt(size))
-        out.append(_row(label, *cells))
+        if any(cell != "not measured" for cell in cells):  # a figure an older result lacks
+            out.append(_row(label, *cells))
 
     def rb(key, fmt):  # a rebuild figure a result from before issue 22 does not have
         return lambda s: fmt(s["rebuild"][key]) if key in s["rebuild"] else "not measured"

@@ -374,7 +374,7 @@ def render() -> list[str]:
     if perf:
         parts += perf_md(perf) + [""]
     big = _load("perf-100k")
-    if big:
+    if big and not (perf and "100000" in perf["sizes"]):  # `bench.perf --big` puts 100k in perf
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
     size = _load("index_size")
