@@ -199,3 +199,20 @@ def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault,
 
     saved = json.loads(Path(data["saved"]).read_text())
     assert saved["merges"] == data["merges"] and vault_bytes(vault) == before
+
+
+def test_service_install_consolidate_writes_the_timer_and_its_service(run_cli, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert run_cli("init")[0] == 0
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    code, out, _err = run_cli("service", "install", "--consolidate", "--json")
+    assert code == 0 and out["status"] == "installed"
+    timer = Path(out["file"])
+    assert timer.name.endswith(".timer") and "OnCalendar=" in timer.read_text()
+    unit = timer.with_suffix(".service")
+    assert "consolidate --save" in unit.read_text() and "--apply" not in unit.read_text()
+    code, gone, _err = run_cli("service", "uninstall", "--consolidate", "--json")
+    assert code == 0 and not timer.exists() and not unit.exists()
