@@ -1,4 +1,4 @@
-"""The adapter seam: how a source's files become cards.
+"""The adapter seam: how a source's files become cards. Pure: the protocol and the name rules.
 
 An adapter never writes. It says which folders to enter and which relative paths it reads, and
 turns one file's bytes into zero or more cards; `memsync.sync` does everything else. A file that

@@ -3,43 +3,27 @@
 Each takes a Config, opens what it needs, and returns the plain dict that `--json` prints and the
 MCP tools return. Nothing here formats for humans or knows about click or the MCP SDK.
 Listing, adding and removing sources live beside them in memsync.sources.
+
+Only the edges (memsync.cli, memsync.mcp, memsync.doctor) import this module; what the engine
+needs to open the index or index files is in memsync.session, below it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from contextlib import contextmanager, suppress
-from pathlib import Path
 
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
+from memsync.session import indexer, open_index
 from memsync.store.index import Index
 from memsync.store.searchsql import VALID_ON
+from memsync.write import trashsize
 
-from . import dates, paging, sizes
+from . import dates, paging
 from .config import Config
 from .errors import BadEnvironment
-from .model import TRASH
 
-TRASH_REMINDER_CARDS = 200
-TRASH_REMINDER_BYTES = 50 * 1024 * 1024
-
-
-@contextmanager
-def open_index(cfg: Config):
-    index = Index(cfg.db.path)
-    try:
-        yield index
-    finally:
-        index.close()
-
-
-def indexer(cfg: Config, index: Index):
-    from .sync import Indexer  # the write path: parsing pulls in YAML
-
-    cfg.ensure_vault()
-    return Indexer(index, cfg.sources, workers=cfg.threads)
+__all__ = ["indexer", "open_index"]  # the edges open the index through api too (memsync.session)
 
 
 def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None,
@@ -131,27 +115,9 @@ def invalid_banner(index: Index, row, valid: bool) -> str:
     return line + f". To see what was true then, search with --as-of {before}"
 
 
-def trash_usage(vault: Path) -> tuple[int, int]:
-    count = size = 0
-    for folder, _dirs, files in os.walk(vault / TRASH):
-        for name in files:
-            count += 1
-            with suppress(OSError):
-                size += os.lstat(os.path.join(folder, name)).st_size
-    return count, size
-
-
-def trash_reminder(vault: Path) -> str | None:
-    count, size = trash_usage(vault)
-    if count >= TRASH_REMINDER_CARDS or size >= TRASH_REMINDER_BYTES:
-        return (
-            f"the trash holds {count} files ({sizes.mib(size)}); it is never emptied "
-            "automatically: review it and run `memsync delete --purge --all` if you are sure"
-        )
-    return None
-
-
 def stats(cfg: Config) -> dict:
+    from memsync.watch import lock  # here: it loads logging, which a search has no use for
+
     with open_index(cfg) as index:
         conn = index.conn
         by_kind = dict(conn.execute(
@@ -167,7 +133,7 @@ def stats(cfg: Config) -> dict:
         problems = index.problems()
         semantic = _semantic_status(conn, cfg.semantic)
     vault = cfg.vault.path
-    trash_count, trash_bytes = trash_usage(vault) if vault.exists() else (0, 0)
+    trash_count, trash_bytes = trashsize.usage(vault) if vault.exists() else (0, 0)
     index_bytes = sum(
         p.stat().st_size for p in cfg.db.path.parent.glob(cfg.db.path.name + "*") if p.is_file()
     )
@@ -183,11 +149,11 @@ def stats(cfg: Config) -> dict:
         "reads": reads,
         "trash": {"files": trash_count, "bytes": trash_bytes},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
-        "watcher": watcher_status(cfg),
+        "watcher": lock.status(cfg.lock_file),
     }
     if semantic:
         result["semantic"] = semantic
-    reminder = trash_reminder(vault) if vault.exists() else None
+    reminder = trashsize.reminder(vault) if vault.exists() else None
     if reminder:
         result["reminder"] = reminder
     return result
@@ -209,27 +175,6 @@ def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
 
     with open_index(cfg) as index:
         return embed_foreground(index, threads or cfg.threads, progress=progress)
-
-
-def watcher_status(cfg: Config) -> dict:
-    """Whether a watcher holds this home's lock. The holder keeps an flock on the lock file,
-    which the kernel drops when it dies, so a lock we can take is stale whatever its pid says."""
-    import fcntl
-
-    holder = {}
-    try:
-        with open(cfg.lock_file, "rb") as handle:
-            holder = json.loads(handle.read() or b"{}")
-            if not isinstance(holder, dict):
-                holder = {}
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return {"live": True, "pid": holder.get("pid"), "vault": holder.get("vault"),
-                        "since": holder.get("since")}
-    except (OSError, ValueError):
-        return {"live": False}
-    return {"live": False, "stale_pid": holder.get("pid")}
 
 
 def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None) -> dict:

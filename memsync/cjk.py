@@ -1,4 +1,4 @@
-"""The tokenizer shared by documents and queries.
+"""The tokenizer shared by documents and queries. Pure: text in, tokens out.
 
 NFKC first (full-width letters become ASCII), then lowercase. Runs of CJK characters (Han, Kana,
 Hangul) become overlapping character bigrams; everything else becomes words of letters and digits.

@@ -1,4 +1,4 @@
-"""Date handling for card metadata and `--as-of`: pure functions, no I/O."""
+"""Date handling for card metadata and `--as-of`. Pure: no I/O (today and now_iso read the clock)."""
 
 from __future__ import annotations
 

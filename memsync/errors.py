@@ -1,4 +1,4 @@
-"""Error types. Each carries a stable code, an exit status and a message that says what to do.
+"""Error types. Pure: no I/O. Each carries a stable code, an exit status and a message that says what to do.
 
 The CLI maps them to exit codes in one place (cli.py); the MCP server maps them to tool errors.
 """

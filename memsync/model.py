@@ -1,4 +1,4 @@
-"""Records passed between modules. Small, frozen, no behaviour."""
+"""Records passed between modules. Small, frozen, no behaviour. Pure."""
 
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memsync import api, private
+from memsync import private
 from memsync.store import vaults
+from memsync.watch import lock
 
 from . import config as config_mod
 from .errors import BadArgument, BadEnvironment
@@ -38,7 +39,7 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
         config_mod.write_vault(cfg, vault)
         changes.append(f"wrote the vault {vault} into {cfg.config_file}")
     if cfg.db.origin in ("default", "vault"):  # memsync.db goes with the configured vault
-        if vaults.needs_swap(home, vault) and api.watcher_status(cfg).get("live"):
+        if vaults.needs_swap(home, vault) and lock.status(cfg.lock_file).get("live"):
             raise BadEnvironment("a `memsync watch` (or the service) is running on this home: "
                                  "stop it first, then run `memsync init` again")
         moved = vaults.make_main(home, vault)

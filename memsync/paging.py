@@ -1,4 +1,5 @@
-"""Windows over long card text for `show` and `memory_get`. Truncation is always explicit."""
+"""Windows over long card text for `show` and `memory_get`. Truncation is always explicit.
+Pure: text in, a window out."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import memsync.adapters as adapters
 from memsync.store.fields import CardFields, card_fields
 
 from .model import Card, Signature
+from .pathnames import storable
 from .sizes import MIB
 
 MAX_FILE_BYTES = 8 * MIB
@@ -44,19 +45,6 @@ def signature(st: os.stat_result) -> Signature:
 
 def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def storable(rel_path: str) -> bool:
-    """Names that are not valid UTF-8 reach us with surrogate escapes; SQLite refuses them."""
-    try:
-        rel_path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def printable(rel_path: str) -> str:
-    return rel_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def unchanged(stored: tuple | None, sig: Signature) -> bool:

@@ -1,5 +1,6 @@
 """Byte counts as people read them. Caps are set in MiB (8 MiB = 8 * 1024 * 1024 bytes), so sizes
-are shown in MiB too: a size and the cap it is measured against then compare as they read."""
+are shown in MiB too: a size and the cap it is measured against then compare as they read.
+Pure: numbers in, text out."""
 
 from __future__ import annotations
 

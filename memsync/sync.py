@@ -4,6 +4,10 @@
 `rebuild` all look at each file the same way: lstat it, skip it if its stat signature matches what
 we stored, otherwise read and hash it, and re-parse it only if the hash changed. Files are read
 outside the write transaction; each batch is then applied in one short transaction.
+
+The Indexer is the one owner of card-id bindings: a card's id follows it through renames, into
+the trash and back, and every such move goes through a method here (the watcher's pairing and
+the write side's trash call them rather than rebinding ids themselves).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from memsync.store.index import Index
 from . import cores, reading
 from .exclusions import Exclusions
 from .model import TRASH, Signature, Source, SyncReport
-from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest, printable, storable
+from .pathnames import printable, storable
+from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest
 from .sizes import size_and_cap
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -146,6 +151,32 @@ class Indexer:
             self.index.remove_file(source, rel)
             self.index.rebind_ids(source, rel, trash_rel)
             self.index.mark_changed()
+
+    def unpark(self, source: str, parked: str, rel: str) -> bool:
+        """A card goes back from the trash (`parked`) to `rel`: the id it had there moves first,
+        so whoever indexes the file at `rel` finds it waiting. False if no id was parked."""
+        with self.index.transaction():
+            if self.index.bound_id(source, parked) is None:
+                return False
+            self.index.rebind_ids(source, parked, rel)
+            return True
+
+    def carry_ids(self, source: str, moves: Iterable[tuple[str, str]]) -> None:
+        """Move the ids of cards already dropped from the index along renames (src, dst), so a
+        card is indexed again under its old id where it ended up (memsync.watch.pairing). A card
+        found anew at dst meanwhile took a new id: it is dropped, to come back under the old one."""
+        with self.index.transaction():
+            for src, dst in moves:
+                if self.index.file_state(source, dst) is not None:
+                    self.index.remove_file(source, dst)
+                self.index.rebind_ids(source, src, dst)
+
+    def retire_ids(self, source: str, paths: Iterable[str]) -> None:
+        """Purged for good: the ids bound to these paths (and their `#anchor` cards) are retired
+        and their read stats dropped."""
+        with self.index.transaction():
+            for path in paths:
+                self.index.clear_stats_for_path(source, path)
 
     def drop_source(self, name: str) -> SyncReport:
         """Forget every card of a source that is no longer configured."""

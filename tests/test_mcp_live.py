@@ -8,8 +8,9 @@ import signal
 
 import anyio
 
-from memsync import api, config
+from memsync import config
 from memsync.mcp import server as mcp_server
+from memsync.watch import lock
 
 from .conftest import write_card
 from .mcp_helpers import DEADLINE, STRUCTURED, connected, eventually, scenario, server_log, tool
@@ -30,7 +31,7 @@ def test_the_server_keeps_the_index_live_without_a_daemon(server_log, vault, hom
 
     scenario(body)(server_log)
     # The in-process watcher let go of the vault when the server stopped.
-    assert api.watcher_status(config.load())["live"] is False
+    assert lock.status(config.load().lock_file)["live"] is False
 
 
 def two_servers(server_log, vault, then):

@@ -8,7 +8,7 @@ import pytest
 
 from memsync import api, config
 from memsync.model import SyncReport
-from memsync.write import vaultio
+from memsync.write import trashsize, vaultio
 from memsync.write.vaultio import VAULT
 from tests.helpers import indexer
 
@@ -155,7 +155,7 @@ def test_purge_needs_all_to_empty_everything(cli, vault, card):
 
 
 def test_delete_reminds_when_the_trash_grows_past_the_threshold(cli, vault, monkeypatch):
-    monkeypatch.setattr(api, "TRASH_REMINDER_CARDS", 2)
+    monkeypatch.setattr(trashsize, "REMINDER_CARDS", 2)
     ids = [cli("capture", "--title", f"note {n}", "--body", f"{BODY} number {n}", "--json")[1]["id"] for n in range(2)]
     assert "reminder" not in cli("delete", ids[0], "--json")[1]
     reminder = cli("delete", ids[1], "--json")[1]["reminder"]

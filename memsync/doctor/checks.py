@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import memsync.adapters as adapters
-from memsync import api, private, reading
+from memsync import private, reading
 from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
 from memsync.store import migrations
 from memsync.store.index import Index, integrity_problems
 from memsync.sync import MAX_FILE_BYTES, Indexer
+from memsync.watch import lock
 from memsync.write import journal, vaultio
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
@@ -90,7 +91,7 @@ def integrity(cfg: Config, index: Index) -> list[Finding]:
 def drift(cfg: Config, index: Index) -> list[Finding]:
     """Files that changed, vanished or appeared without the index knowing."""
     found = []
-    live = api.watcher_status(cfg)["live"]
+    live = lock.status(cfg.lock_file)["live"]
     for source in cfg.sources:
         if not Path(source.root).is_dir():
             continue  # said by the sources check
@@ -243,7 +244,7 @@ def semantic_extra(cfg: Config) -> list[Finding]:
 
 
 def stale_lock(cfg: Config) -> list[Finding]:
-    status = api.watcher_status(cfg)
+    status = lock.status(cfg.lock_file)
     if status["live"] or not cfg.lock_file.exists():
         return []
     return [Finding("lock", f"{cfg.lock_file} names watcher pid {status.get('stale_pid')}, which "

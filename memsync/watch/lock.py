@@ -131,6 +131,27 @@ def remove_stale(path: Path) -> bool:
         return False
 
 
+def status(path: Path) -> dict:
+    """Whether a watcher holds the lock file at `path`: {"live": True, pid, vault, since}, or
+    {"live": False} with the `stale_pid` a dead holder left. The holder keeps an flock on the
+    file, which the kernel drops when it dies, so a lock we can take is stale whatever its pid
+    says."""
+    holder = {}
+    try:
+        with open(path, "rb") as handle:
+            holder = json.loads(handle.read() or b"{}")
+            if not isinstance(holder, dict):
+                holder = {}
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return {"live": True, "pid": holder.get("pid"), "vault": holder.get("vault"),
+                        "since": holder.get("since")}
+    except (OSError, ValueError):
+        return {"live": False}
+    return {"live": False, "stale_pid": holder.get("pid")}
+
+
 def _read_json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text())

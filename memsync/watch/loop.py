@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 
-from memsync import api
+from memsync import session
 from memsync.store.index import Index
 from memsync.watch import plan
 
@@ -81,7 +81,7 @@ class WorkerLoop(WatcherState):
     def _run(self) -> None:
         try:
             index = Index(self.cfg.db.path)
-            indexer = api.indexer(self.cfg, index)
+            indexer = session.indexer(self.cfg, index)
         except BaseException as exc:
             self._error = exc
             self._opened.set()

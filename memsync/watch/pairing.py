@@ -19,7 +19,7 @@ from collections.abc import Callable
 from memsync.watch import plan
 
 from ..model import SyncReport
-from ..sync import storable
+from ..pathnames import storable
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 # How long a card whose file vanished is kept, in case its content shows up elsewhere or the
@@ -65,7 +65,7 @@ class Pairing:
         )
         if pairs:
             self._carry_hashes(index, source, pairs)
-            self._carry_ghost_ids(index, source, pairs, ghosts)
+            self._carry_ghost_ids(indexer, source, pairs, ghosts)
             report.merge(indexer.move_many(source, pairs, paths=()))
             self._follow_arrivals(source, pairs)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
@@ -105,7 +105,7 @@ class Pairing:
                 del self.ghosts[key]
         return {path for (name, path) in self.ghosts if name == source}
 
-    def _carry_ghost_ids(self, index, source: str, pairs, ghosts: set[str]) -> None:
+    def _carry_ghost_ids(self, indexer, source: str, pairs, ghosts: set[str]) -> None:
         """Renames of cards already dropped from the index carry their ids on.
 
         The worker sees the disk a moment after each event: a card whose folder was renamed
@@ -118,7 +118,7 @@ class Pairing:
         now = time.monotonic()
         ghosts, carried = set(ghosts), []
         for src, dst in pairs:
-            if src in ghosts and index.file_state(source, src) is None:
+            if src in ghosts and indexer.index.file_state(source, src) is None:
                 ghosts.discard(src)
                 ghosts.add(dst)
                 carried.append((src, dst))
@@ -126,13 +126,7 @@ class Pairing:
                 ghosts.discard(dst)  # something else lands there
         if not carried:
             return
-        with index.transaction():
-            for src, dst in carried:
-                if index.file_state(source, dst) is not None:
-                    # Found anew at dst (a folder scan) before this rename was heard of: that
-                    # card took a new id; dropped here, it is indexed again under the old one.
-                    index.remove_file(source, dst)
-                index.rebind_ids(source, src, dst)
+        indexer.carry_ids(source, carried)
         for src, dst in carried:
             self.ghosts.pop((source, src), None)
             self.ghosts[(source, dst)] = now

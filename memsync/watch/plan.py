@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol, TypeGuard
 
 from memsync.adapters import hidden
-from memsync.sync import storable
+from memsync.pathnames import storable
 from memsync.watch.pending import CAP, QUIET, SETTLE, Action, Batch, Pending, covered, outermost
 
 __all__ = [

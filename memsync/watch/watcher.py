@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from memsync import api
+from memsync import session
 from memsync.store.index import Index
 from memsync.watch import plan
 from memsync.write import vault
@@ -96,7 +96,7 @@ class Watcher(WorkerLoop):
         reconcile, which runs once the observer is watching and costs little after this."""
         index = Index(self.cfg.db.path)
         try:
-            self._reconcile_all(api.indexer(self.cfg, index), "catch-up")
+            self._reconcile_all(session.indexer(self.cfg, index), "catch-up")
         except Exception:  # the start-up reconcile tries again, and keeps watching if it fails
             log.exception("the catch-up reconcile failed")
         finally:

@@ -5,5 +5,6 @@
     cardtext.py          a card's text on the way in; rules.py the rules needing no disk
     frontmatter_edit.py  editing frontmatter keys without disturbing other lines
     supersede.py         the two-file write, journaled; trash.py soft delete
+    trashsize.py         how much the trash holds, and the reminder to empty it
     atomic.py            all-or-nothing file writes; journal.py the write-ahead journal
 """

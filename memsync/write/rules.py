@@ -1,4 +1,5 @@
 """The write-side rules that need no disk: what a title, tag list, body and file name may be.
+Pure: values in, a verdict (or BadArgument) out.
 
 Capture, update and supersede all pass through these, so one piece of content cannot get in
 through one door and be refused at another.

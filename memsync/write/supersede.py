@@ -14,7 +14,7 @@ import os
 import posixpath
 from pathlib import Path
 
-from memsync import api, dates, secrets
+from memsync import dates, secrets, session
 from memsync.config import Config
 from memsync.errors import MemsyncError, NotFound, Rejected
 from memsync.model import KIND_FOLDERS
@@ -43,7 +43,7 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     # Under the write lock, as every write of an existing card: two supersedes at once could
     # both find the old card valid and both mark it, and an update could write the old card
     # back without its mark.
-    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
+    with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         row = index.card(old_id)
         vaultio.writable(row)
         result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, summary)

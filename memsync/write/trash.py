@@ -16,18 +16,19 @@ import os
 import posixpath
 from pathlib import Path
 
-from memsync import api
+from memsync import session
 from memsync.config import Config
 from memsync.errors import BadArgument, NotFound
+from memsync.model import TRASH
 from memsync.store.index import DB_ERRORS
-from memsync.write import atomic, journal, vaultio
-from memsync.write.vaultio import TRASH, VAULT
+from memsync.write import atomic, journal, trashsize, vaultio
+from memsync.write.vaultio import VAULT
 
 
 def delete(cfg: Config, card_id: int) -> dict:
     vault = vaultio.root(cfg)
     warnings: list[str] = []
-    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
+    with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         row = index.card(card_id)
         vaultio.writable(row)
         rel = row["path"]
@@ -41,7 +42,7 @@ def delete(cfg: Config, card_id: int) -> dict:
         }
         _park(cfg, index, rel, trash_rel, warnings)
         vaultio.finish(cfg, index, result, [rel], warnings)
-    reminder = api.trash_reminder(vault)
+    reminder = trashsize.reminder(vault)
     if reminder:
         result["reminder"] = reminder
     return result
@@ -73,16 +74,16 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         where = vaultio.folder(vault, posixpath.dirname(target_rel))
         # The id goes back before the file does: a watcher that indexes the restored file at
         # once must find its id waiting at the path, not hand out a new one.
-        rebound = _unpark(index, rel, target_rel, warnings)
+        rebound = _unpark(cfg, index, rel, target_rel, warnings)
         try:
             placed = atomic.move_no_clobber(source, where / posixpath.basename(target_rel))
         except OSError as exc:
             if rebound:
-                _unpark(index, target_rel, rel, warnings)
+                _unpark(cfg, index, target_rel, rel, warnings)
             raise vaultio.failed(target_rel, exc) from None
         if not placed:  # someone wrote a file there a moment ago
             if rebound:
-                _unpark(index, target_rel, rel, warnings)
+                _unpark(cfg, index, target_rel, rel, warnings)
             return _occupied(target_rel)
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
         result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
@@ -99,23 +100,19 @@ def _park(cfg: Config, index, rel: str, trash_rel: str, warnings: list[str]) -> 
     if index is None:
         return
     try:
-        api.indexer(cfg, index).park(VAULT, rel, trash_rel)
+        session.indexer(cfg, index).park(VAULT, rel, trash_rel)
     except DB_ERRORS as exc:
         warnings.append(f"moved to the trash, but the index could not be updated ({exc}); "
                         "run `memsync index`")
 
 
-def _unpark(index, trash_rel: str, rel: str, warnings: list[str]) -> bool:
+def _unpark(cfg: Config, index, trash_rel: str, rel: str, warnings: list[str]) -> bool:
     """A restored card takes back the id it had in the trash (if it had one there); says
     whether an id moved, so a restore that fails can move it back."""
     if index is None:
         return False
     try:
-        with index.transaction():
-            if index.bound_id(VAULT, trash_rel) is None:
-                return False
-            index.rebind_ids(VAULT, trash_rel, rel)
-            return True
+        return session.indexer(cfg, index).unpark(VAULT, trash_rel, rel)
     except DB_ERRORS as exc:
         warnings.append(f"restored, but its id could not be brought back ({exc})")
         return False
@@ -216,9 +213,7 @@ def _clear_stats(cfg: Config, trash_rels: list[str], warnings: list[str]) -> int
         if index is None:
             return 0
         try:
-            with index.transaction():
-                for rel in trash_rels:
-                    index.clear_stats_for_path(VAULT, rel)
+            session.indexer(cfg, index).retire_ids(VAULT, trash_rels)
         except DB_ERRORS as exc:
             warnings.append(f"the files are gone, but their read stats could not be cleared ({exc})")
             return 0

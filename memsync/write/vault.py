@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from memsync import api, dates, secrets
+from memsync import dates, secrets, session
 from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
 from memsync.model import KIND_FOLDERS, Card
@@ -169,7 +169,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
     recovered = recover(cfg)
     # The card is looked up and read only once no other write holds it: a delete, supersede
     # or update that went first is seen, never written back over.
-    with journal.writing(cfg.home.path), api.open_index(cfg) as index:
+    with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         result = _update_locked(cfg, index, vault, card_id, title, body, tags, priority, ttl, kind,
                                 summary)
         if result["status"] != "updated":

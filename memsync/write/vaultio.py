@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memsync import api, notes
+from memsync import notes, session
 from memsync.config import Config
 from memsync.errors import (
     BadArgument,
@@ -25,11 +25,10 @@ from memsync.errors import (
     Rejected,
     WriteFailed,
 )
-from memsync.model import Card
+from memsync.model import TRASH, Card
 from memsync.store.index import DB_ERRORS, Index
 from memsync.write import atomic, rules
 
-TRASH = api.TRASH  # one name for the trash folder: memsync.model.TRASH
 VAULT = "vault"  # the one writable source
 MAX_NUMBERED = 10_000
 
@@ -149,7 +148,7 @@ def sync(cfg: Config, index: Index | None, rels: list[str], warnings: list[str])
         warnings.append("saved on disk but not indexed; run `memsync index` to pick it up")
         return False
     try:
-        report = api.indexer(cfg, index).sync_paths(VAULT, rels)
+        report = session.indexer(cfg, index).sync_paths(VAULT, rels)
     except (MemsyncError, OSError, *DB_ERRORS) as exc:
         warnings.append(
             f"saved on disk, but indexing failed ({_text(exc)}); run `memsync index` to retry"

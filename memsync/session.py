@@ -1,0 +1,33 @@
+"""One operation's hold on the index: open it, and the indexer that writes it.
+
+Below memsync.api: the write side, the watcher and doctor take these from here; api is for the
+edges (CLI, MCP, doctor) alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from memsync.config import Config
+from memsync.store.index import Index
+
+if TYPE_CHECKING:
+    from memsync.sync import Indexer
+
+
+@contextmanager
+def open_index(cfg: Config) -> Iterator[Index]:
+    index = Index(cfg.db.path)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def indexer(cfg: Config, index: Index) -> Indexer:
+    from memsync.sync import Indexer  # the write path: parsing pulls in YAML
+
+    cfg.ensure_vault()
+    return Indexer(index, cfg.sources, workers=cfg.threads)
