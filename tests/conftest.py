@@ -169,5 +169,7 @@ def watcher(tmp_path):
         if running.proc.poll() is None:
             running.proc.kill()
             running.proc.wait()
+        if running.proc.stdout is not None:
+            running.proc.stdout.close()
         print(f"--- watcher {running.proc.pid} stderr ---\n{running.stderr()}")  # shown on failure
     RUNNING.clear()

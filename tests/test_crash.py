@@ -38,6 +38,10 @@ from memsync.write import supersede
 from .conftest import MEMSYNC_BIN, write_card
 from .helpers import snapshot
 
+# Real processes killed at random moments: the default run's few dozen kills took 117 s on a
+# loaded machine. The stress cases below carry their own, longer timeouts.
+pytestmark = pytest.mark.timeout(600)
+
 SEED = int(os.environ.get("MEMSYNC_CRASH_SEED", "1300"))
 CRASH_LEFTOVERS = {"drift", "journal", "lock", "schema"}  # what a killed writer leaves the next run
 

@@ -77,4 +77,5 @@ def test_semantic_on_in_config_json_without_the_extra_is_a_doctor_finding_and_a_
         stop.cancel()
         watch.terminate()
         watch.wait(timeout=30)
+        watch.stderr.close()
     assert any("memsync[semantic] is not installed" in line for line in said), said

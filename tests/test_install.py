@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+# Building the sdist and wheel, then installing with pip, pipx and uv takes minutes on a loaded
+# machine (pipx alone 115 s there, with its setup); each subprocess has its own bound as well.
+pytestmark = pytest.mark.timeout(900)
+
 REPO = Path(__file__).resolve().parent.parent
 SMOKE = Path(__file__).with_name("smoke_installed.py")
 # What ships: the engine and the adapters (installed as memsync.adapters), every file but caches.

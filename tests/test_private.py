@@ -83,6 +83,7 @@ def test_the_watcher_makes_a_private_home(vault, home, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=DEADLINE) == 0, log.read_text()
+        proc.stdout.close()
 
 
 def test_an_mcp_server_makes_a_private_home(vault, home, tmp_path):

@@ -194,7 +194,10 @@ def test_two_supersedes_of_one_card_at_once_leave_one_chain(vault, old):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
         for n in (1, 2)
     ]
-    outcomes = [(proc.wait(timeout=60), proc.stdout.read()) for proc in procs]
+    outcomes = []
+    for proc in procs:
+        out, _err = proc.communicate(timeout=60)  # reads both pipes to the end and closes them
+        outcomes.append((proc.returncode, out))
     assert sorted(code for code, _ in outcomes) == [0, 1]
     winner = json.loads(next(out for code, out in outcomes if code == 0))
     marked = notes.parse((vault / old["path"]).read_bytes(), old["path"])

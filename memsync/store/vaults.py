@@ -181,8 +181,8 @@ def empty_vault_warning(cfg) -> str | None:
     """For `memsync mcp` and `memsync watch` to say loudly (stderr, memory_stats): this process
     serves a vault with nothing in it while another vault of the same home has cards."""
     vault = cfg.vault.path
-    with suppress(OSError):
-        if any(not entry.name.startswith(".") for entry in os.scandir(vault)):
+    with suppress(OSError), os.scandir(vault) as entries:
+        if any(not entry.name.startswith(".") for entry in entries):
             return None
     for other, db in known(cfg.home.path):
         if same_folder(other, vault) or not Path(other).is_dir():
