@@ -110,6 +110,7 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
         with api.open_index(cfg) as index:
             work = api.indexer(cfg, index)
             for f in syncs:
+                assert f.source is not None  # a drift finding names its source
                 work.sync_paths(f.source, f.paths)
                 done.append(f"re-synced {len(f.paths)} files of {f.source}")
             for f in retires:
