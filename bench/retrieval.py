@@ -138,7 +138,7 @@ def score_set(s: evalsets.EvalSet, systems: dict[str, SearcherFactory], work: Pa
     started = time.perf_counter()
     index = engines.build_memsync(s.vault, work / f"{s.name}-{time.monotonic_ns()}.db")
     try:
-        indexed = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        indexed = index._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
         out = {"docs": len(s.floor_docs), "indexed": indexed, "queries": len(s.queries), "note": s.note,
                "systems": {}, "by_kind": {}}
         first_runs = None

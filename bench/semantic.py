@@ -107,7 +107,7 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
         return out
     hybrid = HybridSearcher(index, encoder)
     lexical = LexicalSearcher(index)
-    paths = dict(index.conn.execute("SELECT id, path FROM cards").fetchall())
+    paths = dict(index._conn.execute("SELECT id, path FROM cards").fetchall())
     lexical_runs, shipped_runs, stored = [], [], []
     for text, rel in queries:
         q = Query(text, K)
@@ -116,7 +116,7 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
         shipped_runs.append(([doc(h.path) for h in hybrid.search(q).hits], rel))
         deep = lexical.search(replace(q, limit=fusion.DEPTH), cap=fusion.DEPTH).hits
         stored.append((page.matched, hybrid.candidates(q, deep, page.matched), rel))
-    out = {"docs": index.conn.execute("SELECT count(*) FROM cards").fetchone()[0],
+    out = {"docs": index._conn.execute("SELECT count(*) FROM cards").fetchone()[0],
            "queries": len(queries), "embedding": embedded,
            "memsync": metrics.summarize(lexical_runs), "hybrid": metrics.summarize(shipped_runs),
            "variants": {}}
@@ -181,7 +181,7 @@ def lexical_bound(index, doc, queries, why: str) -> dict:
     strong = sum(1 for t in tiers if t is not None and not shipped.wants_dense(t))
     empty = tiers.count(None)
     holds = strong + empty == len(tiers)
-    return {"docs": index.conn.execute("SELECT count(*) FROM cards").fetchone()[0],
+    return {"docs": index._conn.execute("SELECT count(*) FROM cards").fetchone()[0],
             "queries": len(queries), "memsync": metrics.summarize(runs), "not_run": why,
             "all_tier_queries": strong, "no_hit_queries": empty, "holds_by_construction": holds,
             "bound": (f"hybrid >= lexical by construction ({strong} queries matched every word, "

@@ -28,6 +28,7 @@ from memsync.search.lexical import LexicalSearcher, Query
 from memsync.semantic import passages, store
 from memsync.semantic.encoder import MODEL, Encoder
 from memsync.semantic.hybrid import HybridSearcher
+from memsync.store import vectors as vectors_rows
 from memsync.store.index import Index
 
 from . import datasets, engines, generate, machine
@@ -59,18 +60,18 @@ def synthetic_vectors(index: Index, encoder: Encoder, seed: int = 0) -> dict:
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    rows = index.conn.execute(
+    rows = index._conn.execute(
         "SELECT c.id, c.title, c.body, f.hash FROM cards c JOIN files f "
         "ON f.source = c.source AND f.path = c.file").fetchall()
     parts = 0
-    with index.transaction() as conn:
+    with index.transaction():
         for card_id, title, body, file_hash in rows:
             n = len(passages.split(title, body, encoder.token_count))
             vecs = rng.standard_normal((n, 384)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             digest = store.text_hash(passages.card_text(title, body))
-            store.put(conn, MODEL, digest, vecs)
-            store.link(conn, card_id, file_hash, digest)
+            store.put(index, MODEL, digest, vecs)
+            store.link(index, card_id, file_hash, digest)
             parts += n
     return {"cards": len(rows), "passages": parts}
 
@@ -93,10 +94,10 @@ def latency(n: int, work: Path, encoder: Encoder, queries: int = 150) -> dict:
     cards = generate.generate_vault(vault, n, seed=0)
     db = work / "perf.db"
     index = engines.build_memsync(vault, db)
-    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    index._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = _db_bytes(db)
     made = synthetic_vectors(index, encoder)
-    index.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    index._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     after = _db_bytes(db)
     rng = random.Random(1)
     zh, en = generate.ZH_VOCAB[:2000], generate.EN_VOCAB[:2000]
@@ -123,15 +124,15 @@ def latency(n: int, work: Path, encoder: Encoder, queries: int = 150) -> dict:
         encoder.query(text)
         timings["query_embedding"].append(time.perf_counter() - start)
         start = time.perf_counter()
-        store.load(index.conn, MODEL)
+        store.load(index, MODEL)
         timings["vector_load"].append(time.perf_counter() - start)
     store._decoded.clear()  # a process's first search: every card's vectors and script read
     start = time.thread_time()  # CPU time: one wall-clock reading on a busy machine says little
-    vectors = store.load(index.conn, MODEL)
+    vectors = store.load(index, MODEL)
     cold = time.thread_time() - start
-    key = tuple(tuple(r) for r in index.conn.execute(f"SELECT c.id, e.text_hash {store.CURRENT_SQL}", (MODEL,)))
+    key = tuple(vectors_rows.current(index, MODEL))
     start = time.thread_time()
-    store._scripts(index.conn, {}, key)
+    store._scripts(index, {}, key)
     scripts_seconds = time.thread_time() - start
     index.close()
     return {
@@ -170,7 +171,10 @@ def watcher_rss(work: Path, cards: int = 40) -> dict:
             time.sleep(0.5)
             if not db.exists():
                 continue
-            conn = sqlite3.connect(db)
+            try:
+                conn = Index.existing(db)
+            except sqlite3.Error:
+                continue
             try:
                 counts = store.counts(conn, MODEL)
             except sqlite3.Error:

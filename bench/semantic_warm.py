@@ -52,7 +52,7 @@ def cards(set_name: str, work: Path) -> list[tuple[str, str]]:
             raise LookupError(skipped.get(set_name, "unknown set"))
         vault, key = prepared[0].vault, lambda row: row[0]
     index = engines.build_memsync(vault, work / f"{set_name}.db")
-    rows = index.conn.execute("SELECT path, title, body FROM cards").fetchall()
+    rows = index._conn.execute("SELECT path, title, body FROM cards").fetchall()
     index.close()
     return [(title, body) for _, title, body in sorted(rows, key=key)]
 

@@ -15,8 +15,8 @@ import json
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.session import indexer, open_index
+from memsync.store import tally
 from memsync.store.index import Index
-from memsync.store.searchsql import VALID_ON
 from memsync.write import trashsize
 
 from . import dates, paging
@@ -119,34 +119,25 @@ def stats(cfg: Config) -> dict:
     from memsync.watch import lock  # here: it loads logging, which a search has no use for
 
     with open_index(cfg) as index:
-        conn = index.conn
-        by_kind = dict(conn.execute(
-            "SELECT coalesce(kind, '(none)'), count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC"
-        ).fetchall())
-        by_source = dict(conn.execute(
-            "SELECT source, count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC"
-        ).fetchall())
-        total = conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-        valid = conn.execute(f"SELECT count(*) FROM cards c WHERE {VALID_ON}", (dates.today(),)).fetchone()[0]
-        reads = conn.execute("SELECT coalesce(sum(read_count), 0) FROM card_stats").fetchone()[0]
+        counted = tally.tally(index, dates.today())
         last_change = index.meta("last_change")
         problems = index.problems()
-        semantic = _semantic_status(conn, cfg.semantic)
+        semantic = _semantic_status(index, cfg.semantic)
     vault = cfg.vault.path
     trash_count, trash_bytes = trashsize.usage(vault) if vault.exists() else (0, 0)
     index_bytes = sum(
         p.stat().st_size for p in cfg.db.path.parent.glob(cfg.db.path.name + "*") if p.is_file()
     )
     result = {
-        "cards": total,
-        "valid": valid,
-        "invalid": total - valid,
-        "by_kind": by_kind,
-        "by_source": by_source,
+        "cards": counted.cards,
+        "valid": counted.valid,
+        "invalid": counted.cards - counted.valid,
+        "by_kind": counted.by_kind,
+        "by_source": counted.by_source,
         "last_change": last_change,
         "problems": problems,
         "config_problems": [*cfg.folder_problems(), *vault_warnings(cfg)],
-        "reads": reads,
+        "reads": counted.reads,
         "trash": {"files": trash_count, "bytes": trash_bytes},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
         "watcher": lock.status(cfg.lock_file),
@@ -159,10 +150,10 @@ def stats(cfg: Config) -> dict:
     return result
 
 
-def _semantic_status(conn, enabled: bool) -> dict | None:
+def _semantic_status(index: Index, enabled: bool) -> dict | None:
     from .semantic import status
 
-    return status.status(conn, enabled) if status.shown(conn, enabled) else None
+    return status.status(index, enabled) if status.shown(index, enabled) else None
 
 
 def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.search.lexical import Query, Searcher
+from memsync.store import tally
 
 from .errors import BadArgument, BadEnvironment
 
@@ -261,7 +262,7 @@ def evaluate(index, queries: Path, searcher: Searcher | None = None) -> dict:
     cases, pairs = load(Path(queries))
 
     def known(path: str) -> bool:
-        return index.conn.execute("SELECT 1 FROM cards WHERE path = ?", (path,)).fetchone() is not None
+        return tally.has_path(index, path)
 
     report = run(searcher or LexicalSearcher(index), cases, pairs, known)
     report["queries_file"] = str(queries)

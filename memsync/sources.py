@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import memsync.adapters as adapters
+from memsync.store import tally
 from memsync.store.index import Index
 
 from .config import (
@@ -36,7 +37,7 @@ WATCHER = f"a running `memsync watch` (or `memsync mcp`) {{}} within {RELOAD_WIT
 
 def listing(cfg: Config) -> dict:
     with closing(Index(cfg.db.path)) as index:
-        counts = dict(index.conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
+        counts = tally.by_source(index)
     def entry(s: Source, ignored: str | None) -> dict:
         return {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable,
                 "exists": Path(s.root).is_dir(), "cards": counts.get(s.name, 0),

@@ -300,7 +300,7 @@ class Indexer:
         gone = [path for path in mine if path not in shown]
         if not gone:
             return
-        batch = nullcontext() if self.index.conn.in_transaction else self.index.transaction()
+        batch = nullcontext() if self.index.in_transaction else self.index.transaction()
         with batch:
             for path in gone:
                 self.index.set_problem(source, path, None)
@@ -369,7 +369,7 @@ class Indexer:
         for rel in vanished:
             if rel in stored:
                 gone_by_hash.setdefault(stored[rel][1], rel)
-        batch = nullcontext() if index.conn.in_transaction else index.transaction()
+        batch = nullcontext() if index.in_transaction else index.transaction()
         changed_before = report.changed
         with batch:
             # Contents first, so a file that moved is paired before its old path is dropped.

@@ -54,8 +54,8 @@ def indexed_tokens(conn) -> dict:
 def snapshot(index: Index, with_ids: bool = True) -> dict:
     """Every derived field of every card, keyed by (source, path): what a rebuild must reproduce."""
     rows = {}
-    tokens = indexed_tokens(index.conn)
-    for row in index.conn.execute(
+    tokens = indexed_tokens(index._conn)
+    for row in index._conn.execute(
         "SELECT c.*, f.title AS f_title, f.h1 AS f_h1, f.headings AS f_headings, f.tags AS f_tags, "
         "f.links AS f_links, n.title AS n_title, n.h1 AS n_h1, "
         "s.headings AS s_headings, s.tags AS s_tags, s.links AS s_links, "
@@ -80,7 +80,7 @@ def rebuild_view(db: Path) -> dict:
     with a rebuild (cards, their full-text rows and fields, file signatures, problems)."""
     index = Index(db)
     try:
-        conn = index.conn
+        conn = index._conn
         cards = sorted(tuple(r)[1:] for r in conn.execute(f"SELECT {CARD_COLUMNS} FROM cards"))
         tokens = indexed_tokens(conn)
         fts = sorted((*r[1:], repr(tokens.pop(r[0], None))) for r in conn.execute(

@@ -11,7 +11,7 @@ import pytest
 
 from bench import evalsets, floor, ja_notes, obsidian, retrieval
 
-from .test_watch_layout import cycles, imports
+from .test_boundaries import cycles, imports
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

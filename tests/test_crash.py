@@ -76,7 +76,7 @@ class Home:
 
     def reads(self) -> dict[int, tuple]:
         with api.open_index(config.load()) as index:
-            return {r[0]: (r[1], r[2]) for r in index.conn.execute("SELECT * FROM card_stats")}
+            return {r[0]: (r[1], r[2]) for r in index._conn.execute("SELECT * FROM card_stats")}
 
 
 class Tally:
@@ -117,7 +117,7 @@ def check_as_left(tally: Tally) -> None:
     cfg = config.load()
     index = Index.existing(cfg.db.path)
     try:
-        assert integrity_problems(index.conn) == []
+        assert integrity_problems(index._conn) == []
     finally:
         index.close()
     result = doctor.run(cfg)
@@ -338,9 +338,9 @@ def opened_whole(copy: Path) -> int:
     card with its file row. Returns how many cards it holds."""
     index = Index.existing(copy)
     try:
-        assert integrity_problems(index.conn) == []
-        count = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-        files = index.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        assert integrity_problems(index._conn) == []
+        count = index._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        files = index._conn.execute("SELECT count(*) FROM files").fetchone()[0]
     finally:
         index.close()
     assert count == files

@@ -93,11 +93,11 @@ def test_a_read_only_index_skips_the_log_entry(cli, vault):
     _cards(vault, cli)
     db = config.load().db.path
     index = Index.__new__(Index)
-    index.conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
+    index._conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, isolation_level=None)
     try:
         assert lifelog.record_search(index, "2026-01-01T00:00:00", "q", {}, None, [(1, 1.0)], None, 10) is False
     finally:
-        index.conn.close()
+        index._conn.close()
     assert _log(cli)["total"] == 0
 
 
@@ -138,7 +138,7 @@ def test_purge_clears_a_cards_feedback(cli, vault):
     _, deleted = cli("delete", card, "--json")
     cli("delete", "--purge", deleted["trash_path"])
     with _open() as index:
-        assert index.conn.execute("SELECT count(*) FROM feedback WHERE id = ?", (card,)).fetchone()[0] == 0
+        assert index._conn.execute("SELECT count(*) FROM feedback WHERE id = ?", (card,)).fetchone()[0] == 0
 
 
 def _open():

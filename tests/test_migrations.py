@@ -56,11 +56,11 @@ def test_a_schema_2_index_is_upgraded_keeping_ids_and_read_counts(vault, home, c
                                 ("en.md", 1003, "English", 0)])
     index = Index(db)  # opening migrates
     try:
-        assert index.conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+        assert index._conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
         assert index.read_stats(1002) == (5, "2026-01-02") and index.read_stats(1001)[0] == 3
         # en.md's title is its frontmatter's; jump.md's came from its heading: only it is re-read
-        assert [r[0] for r in index.conn.execute("SELECT path FROM files WHERE hash = ''")] == ["jump.md"]
-        assert [tuple(r) for r in index.conn.execute(
+        assert [r[0] for r in index._conn.execute("SELECT path FROM files WHERE hash = ''")] == ["jump.md"]
+        assert [tuple(r) for r in index._conn.execute(
             "SELECT path, inlinks, link_text FROM cards WHERE inlinks > 0")] == [("jump.md", 1, "跳板")]
     finally:
         index.close()
@@ -129,7 +129,7 @@ def _hits(text: str) -> list[tuple]:
 def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home):
     index = Index(_unpack(SCHEMA_4, vault, home))  # opening migrates
     try:
-        conn = index.conn
+        conn = index._conn
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
         assert "card_terms" in tables and not tables & {
@@ -228,7 +228,7 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
                                      "the old checklist") in old_links
     index = Index(db)  # opening migrates
     try:
-        conn = index.conn
+        conn = index._conn
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
         assert _links_as_schema_6_kept_them(conn) == old_links
         # a target is stored only when it is more than its name: here the three with a folder
@@ -257,7 +257,7 @@ def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vau
         assert other.execute("SELECT count(*) FROM cards").fetchone()[0] == 5
         index = Index(db)
         try:
-            conn = index.conn
+            conn = index._conn
             assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
             assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

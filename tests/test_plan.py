@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from memsync.adapters import MarkdownAdapter
-from memsync.watch.plan import Action, Event, Pending, actions, covered, outermost, relative
+from memsync.watch.plan import (
+    Action,
+    Event,
+    Pending,
+    actions,
+    covered,
+    keep_sources,
+    outermost,
+    relative,
+)
 
 ROOT = "/v"
 wants = MarkdownAdapter().wants
@@ -249,3 +258,22 @@ def test_expand_moves_follows_files_through_folder_renames():
         ("x.md", "a/x.md"), ("a/x.md", "b/x.md"), ("a/y.md", "b/y.md"), ("b/y.md", "z.md"),
     ]
     assert trees == ["a", "b"]
+
+
+def test_clear_forgets_everything_pending_and_keeps_the_timings():
+    p = Pending(quiet=0.05, cap=0.5)
+    p.add("vault", Action("path", "a.md"), 0.0)
+    p.add("vault", Action("move", "b.md", "c.md"), 0.0)
+    p.add_later("vault", "d", 1.0)
+    p.clear()
+    assert len(p) == 0 and not p.take(10.0, everything=True) and (p.quiet, p.cap) == (0.05, 0.5)
+
+
+def test_keep_sources_drops_what_a_removed_source_left_queued():
+    p = Pending(quiet=0.05, cap=0.5)
+    p.add("vault", Action("path", "a.md"), 0.0)
+    p.add("gone", Action("path", "b.md"), 0.0)
+    p.add("gone", Action("move", "c.md", "d.md"), 0.0)
+    batch = p.take(10.0, everything=True)
+    keep_sources(batch, {"vault": None})
+    assert batch.paths == {"vault": ["a.md"]} and not batch.moves and not batch.trees

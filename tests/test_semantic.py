@@ -235,8 +235,8 @@ def scripts_by_path() -> dict[str, str]:
 
     index = Index(config.load().db.path)
     try:
-        vectors = store.load(index.conn, shared().model)
-        paths = dict(index.conn.execute("SELECT id, path FROM cards").fetchall())
+        vectors = store.load(index, shared().model)
+        paths = dict(index._conn.execute("SELECT id, path FROM cards").fetchall())
         return {paths[int(c)]: vectors.script_names[k] for c, k in zip(vectors.cards, vectors.scripts)}
     finally:
         index.close()
@@ -395,7 +395,7 @@ def test_the_watcher_embeds_new_cards_in_the_background(vault, memory):
         write_card(vault, "03-Knowledge/wifi.md", "Office Wi-Fi", "The office Wi-Fi password is on the fridge.")
         deadline = time.monotonic() + 60
         want = {"cards": len(CARDS) + 1, "with_vectors": len(CARDS) + 1, "pending": 0}
-        conn = sqlite3.connect(cfg.db.path)
+        conn = Index.existing(cfg.db.path)
         try:
             while store.counts(conn, shared().model) != want:
                 assert time.monotonic() < deadline, store.counts(conn, shared().model)

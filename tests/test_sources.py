@@ -27,7 +27,7 @@ def by_source() -> dict[str, int]:
     cfg = config.load()
     index = Index(cfg.db.path)
     try:
-        return dict(index.conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
+        return dict(index._conn.execute("SELECT source, count(*) FROM cards GROUP BY 1").fetchall())
     finally:
         index.close()
 

@@ -141,3 +141,33 @@ def test_the_mcp_server_reports_the_empty_vault_in_stats(first, home, monkeypatc
                 return json.dumps(result.structured_content or {}) + str(result.content)
 
     assert "is empty, but" in anyio.run(main)
+
+
+def test_card_count_reads_an_index_through_the_store(tmp_path):
+    from memsync.store.index import Index
+
+    db = tmp_path / "memsync.db"
+    index = Index(db)
+    index.close()
+    assert vaults.card_count(db) == 0
+    assert vaults.card_count(tmp_path / "missing.db") == 0
+
+
+def test_a_file_that_is_not_an_index_holds_no_cards(tmp_path):
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"not sqlite at all " * 512)
+    assert vaults.card_count(junk) == 0
+
+
+def test_a_damaged_index_is_reported_not_taken_for_empty(tmp_path):
+    from memsync.errors import BadEnvironment
+    from memsync.store.index import Index
+
+    db = tmp_path / "memsync.db"
+    index = Index(db)
+    index.close()
+    data = bytearray(db.read_bytes())
+    data[100:4096] = b"\xff" * (4096 - 100)  # the schema page, after the file header
+    db.write_bytes(bytes(data))
+    with pytest.raises(BadEnvironment, match=str(db)):
+        vaults.card_count(db)

@@ -79,7 +79,7 @@ def view(c: config.Config) -> dict[str, str]:
     if not c.db.path.exists():
         return {}
     with api.open_index(c) as index:
-        rows = index.conn.execute("SELECT path, title, body FROM cards WHERE source = 'vault'")
+        rows = index._conn.execute("SELECT path, title, body FROM cards WHERE source = 'vault'")
         return {r[0]: r[1] + "\n" + r[2] for r in rows}
 
 
@@ -620,7 +620,7 @@ def test_a_new_folder_tree_renamed_at_once_is_still_watched(vault):
 def source_view(name: str) -> dict[str, str]:
     """path -> title + body of every card of one source."""
     with api.open_index(cfg()) as index:
-        rows = index.conn.execute("SELECT path, title, body FROM cards WHERE source = ?", (name,))
+        rows = index._conn.execute("SELECT path, title, body FROM cards WHERE source = ?", (name,))
         return {r[0]: r[1] + "\n" + r[2] for r in rows}
 
 

@@ -4,12 +4,12 @@ cards without a restart and without waiting for a save (the real bundled model, 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 
 import pytest
 
 from memsync import config
+from memsync.store.index import Index
 
 from .conftest import write_card
 from .helpers import sync
@@ -23,7 +23,7 @@ def vector_counts(db) -> dict:
     from memsync.semantic import store
     from memsync.semantic.encoder import MODEL
 
-    conn = sqlite3.connect(db)
+    conn = Index.existing(db)
     try:
         return store.counts(conn, MODEL)
     finally:

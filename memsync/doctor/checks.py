@@ -16,8 +16,8 @@ from memsync import private, reading
 from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
-from memsync.store import migrations
-from memsync.store.index import Index, integrity_problems
+from memsync.store import health, migrations
+from memsync.store.index import Index
 from memsync.sync import MAX_FILE_BYTES, Indexer
 from memsync.watch import lock
 from memsync.write import journal, vaultio
@@ -55,7 +55,7 @@ def named(paths: list[str]) -> str:
 # --- the index file ---------------------------------------------------------------------------
 
 def schema(index: Index) -> list[Finding]:
-    version, known = index.conn.execute("PRAGMA user_version").fetchone()[0], len(migrations.MIGRATIONS)
+    version, known = health.schema_version(index), len(migrations.MIGRATIONS)
     if version >= known:
         return []
     return [Finding("schema", f"the index has schema {version}, this memsync writes {known}",
@@ -65,7 +65,7 @@ def schema(index: Index) -> list[Finding]:
 
 def integrity(cfg: Config, index: Index) -> list[Finding]:
     found = []
-    for problem in integrity_problems(index.conn):
+    for problem in health.integrity(index):
         if problem.startswith("SQLite"):
             found.append(Finding(
                 "integrity", f"the index file is damaged ({problem})",
@@ -74,10 +74,7 @@ def integrity(cfg: Config, index: Index) -> list[Finding]:
         else:
             found.append(Finding("integrity", f"the full-text index is damaged ({problem})",
                                  REBUILD, fixable=True, action="rebuild"))
-    unpaired = index.conn.execute(
-        "SELECT (SELECT count(*) FROM cards WHERE seq NOT IN (SELECT rowid FROM cards_fts)), "
-        "(SELECT count(*) FROM cards_fts WHERE rowid NOT IN (SELECT seq FROM cards))"
-    ).fetchone()
+    unpaired = health.unpaired(index)
     if any(unpaired):
         found.append(Finding(
             "integrity", f"{plural(unpaired[0], 'card')} without full-text rows and "
@@ -123,9 +120,7 @@ def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]
 
 def supersede_pointers(index: Index) -> list[Finding]:
     """superseded_by / supersedes naming a missing card, or a pair that does not agree."""
-    cards = {(r["source"], r["path"]): r for r in index.conn.execute(
-        "SELECT source, path, superseded_by, supersedes FROM cards "
-        "WHERE superseded_by IS NOT NULL OR supersedes IS NOT NULL")}
+    cards = {(r["source"], r["path"]): r for r in health.supersede_links(index)}
     found = []
     for (source, path), row in sorted(cards.items()):
         for key, back in (("superseded_by", "supersedes"), ("supersedes", "superseded_by")):
@@ -164,15 +159,13 @@ def stray_ids(cfg: Config, index: Index) -> list[Finding]:
     `delete --purge`). An id bound to an ordinary path that is gone is kept on purpose: the card
     gets it back if the file returns (an undo, a git checkout)."""
     vault = cfg.vault.path
-    rows = index.conn.execute(
-        "SELECT path FROM card_ids WHERE source = 'vault' AND substr(path, 1, ?) = ?",
-        (len(TRASH) + 1, TRASH + "/")).fetchall()
+    rows = health.ids_under(index, "vault", TRASH)
     def exists(rel: str) -> bool:
         return Path(vault, *rel.partition("#")[0].split("/")).exists()
 
     # Back at its place (a restore the index has not seen yet): the drift check says so, and
     # the sync that fixes it gives the card its id back.
-    gone = sorted(p for (p,) in rows if not exists(p) and not exists(p[len(TRASH) + 1:]))
+    gone = sorted(p for p in rows if not exists(p) and not exists(p[len(TRASH) + 1:]))
     if not gone:
         return []
     return [Finding(

@@ -18,7 +18,7 @@ from memsync import api, private
 from memsync.config import Config
 from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state, unreadable
 from memsync.errors import BadEnvironment
-from memsync.store import migrations
+from memsync.store import health, migrations, tally
 from memsync.store.index import DB_ERRORS, Index
 from memsync.write import journal
 
@@ -34,14 +34,13 @@ def diagnose(cfg: Config) -> tuple[list[Finding], dict]:
         raise BadEnvironment(f"cannot open the index at {db} ({exc}); check its permissions") from None
     checked = {"cards": 0, "files": 0, "sources": len(cfg.sources)}
     try:
-        version = index.conn.execute("PRAGMA user_version").fetchone()[0]
+        version = health.schema_version(index)
         if version > len(migrations.MIGRATIONS):
             raise BadEnvironment(
                 f"the index at {db} was written by a newer memsync (schema {version}); "
                 "upgrade memsync to check it")
         found = index_checks(cfg, index)
-        checked["cards"] = index.conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-        checked["files"] = index.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        checked["cards"], checked["files"] = tally.rows(index, "cards"), tally.rows(index, "files")
     except DB_ERRORS as exc:
         found = [unreadable(cfg, exc)]
     finally:

@@ -34,7 +34,7 @@ def idle_work(cfg) -> list:
 
 
 class BackgroundEmbedder:
-    """An IdleWork task (memsync.watch.loop): called with the worker's Index, returns whether
+    """An IdleWork task (memsync.watch.idle): called with the worker's Index, returns whether
     more remains."""
 
     def __init__(self, db_path, enabled: bool, encoder_factory=Encoder):
@@ -51,7 +51,7 @@ class BackgroundEmbedder:
             if self._closed:
                 return False
             if self._thread is None or not self._thread.is_alive():
-                if not self._wanted(index.conn):
+                if not self._wanted(index):
                     return False
                 self._more = True
                 self._thread = threading.Thread(target=self._run, name="memsync-embed", daemon=True)
@@ -73,12 +73,12 @@ class BackgroundEmbedder:
         if thread is not None:
             thread.join()
 
-    def _wanted(self, conn) -> bool:
+    def _wanted(self, index) -> bool:
         """Semantic search is on in config.json, or the index already has vectors (someone ran
         `index --embed`): then cards lacking a vector for their content get one."""
-        if not self.enabled and conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is None:
+        if not self.enabled and not store.any_vectors(index):
             return False
-        return bool(store.pending(conn, MODEL, 1))
+        return bool(store.pending(index, MODEL, 1))
 
     def _beating(self) -> bool:
         return not self._closed and time.monotonic() - self._beat < PAUSE_AFTER
@@ -121,4 +121,4 @@ class BackgroundEmbedder:
         if self.totals["embedded"] >= 8:  # a rate for stats' ETA, once there is one to speak of
             rate = self.totals["embedded"] / max(self.totals["seconds"], 1e-6)
             with index.transaction():
-                store.record_rate(index.conn, rate)
+                store.record_rate(index, rate)

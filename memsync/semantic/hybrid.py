@@ -140,7 +140,7 @@ class HybridSearcher:
         import numpy as np
 
         lex = {h.id: h.score for h in lexical}
-        vectors = store.load(self.index.conn, self.encoder.model)
+        vectors = store.load(self.index, self.encoder.model)
         card_ids = vectors.cards
         unembedded = frozenset(lex.keys() - set(card_ids.tolist()))
         if not len(card_ids):

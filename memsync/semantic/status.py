@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from . import available, store
+from typing import Any
+
+from memsync.store import vectors as store
+from memsync.store.index import Index
+
+from . import available
 from .encoder import MODEL
 
 
-def status(conn, enabled: bool) -> dict:
+def status(index: Index, enabled: bool) -> dict:
     """Cards with a vector for their current content, how many wait, and when they should be
     done at the rate the last embedding run measured on this machine."""
-    out = {"enabled": enabled, "installed": available(), "model": MODEL,
-           **store.counts(conn, MODEL)}
-    row = conn.execute("SELECT value FROM meta WHERE key = 'semantic_rate'").fetchone()
-    rate = float(row[0]) if row else None
+    out: dict[str, Any] = {"enabled": enabled, "installed": available(), "model": MODEL,
+           **store.counts(index, MODEL)}
+    rate = store.rate(index)
     out["cards_per_second"] = rate
     out["eta_seconds"] = round(out["pending"] / rate) if rate and out["pending"] else (
         0 if not out["pending"] else None)
     return out
 
 
-def shown(conn, enabled: bool) -> bool:
+def shown(index: Index, enabled: bool) -> bool:
     """Stats mention semantic search only where it is installed, asked for, or has vectors."""
-    return enabled or available() or conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
+    return enabled or available() or store.any_vectors(index)

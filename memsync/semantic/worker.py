@@ -36,15 +36,14 @@ def embed_pending(index, encoder, limit: int | None = None,
                   progress: Callable[[int, int], None] | None = None, batch: int = BATCH) -> dict:
     """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
     Returns how many cards were embedded, linked to vectors that already existed, and left."""
-    conn = index.conn
     started = time.perf_counter()
     done: dict[str, float] = {"embedded": 0, "reused": 0, "passages": 0}
-    total = store.counts(conn, encoder.model)["pending"]
+    total = store.counts(index, encoder.model)["pending"]
     if limit is not None:
         total = min(total, limit)
     handled = 0
     while handled < total and not pause():
-        rows = store.pending(conn, encoder.model, min(batch, total - handled))
+        rows = store.pending(index, encoder.model, min(batch, total - handled))
         if not rows:
             break
         links, fresh = [], {}
@@ -52,17 +51,17 @@ def embed_pending(index, encoder, limit: int | None = None,
             text = passages.card_text(row["title"], row["body"])
             digest = store.text_hash(text)
             links.append((row["id"], row["file_hash"], digest))
-            if digest not in fresh and not store.has(conn, encoder.model, digest):
+            if digest not in fresh and not store.has(index, encoder.model, digest):
                 fresh[digest] = passages.split(row["title"], row["body"], encoder.token_count)
         texts = [p for parts in fresh.values() for p in parts]
         vecs = encoder.passages(texts)
         with index.transaction():
             at = 0
             for digest, parts in fresh.items():
-                store.put(conn, encoder.model, digest, vecs[at : at + len(parts)])
+                store.put(index, encoder.model, digest, vecs[at : at + len(parts)])
                 at += len(parts)
             for link in links:
-                store.link(conn, *link)
+                store.link(index, *link)
         handled += len(rows)
         done["embedded"] += len(fresh)
         done["reused"] += len(rows) - len(fresh)
@@ -71,9 +70,9 @@ def embed_pending(index, encoder, limit: int | None = None,
             progress(handled, total)
     seconds = time.perf_counter() - started
     with index.transaction():
-        store.prune(conn)
+        store.prune(index)
         if done["embedded"] >= BATCH:  # enough to be a rate, not a start-up cost
-            store.record_rate(conn, done["embedded"] / seconds)
-    done["pending"] = store.counts(conn, encoder.model)["pending"]
+            store.record_rate(index, done["embedded"] / seconds)
+    done["pending"] = store.counts(index, encoder.model)["pending"]
     done["seconds"] = round(seconds, 3)
     return done

@@ -1,4 +1,7 @@
-"""The SQLite index: the one module that talks to sqlite3.
+"""The SQLite index: the connection, and the typed operations over it.
+
+The connection is private to memsync.store: the store's modules (searchsql, vectors, tally,
+health, ...) hold every SQL string, and everything else calls them or the methods here.
 
 WAL mode so readers never wait for the writer; a busy timeout so concurrent writers (a watcher,
 MCP servers, CLI writes) queue instead of failing; every write batch in one BEGIN IMMEDIATE.
@@ -81,7 +84,7 @@ class Index:
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
-        self.conn = connect(self.path)
+        self._conn = connect(self.path)
         # (source, link name)s whose cards' links fields may have changed in this transaction:
         # refreshed just before it commits (memsync.store.backlinks).
         self.touched: set[tuple[str, str]] = set()
@@ -92,31 +95,35 @@ class Index:
     def existing(cls, path: Path | str) -> Index:
         """An index opened as it is, for `memsync doctor`: never created, never migrated."""
         index = cls.__new__(cls)
-        index.path, index.conn = Path(path), open_existing(path)
+        index.path, index._conn = Path(path), open_existing(path)
         index.touched, index.rewritten = set(), 0
         return index
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
+        self._conn.execute("BEGIN IMMEDIATE")
         self.touched, rewritten = set(), 0
         try:
-            yield self.conn
+            yield self._conn
             if self.touched:
                 from memsync.store import (
                     backlinks,  # here and below: only writes need them, not a search
                 )
 
-                rewritten = backlinks.refresh(self.conn, self.touched)
+                rewritten = backlinks.refresh(self._conn, self.touched)
         except BaseException:
             self.touched = set()
-            self.conn.execute("ROLLBACK")
+            self._conn.execute("ROLLBACK")
             raise
         self.touched = set()
-        self.conn.execute("COMMIT")
+        self._conn.execute("COMMIT")
         self.rewritten += rewritten
 
     # --- files and their signatures -------------------------------------------------------
@@ -130,7 +137,7 @@ class Index:
             args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]  # '0' sorts right after '/'
         return {
             r[0]: (Signature(r[1], r[2], r[3], r[4]), r[5], r[6])
-            for r in self.conn.execute(sql, args)
+            for r in self._conn.execute(sql, args)
         }
 
     def file_rows(self, source: str, under: str | None = None) -> dict[str, tuple]:
@@ -142,25 +149,25 @@ class Index:
         if under:
             sql += " AND (path >= ? AND path < ?)"
             args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
-        cursor = self.conn.cursor()
+        cursor = self._conn.cursor()
         cursor.row_factory = None
         return {r[0]: r[1:] for r in cursor.execute(sql, args)}
 
     def sources(self) -> set[str]:
         """Every source the index holds anything of: files, cards or problems."""
-        return {r[0] for r in self.conn.execute(
+        return {r[0] for r in self._conn.execute(
             "SELECT source FROM files UNION SELECT source FROM cards UNION SELECT source FROM problems"
         )}
 
     def file_state(self, source: str, path: str) -> tuple | None:
-        r = self.conn.execute(
+        r = self._conn.execute(
             "SELECT size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "
             "WHERE source = ? AND path = ?", (source, path),
         ).fetchone()
         return None if r is None else (Signature(r[0], r[1], r[2], r[3]), r[4], r[5])
 
     def touch_signature(self, source: str, path: str, sig: Signature, indexed_ns: int) -> None:
-        self.conn.execute(
+        self._conn.execute(
             "UPDATE files SET size=?, mtime_ns=?, ctime_ns=?, ino=?, indexed_ns=? "
             "WHERE source=? AND path=?",
             (sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, indexed_ns, source, path),
@@ -169,7 +176,7 @@ class Index:
     # --- ids ------------------------------------------------------------------------------
 
     def id_for(self, source: str, path: str) -> int:
-        row = self.conn.execute(
+        row = self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
         ).fetchone()
         if row:
@@ -177,7 +184,7 @@ class Index:
         candidate = derived_id(source, path)
         while True:  # a taken id (a collision, or a card that moved away) probes the next one
             try:
-                self.conn.execute(
+                self._conn.execute(
                     "INSERT INTO card_ids (id, source, path) VALUES (?, ?, ?)",
                     (candidate, source, path),
                 )
@@ -188,7 +195,7 @@ class Index:
                 candidate = candidate % (ID_SPACE - 1) + 1
 
     def _retire_path(self, source: str, path: str) -> None:
-        self.conn.execute(
+        self._conn.execute(
             "UPDATE card_ids SET path = NULL WHERE source = ? AND path = ?", (source, path)
         )
 
@@ -206,7 +213,7 @@ class Index:
         self._delete_cards(source, file)
         for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
-            seq = self.conn.execute(
+            seq = self._conn.execute(
                 f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
@@ -217,8 +224,8 @@ class Index:
                     card.summary,
                 ),
             ).lastrowid
-            self.touched |= fieldstore.insert(self.conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
-        self.conn.execute(
+            self.touched |= fieldstore.insert(self._conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
+        self._conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
         )
@@ -228,19 +235,19 @@ class Index:
     def _delete_cards(self, source: str, file: str) -> int:
         from memsync.store import fieldstore
 
-        cards = self.conn.execute(
+        cards = self._conn.execute(
             "SELECT seq, name, body FROM cards WHERE source = ? AND file = ?", (source, file)
         ).fetchall()
-        self.touched |= fieldstore.delete(self.conn, source, cards)
+        self.touched |= fieldstore.delete(self._conn, source, cards)
         for seq, _, _ in cards:
-            self.conn.execute("DELETE FROM cards WHERE seq = ?", (seq,))
+            self._conn.execute("DELETE FROM cards WHERE seq = ?", (seq,))
         return len(cards)
 
     def remove_file(self, source: str, file: str) -> int:
         """Drop a file's cards from the index. Their ids stay bound to their paths (a restore
         brings the same id back) and their read stats stay (only a purge clears them)."""
         removed = self._delete_cards(source, file)
-        self.conn.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, file))
+        self._conn.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, file))
         self.set_problem(source, file, None)
         return removed
 
@@ -250,31 +257,31 @@ class Index:
             return False
         if self.file_state(source, dst) is not None:
             self.remove_file(source, dst)
-        rows = self.conn.execute(
+        rows = self._conn.execute(
             "SELECT id, path FROM cards WHERE source = ? AND file = ?", (source, src)
         ).fetchall()
         from memsync.store import fieldstore
 
-        self.touched |= fieldstore.move(self.conn, source, src, note_name(dst))
+        self.touched |= fieldstore.move(self._conn, source, src, note_name(dst))
         for card_id, path in rows:
             new_path = dst + path[len(src):]
             self._retire_path(source, new_path)
-            self.conn.execute("UPDATE card_ids SET path = ? WHERE id = ?", (new_path, card_id))
-            self.conn.execute(
+            self._conn.execute("UPDATE card_ids SET path = ? WHERE id = ?", (new_path, card_id))
+            self._conn.execute(
                 "UPDATE cards SET path = ?, file = ? WHERE id = ?", (new_path, dst, card_id)
             )
         # Title and kind may come from the path (file stem, folder): forget the hash so the
         # next look at dst parses it again instead of trusting the unchanged content.
-        self.conn.execute(
+        self._conn.execute(
             "UPDATE files SET path = ?, hash = '' WHERE source = ? AND path = ?", (dst, source, src)
         )
-        self.conn.execute(
+        self._conn.execute(
             "UPDATE problems SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
         )
         return True
 
     def bound_id(self, source: str, path: str) -> int | None:
-        row = self.conn.execute(
+        row = self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
         ).fetchone()
         return row[0] if row else None
@@ -286,7 +293,7 @@ class Index:
         travel with it, and a new card written at the old path gets a new id.
         """
         def bound(path):
-            return self.conn.execute(
+            return self._conn.execute(
                 "SELECT id, path FROM card_ids WHERE source = ? AND "
                 "(path = ? OR substr(path, 1, ?) = ?)", (source, path, len(path) + 1, path + "#"),
             ).fetchall()
@@ -297,26 +304,26 @@ class Index:
             # the ids at dst are the very ones this call would bring, so they stay.
             return 0
         for card_id, _path in bound(dst):
-            self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
+            self._conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
         for card_id, path in moving:
-            self.conn.execute(
+            self._conn.execute(
                 "UPDATE card_ids SET path = ? WHERE id = ?", (dst + path[len(src):], card_id)
             )
         return len(moving)
 
     def set_problem(self, source: str, path: str, message: str | None) -> None:
         if message:
-            self.conn.execute(
+            self._conn.execute(
                 "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)", (source, path, message)
             )
         else:
-            self.conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
+            self._conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
 
     def clear_derived(self) -> None:
         """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
         for table in ("cards", "files", "problems", "links", "exact_keys"):
-            self.conn.execute(f"DELETE FROM {table}")
-        fts.recreate(self.conn)
+            self._conn.execute(f"DELETE FROM {table}")
+        fts.recreate(self._conn)
         self.mark_changed()
 
     def compact_if_sparse(self, resize: bool = False) -> bool:
@@ -328,21 +335,21 @@ class Index:
         With `resize` (a rebuild), also when the file's pages are not migrations.PAGE_SIZE
         ones, to move it to them: an upgrade that found another process holding the file
         could not."""
-        if self.conn.in_transaction:
+        if self._conn.in_transaction:
             return False
         rewritten, self.rewritten = self.rewritten, 0
-        resize = resize and self.conn.execute(
+        resize = resize and self._conn.execute(
             "PRAGMA page_size").fetchone()[0] != migrations.PAGE_SIZE
-        if not resize and not fts.sparse(self.conn) and not (
-                rewritten and rewritten * 10 >= self.conn.execute(
+        if not resize and not fts.sparse(self._conn) and not (
+                rewritten and rewritten * 10 >= self._conn.execute(
                     "SELECT count(*) FROM cards").fetchone()[0]):
             return False
-        fts.compact(self.conn, migrations.PAGE_SIZE if resize else None)
+        fts.compact(self._conn, migrations.PAGE_SIZE if resize else None)
         return True
 
     def mark_changed(self) -> None:
         """Record when the index content last changed (shown by `stats`)."""
-        self.conn.execute(
+        self._conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('last_change', ?)",
             (time.strftime("%Y-%m-%dT%H:%M:%S%z"),),
         )
@@ -351,10 +358,10 @@ class Index:
 
     def run(self, statement: Statement) -> list[Any]:  # sqlite3.Row, a tuple mypy cannot see
         """Every row of a statement built by memsync.store.searchsql."""
-        return self.conn.execute(statement.sql, statement.params).fetchall()
+        return self._conn.execute(statement.sql, statement.params).fetchall()
 
     def card(self, card_id: int) -> sqlite3.Row:
-        row = self.conn.execute(
+        row = self._conn.execute(
             f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", (card_id,)
         ).fetchone()
         if row is None:
@@ -362,13 +369,13 @@ class Index:
         return row
 
     def card_by_path(self, source: str, path: str) -> sqlite3.Row | None:
-        return self.conn.execute(
+        return self._conn.execute(
             f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND path = ?", (source, path)
         ).fetchone()
 
     def cards_titled(self, source: str, title: str) -> list[sqlite3.Row]:
         """Cards of a source with exactly this title (the write side's title-conflict check)."""
-        return self.conn.execute(
+        return self._conn.execute(
             f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND title = ? ORDER BY path",
             (source, title),
         ).fetchall()
@@ -376,40 +383,40 @@ class Index:
     def cards(self, source: str | None = None) -> Iterable[sqlite3.Row]:
         sql = f"SELECT {CARD_COLUMNS} FROM cards"
         if source:
-            return self.conn.execute(sql + " WHERE source = ? ORDER BY path", (source,))
-        return self.conn.execute(sql + " ORDER BY source, path")
+            return self._conn.execute(sql + " WHERE source = ? ORDER BY path", (source,))
+        return self._conn.execute(sql + " ORDER BY source, path")
 
     def record_read(self, card_id: int, when: str) -> None:
-        self.conn.execute(
+        self._conn.execute(
             "INSERT INTO card_stats (id, read_count, last_read_at) VALUES (?, 1, ?) "
             "ON CONFLICT(id) DO UPDATE SET read_count = read_count + 1, last_read_at = ?",
             (card_id, when, when),
         )
 
     def read_stats(self, card_id: int) -> tuple[int, str | None]:
-        row = self.conn.execute(
+        row = self._conn.execute(
             "SELECT read_count, last_read_at FROM card_stats WHERE id = ?", (card_id,)
         ).fetchone()
         return (row[0], row[1]) if row else (0, None)
 
     def clear_stats_for_path(self, source: str, path: str) -> None:
         """Purge: the card is gone for good, so its id is retired and its stats dropped."""
-        for (card_id,) in self.conn.execute(
+        for (card_id,) in self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND (path = ? OR path LIKE ?)",
             (source, path, path + "#%"),
         ).fetchall():
-            self.conn.execute("DELETE FROM card_stats WHERE id = ?", (card_id,))
-            self.conn.execute("DELETE FROM feedback WHERE id = ?", (card_id,))
-            self.conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
+            self._conn.execute("DELETE FROM card_stats WHERE id = ?", (card_id,))
+            self._conn.execute("DELETE FROM feedback WHERE id = ?", (card_id,))
+            self._conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
 
     def meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def problems(self) -> list[dict]:
         return [
             {"source": r[0], "path": r[1], "message": r[2]}
-            for r in self.conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
+            for r in self._conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
         ]
 
 

@@ -26,18 +26,18 @@ OPEN_LOOKBACK = 50
 
 @contextmanager
 def _short_wait(index: Index) -> Iterator[None]:
-    index.conn.execute(f"PRAGMA busy_timeout = {LOG_WAIT_MS}")
+    index._conn.execute(f"PRAGMA busy_timeout = {LOG_WAIT_MS}")
     try:
         yield
     finally:
-        index.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        index._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def record_search(index: Index, at: str, query: str, filters: dict, matched: str | None,
                   hits: list[tuple[int, float]], client: str | None, cap: int) -> bool:
     """Log one search and count its hits as returned, in one short transaction. A database that
     is read-only or busy is skipped (False, with a debug line): the search itself has succeeded."""
-    conn = index.conn
+    conn = index._conn
     try:
         with _short_wait(index):
             conn.execute("BEGIN IMMEDIATE")
@@ -71,7 +71,7 @@ def record_search(index: Index, at: str, query: str, filters: dict, matched: str
 def mark_opened(index: Index, card_id: int) -> None:
     """Note in the latest search that returned the card that it was opened (inside the caller's
     transaction: show's read count)."""
-    index.conn.execute(
+    index._conn.execute(
         "UPDATE retrieval_log SET opened = json_insert(opened, '$[#]', ?) WHERE seq = ("
         "  SELECT l.seq FROM (SELECT seq, hits, opened FROM retrieval_log ORDER BY seq DESC LIMIT ?) l"
         "  WHERE EXISTS (SELECT 1 FROM json_each(l.hits) h WHERE json_extract(h.value, '$[0]') = ?)"
@@ -83,7 +83,7 @@ def mark_opened(index: Index, card_id: int) -> None:
 
 def last_query_for(index: Index, card_id: int) -> str | None:
     """The query of the latest logged search that returned the card (what feedback answers)."""
-    row = index.conn.execute(
+    row = index._conn.execute(
         "SELECT query FROM retrieval_log l WHERE EXISTS "
         "(SELECT 1 FROM json_each(l.hits) h WHERE json_extract(h.value, '$[0]') = ?) ORDER BY seq DESC LIMIT 1",
         (card_id,),
@@ -115,18 +115,18 @@ EMPTY_USE = {"returned": 0, "opened": 0, "helpful": 0, "unhelpful": 0, "last_ret
 
 
 def use(index: Index, card_id: int) -> dict:
-    row = index.conn.execute(USE_SQL + " WHERE id = ?", (card_id,)).fetchone()
+    row = index._conn.execute(USE_SQL + " WHERE id = ?", (card_id,)).fetchone()
     return _use(row) if row else dict(EMPTY_USE)
 
 
 def uses(index: Index, card_ids: list[int]) -> dict[int, dict]:
     """The use of the given cards that have any (one query, for a page of hits)."""
-    return {row[0]: _use(row) for row in index.conn.execute(
+    return {row[0]: _use(row) for row in index._conn.execute(
         USE_SQL + " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(card_ids),))}
 
 
 def use_all(index: Index) -> dict[int, dict]:
-    return {row[0]: _use(row) for row in index.conn.execute(USE_SQL)}
+    return {row[0]: _use(row) for row in index._conn.execute(USE_SQL)}
 
 
 def entries(index: Index, limit: int, query: str | None = None,
@@ -150,15 +150,15 @@ def entries(index: Index, limit: int, query: str | None = None,
         {"seq": r[0], "at": r[1], "query": r[2], "filters": json.loads(r[3]), "matched": r[4],
          "hits": [{"id": i, "score": s} for i, s in json.loads(r[5])], "client": r[6],
          "opened": json.loads(r[7])}
-        for r in index.conn.execute(sql, args)
+        for r in index._conn.execute(sql, args)
     ]
 
 
 def count(index: Index) -> int:
-    return index.conn.execute("SELECT count(*) FROM retrieval_log").fetchone()[0]
+    return index._conn.execute("SELECT count(*) FROM retrieval_log").fetchone()[0]
 
 
 def feedback_of(index: Index, card_id: int) -> list[dict]:
-    return [{"at": r[0], "helpful": bool(r[1]), "query": r[2]} for r in index.conn.execute(
+    return [{"at": r[0], "helpful": bool(r[1]), "query": r[2]} for r in index._conn.execute(
         "SELECT at, helpful, query FROM feedback WHERE id = ? ORDER BY seq", (card_id,))]
 

@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import threading
-from contextlib import closing, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 INDEXES = "indexes"
 DEFAULT_DB = "memsync.db"
@@ -90,28 +95,41 @@ def _refuse_foreign(db: Path, vault: Path, refusal: Exception) -> None:
 
 def _files_found(db: Path, vault: Path) -> tuple[int, int]:
     """(vault files looked at, how many of them exist in `vault`), at most SAMPLE looked at."""
-    from memsync.store.index import open_existing
-
-    try:
-        with closing(open_existing(db)) as conn:
-            rows = conn.execute("SELECT path FROM files WHERE source = 'vault' LIMIT ?",
-                                (SAMPLE,)).fetchall()
-    except Exception:  # not an index at all: nothing in it to lose
-        return 0, 0
-    return len(rows), sum((vault / row[0]).is_file() for row in rows)
+    paths: list[str] = _read(db, lambda conn: [row[0] for row in conn.execute(
+        "SELECT path FROM files WHERE source = 'vault' LIMIT ?", (SAMPLE,))], [])
+    return len(paths), sum((vault / path).is_file() for path in paths)
 
 
 def card_count(db: Path) -> int:
-    """Cards in an index, 0 when it is missing or unreadable; never creates or changes it."""
+    """Cards in an index, 0 when it is missing or not a memsync index; never creates or changes
+    it. An index that cannot be read is a BadEnvironment naming the file."""
     if not db.is_file():
         return 0
-    from memsync.store.index import open_existing
+    return _read(db, lambda conn: conn.execute("SELECT count(*) FROM cards").fetchone()[0], 0)
 
+
+def _read(db: Path, query: Callable[[sqlite3.Connection], T], not_an_index: T) -> T:
+    """`query` over the index at `db`, opened as it is (never created or migrated). A file
+    that is not a memsync index (not SQLite, or no tables of ours) holds nothing of a vault:
+    `not_an_index`. Any other failure (I/O, permissions, a lock held past the busy timeout)
+    is reported, not taken for an empty index."""
+    from memsync.errors import BadEnvironment
+    from memsync.store.index import Index
+
+    with suppress(OSError), open(db, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":  # not SQLite at all (or empty)
+            return not_an_index
     try:
-        with closing(open_existing(db)) as conn:
-            return conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-    except Exception:
-        return 0
+        index = Index.existing(db)
+    except sqlite3.Error as exc:
+        raise BadEnvironment(f"cannot open the index {db} ({exc}); check its permissions") from None
+    try:
+        tables = {name for (name,) in index._conn.execute("SELECT name FROM sqlite_master")}
+        return query(index._conn) if {"cards", "files"} <= tables else not_an_index
+    except sqlite3.DatabaseError as exc:
+        raise BadEnvironment(f"cannot read the index {db} ({exc}); run `memsync doctor`") from None
+    finally:
+        index.close()
 
 
 def known(home: Path) -> list[tuple[Path, Path]]:
@@ -126,10 +144,9 @@ def known(home: Path) -> list[tuple[Path, Path]]:
 def _move(src: Path, dst: Path) -> None:
     """Move an index, its WAL folded in first so the one file carries everything, and its label."""
     from memsync import private
-    from memsync.store.index import open_existing
 
-    with suppress(Exception), closing(open_existing(src)) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # Its WAL is removed below: it must be folded in first, or committed writes would go with it.
+    _read(src, lambda conn: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall(), [])
     private.mkdir(dst.parent)
     os.replace(src, dst)
     for tail in SIDECARS:
@@ -180,6 +197,8 @@ def make_main(home: Path, vault: Path) -> str | None:
 def empty_vault_warning(cfg) -> str | None:
     """For `memsync mcp` and `memsync watch` to say loudly (stderr, memory_stats): this process
     serves a vault with nothing in it while another vault of the same home has cards."""
+    from memsync.errors import BadEnvironment
+
     vault = cfg.vault.path
     with suppress(OSError), os.scandir(vault) as entries:
         if any(not entry.name.startswith(".") for entry in entries):
@@ -187,7 +206,10 @@ def empty_vault_warning(cfg) -> str | None:
     for other, db in known(cfg.home.path):
         if same_folder(other, vault) or not Path(other).is_dir():
             continue
-        count = card_count(db)
+        try:
+            count = card_count(db)
+        except BadEnvironment as exc:  # a hint, not a failure of this command: say what it met
+            return f"the vault {vault} (from {cfg.vault.origin}) is empty, and {exc}"
         if count:
             return (f"the vault {vault} (from {cfg.vault.origin}) is empty, but {other} has "
                     f"{count} cards indexed in {db}: to serve that one, run `memsync init "

@@ -12,7 +12,8 @@ reconcile of the affected subtree. One watcher per data home, enforced by a lock
     following.py  noticing and re-reading a changed config.json
     pairing.py    applying a batch so renamed cards keep their ids
     watcher.py    the Watcher: start, stop, waits, and what watchdog's threads call
-    loop.py       its worker thread, and the idle-work seam (IdleWork)
+    loop.py       its worker thread, which owns the state it works on
+    idle.py       the idle-work seam (IdleWork): background jobs between batches
     reporting.py  log lines about batches and problems
     plan.py       what an event means for the index (pure)
     pending.py    what was seen but not acted on yet, coalesced per path (pure)
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 
-_HOME = {"IdleWork": "loop", "Watcher": "watcher", "WatchLock": "lock", "WatcherLocked": "lock"}
+_HOME = {"IdleWork": "idle", "Watcher": "watcher", "WatchLock": "lock", "WatcherLocked": "lock"}
 
 __all__ = sorted(_HOME)
 

@@ -9,11 +9,13 @@ guards it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from .. import config
 from ..config import Config
 from ..errors import MemsyncError
+from ..sync import Indexer
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +86,24 @@ def changes(before: Config, after: Config) -> tuple[list[str], list[str]]:
     gone = [name for name, source in old.items() if now.get(name) != source]
     new = [name for name, source in now.items() if old.get(name) != source]
     return gone, new
+
+
+def switch_sources(indexer: Indexer, before: Config,
+                   after: Config) -> tuple[Indexer, list[str], list[str]]:
+    """An indexer for `after`'s sources, the cards of those `before` read and `after` does not
+    (or reads from another folder or with another adapter) dropped; and (gone, new)."""
+    gone, new = changes(before, after)
+    indexer = Indexer(indexer.index, after.sources)
+    for name in gone:
+        indexer.drop_source(name)
+    log.warning("config.json changed: watching %s (new: %s; dropped: %s)",
+                ", ".join(s.name for s in after.sources), ", ".join(new) or "none",
+                ", ".join(gone) or "none")
+    return indexer, gone, new
+
+
+def wants_by_source(cfg: Config) -> dict[str, Callable[[str], bool]]:
+    """Each source's adapter's test of which relative paths it reads."""
+    import memsync.adapters as adapters
+
+    return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}

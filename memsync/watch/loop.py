@@ -1,100 +1,131 @@
-"""The worker thread of the Watcher: it alone owns the index connection.
+"""The worker thread of the Watcher: it alone owns the index connection, and the state below.
 
 It sleeps until something is due (a path quiet long enough, a rescan, a config.json change),
 takes it from `Pending` and hands it to the indexer through `Pairing`. When nothing is pending
-it runs the registered idle work one slice at a time (IdleWork below): the seam for low-priority
-background jobs.
+it runs a slice of the registered idle work (memsync.watch.idle).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterable
 
 from memsync import session
 from memsync.store.index import Index
 from memsync.watch import plan
 
+from ..config import Config
 from ..model import SyncReport
 from ..sources import drop_unconfigured
 from ..sync import Indexer
 from . import reporting
-from .following import HEALTH_CHECK, changes
-from .state import WatcherState
+from .following import HEALTH_CHECK, ConfigFollower, switch_sources, wants_by_source
+from .idle import IdleWork, run_slice
+from .observing import Observation
+from .pairing import Pairing
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 5.0  # how long stop() waits for files still being written
 
-IdleWork = Callable[[Index], bool]
-"""Low-priority work the worker does when no event is pending (e.g. background embeddings).
 
-Register it with `Watcher(cfg, idle_work=[task])` or `watcher.idle_work.append(task)` before
-start(). It is called on the worker thread with the worker's own Index connection, only after the
-start-up reconcile, never while stopping, and again after every batch (new cards may need it).
-A task with a `follow(cfg)` method is given each config.json the watcher takes up (before its
-next call). Each call does one small slice (aim for well under the quiet window, ~50 ms: events wait while
-it runs) and returns True if more remains, False once there is nothing to do until the next
-batch. An exception is logged and the task rests until the next batch. It must not call the
-Watcher.
-"""
+class WorkerLoop:
+    """The worker thread and what it owns: the sources it follows, what to rescan, the pending
+    queue and the condition guarding it (handed in: watchdog's threads add hints under it)."""
 
+    def __init__(self, cfg: Config, pending: plan.Pending, cond: threading.Condition,
+                 eyes: Observation, debounce: float, rescan_every: float,
+                 idle_work: Iterable[IdleWork] = ()):
+        self.cfg = cfg
+        self.pending = pending
+        self._cond = cond
+        self._eyes = eyes
+        self.debounce = debounce
+        self.rescan_every = rescan_every  # safety net for what no event reported
+        self.idle_work: list[IdleWork] = list(idle_work)
+        self.totals, self.batches = SyncReport(), 0
+        self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
+        self._rescan: dict[str, str] = {}  # source -> why
+        self._stopping = self._busy = False
+        self._wake_at: float | None = None  # when the sleeping worker will wake by itself
+        self.ready = False  # the start-up reconcile is done
+        self.opened = threading.Event()  # set once the index is open (or failed to: `error`)
+        self.error: BaseException | None = None
+        self._pairing = Pairing(lambda name: self.cfg.source(name).root)
+        self.wants = wants_by_source(cfg)
+        self.config = ConfigFollower(cfg.config_file)
 
-class WorkerLoop(WatcherState):
-    """The worker-thread half of memsync.watch.watcher.Watcher, which sets up its state."""
+    def adopt(self, cfg: Config) -> None:
+        self.cfg, self.wants = cfg, wants_by_source(cfg)
+        for task in self.idle_work:  # e.g. "semantic" switched on: embedding starts without a save
+            getattr(task, "follow", lambda cfg: None)(cfg)
+
+    def request_rescan(self, source: str | None, why: str = "requested") -> None:
+        with self._cond:
+            for name in [source] if source else [s.name for s in self.cfg.sources]:
+                self._rescan.setdefault(name, why)
+            self._cond.notify_all()
+
+    def stop_soon(self) -> None:
+        """Apply what is pending, look at every source once more, and end."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+
+    def caught_up(self) -> bool:  # started, nothing pending or in progress (hold the condition)
+        return (self.ready and not self._busy and not self.pending and not self._rescan
+                and self.config.due is None)
+
+    def wakes_after(self, due: float | None) -> bool:  # due before it would wake by itself?
+        return self._wake_at is None or (due is not None and due < self._wake_at)
 
     def _follow_config(self, indexer: Indexer) -> tuple[Indexer, list[str]]:
         """Take up the sources config.json names now: watch them, forget the cards of those that
         went (or changed folder or adapter), and say which to read afresh. Returns the indexer
         to go on with and the sources to reconcile."""
-        fresh = self._config.reread(self.cfg)
+        fresh = self.config.reread(self.cfg)
         if fresh is None:
             return indexer, []
         if fresh.semantic != self.cfg.semantic:
             log.warning("config.json changed: semantic search %s", "on" if fresh.semantic else "off")
         if fresh.extra_sources == self.cfg.extra_sources:
-            self._adopt(fresh)
+            self.adopt(fresh)
             return indexer, []
-        gone, new = changes(self.cfg, fresh)
-        indexer = Indexer(indexer.index, fresh.sources)
         try:
-            for name in gone:
-                indexer.drop_source(name)
+            indexer, gone, new = switch_sources(indexer, self.cfg, fresh)
         except Exception:
-            self._config.forget_reading()  # nothing taken up yet: try again at the next wake-up
+            self.config.forget_reading()  # nothing taken up yet: try again at the next wake-up
             raise
-        self._adopt(fresh)
+        self.adopt(fresh)
         self._pairing.forget(gone)
-        watched = [s.name for s in fresh.sources]
-        log.warning("config.json changed: watching %s (new: %s; dropped: %s)",
-                    ", ".join(watched), ", ".join(new) or "none", ", ".join(gone) or "none")
         if self._stopping:
             return indexer, new
-        self._eyes.refresh(self.cfg, self._wants, self._stopping)
+        self._eyes.refresh(self.cfg, self.wants, self._stopping)
         # What the old observer still held went with it: look at every source once.
-        return indexer, watched
+        return indexer, [s.name for s in fresh.sources]
 
     # --- the worker thread --------------------------------------------------------------------
 
-    def _run(self) -> None:
+    def run(self) -> None:
         try:
             index = Index(self.cfg.db.path)
             indexer = session.indexer(self.cfg, index)
         except BaseException as exc:
-            self._error = exc
-            self._opened.set()
+            self.error = exc
+            self.opened.set()
             return
-        self._opened.set()
+        self.opened.set()
         try:
             try:
-                self._reconcile_all(indexer, "start-up")
+                self.reconcile_all(indexer, "start-up")
             except Exception:  # e.g. a locked or full disk: keep watching, try again soon
                 log.exception("the start-up reconcile failed; retrying")
                 self.request_rescan(None, "start-up reconcile failed")
             with self._cond:
-                self._ready = True
+                self.ready = True
                 self._idle_due = list(self.idle_work)
                 self._cond.notify_all()
             self._loop(indexer)
@@ -112,10 +143,10 @@ class WorkerLoop(WatcherState):
                 if batch is None:
                     break
                 self._busy = not idle
-                reread = self._config.take_due(time.monotonic())
+                reread = self.config.take_due(time.monotonic())
             try:
                 if idle:
-                    self._idle_slice(indexer.index)
+                    self._idle_due = run_slice(self._idle_due, indexer.index)
                     continue
                 if reread:
                     indexer, fresh = self._follow_config(indexer)
@@ -141,15 +172,15 @@ class WorkerLoop(WatcherState):
                         stop_deadline = stop_deadline or time.monotonic() + STOP_GRACE
                         if time.monotonic() > stop_deadline:
                             log.warning("stopping with %d paths still changing", len(self.pending))
-                            self.pending = plan.Pending(self.debounce)
+                            self.pending.clear()
                         else:
                             self._cond.wait(self.debounce)
         # Nothing was lost between the last event and stop(): a final look at the whole tree,
         # without a source removed meanwhile (it would come back).
         try:
-            if self._config.changed():
+            if self.config.changed():
                 indexer, _fresh = self._follow_config(indexer)
-            self._reconcile_all(indexer, "final")
+            self.reconcile_all(indexer, "final")
         except Exception:
             log.exception("the final reconcile failed; `memsync index` will catch up")
 
@@ -164,10 +195,10 @@ class WorkerLoop(WatcherState):
                 return self.pending.take(now, everything=True), self._take_rescan(), False
             if now - last_full >= self.rescan_every:
                 self._rescan.update({s.name: "periodic check" for s in self.cfg.sources})
-            self._config.look(now)  # in case no event said config.json changed
+            self.config.look(now)  # in case no event said config.json changed
             due = self.pending.next_due()
-            if self._config.due is not None:
-                due = self._config.due if due is None else min(due, self._config.due)
+            if self.config.due is not None:
+                due = self.config.due if due is None else min(due, self.config.due)
             if self._rescan or (due is not None and due <= now):
                 return self.pending.take(now), self._take_rescan(), False
             if self._idle_due:
@@ -179,29 +210,10 @@ class WorkerLoop(WatcherState):
             if not woken and due is None:
                 self._cond.release()  # watchdog's thread may be waiting for it to hand us events
                 try:
-                    self._check_observer()
+                    if not self._stopping and self._eyes.revive(self.cfg, self.wants):
+                        self.request_rescan(None, "observer restarted")
                 finally:
                     self._cond.acquire()
-
-    def _idle_slice(self, index: Index) -> None:
-        """One slice of each idle task that may have work; a task rests once it says it is
-        done (or fails) until the next batch."""
-        still = []
-        for task in self._idle_due:
-            try:
-                if task(index):
-                    still.append(task)
-            except Exception:
-                log.exception("idle work %r failed; it rests until the next batch", task)
-        self._idle_due = still
-
-    def _check_observer(self) -> None:
-        """A dead observer means unseen changes: start a new one, then rescan everything."""
-        if self._stopping or not self._eyes.dead():
-            return
-        log.warning("the file-system observer stopped; restarting it and rescanning")
-        self._eyes.refresh(self.cfg, self._wants, self._stopping)
-        self.request_rescan(None, "observer restarted")
 
     def _take_rescan(self) -> dict[str, str]:
         rescan, self._rescan = self._rescan, {}
@@ -211,11 +223,11 @@ class WorkerLoop(WatcherState):
         started = time.perf_counter()
         report = SyncReport()
         # Events of a source removed from config.json may still be queued: they are not ours.
-        _keep_sources(batch, self._wants)
-        rescan = {name: why for name, why in rescan.items() if name in self._wants}
+        plan.keep_sources(batch, self.wants)
+        rescan = {name: why for name, why in rescan.items() if name in self.wants}
         if batch.rechecks and not self._stopping and self._eyes.missing_watch(self.cfg, batch.trees):
             log.info("re-watching the vault: watchdog missed a new folder")
-            self._eyes.refresh(self.cfg, self._wants, self._stopping)
+            self._eyes.refresh(self.cfg, self.wants, self._stopping)
             # What the old observer still held (a rename waiting for its other half, events
             # not yet dispatched) went with it: look at everything once.
             rescan = {**{s.name: "re-watched" for s in self.cfg.sources}, **rescan}
@@ -234,7 +246,7 @@ class WorkerLoop(WatcherState):
             if source in rescan:
                 continue  # the whole source is about to be reconciled
             part, later = self._pairing.apply(
-                indexer, source, self._wants[source], [m for m in moves if m[0] == source],
+                indexer, source, self.wants[source], [m for m in moves if m[0] == source],
                 batch.paths.get(source, []), batch.trees.get(source, []), final=self._stopping,
                 renaming=self._renaming,
             )
@@ -271,7 +283,7 @@ class WorkerLoop(WatcherState):
         with self._cond:
             return self.pending.renames_away(source, path)
 
-    def _reconcile_all(self, indexer, why: str) -> None:
+    def reconcile_all(self, indexer: Indexer, why: str) -> None:
         report = SyncReport()
         started = time.perf_counter()
         for source in self.cfg.sources:
@@ -285,9 +297,3 @@ class WorkerLoop(WatcherState):
         report.seconds = time.perf_counter() - started
         reporting.log_reconcile(report, why)
 
-
-def _keep_sources(batch: plan.Batch, names) -> None:
-    batch.moves = [move for move in batch.moves if move[0] in names]
-    for per_source in (batch.paths, batch.trees):
-        for name in [n for n in per_source if n not in names]:
-            del per_source[name]

@@ -225,6 +225,14 @@ class Observation:
                         return True
         return False
 
+    def revive(self, cfg: Config, wants: dict) -> bool:
+        """A dead observer means unseen changes: start a new one (then rescan everything)."""
+        if not self.dead():
+            return False
+        log.warning("the file-system observer stopped; restarting it and rescanning")
+        self.refresh(cfg, wants, False)
+        return True
+
     def dead(self) -> bool:
         """Whether a thread of the observer stopped: changes are going unseen."""
         observer = self.observer

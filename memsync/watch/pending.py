@@ -74,6 +74,11 @@ class Pending:
     def __len__(self) -> int:
         return len(self._seen) + len(self._moves) + len(self._later)
 
+    def clear(self) -> None:
+        """Forget everything seen (a stop that gave up on paths still being written)."""
+        for kept in (self._seen, self._by_last, self._settled, self._moves, self._later):
+            kept.clear()
+
     def add(self, source: str, action: Action, now: float) -> None:
         if action.op in ("move", "move_tree"):
             move = (source, action.path, action.dest, action.op == "move_tree", now, now)

@@ -17,7 +17,7 @@ from memsync.watch.pending import CAP, QUIET, SETTLE, Action, Batch, Pending, co
 
 __all__ = [
     "CAP", "HOLD", "QUIET", "RECHECK", "SETTLE", "Action", "Batch", "Event", "Pending",
-    "actions", "covered", "expand_moves", "outermost", "relative", "storable_dir",
+    "actions", "covered", "expand_moves", "keep_sources", "outermost", "relative", "storable_dir",
 ]
 
 HOLD = 0.5  # how long a rename whose target vanished waits for the rename that moved it on
@@ -139,3 +139,13 @@ def expand_moves(
             pairs.append((path, dst + path[len(src):]))
         trees += [src, dst]
     return pairs, trees
+
+
+def keep_sources(batch: Batch, names: Iterable[str]) -> None:
+    """Drop from `batch` what belongs to sources not in `names` (removed from config.json while
+    their events were queued)."""
+    names = set(names)
+    batch.moves = [move for move in batch.moves if move[0] in names]
+    for per_source in (batch.paths, batch.trees):
+        for name in [n for n in per_source if n not in names]:
+            del per_source[name]

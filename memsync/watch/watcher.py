@@ -1,7 +1,8 @@
 """The Watcher: what its owner and watchdog's threads call (start, stop, the waits, enqueue).
 
-Its state is shared with the worker thread (memsync.watch.loop, which the Watcher inherits) and
-guarded by `_cond`; watchdog's threads only ever hold `_cond` for a moment to record hints.
+It composes the worker (memsync.watch.loop.WorkerLoop), which owns the index connection and the
+state it works on, and hands it the pending queue and the condition that guards it; watchdog's
+threads only ever hold that condition for a moment to record hints.
 """
 
 from __future__ import annotations
@@ -18,44 +19,50 @@ from memsync.write import vault
 
 from ..config import Config
 from ..model import SyncReport
-from .following import ConfigFollower
+from .idle import IdleWork
 from .lock import WatchLock
-from .loop import IdleWork, WorkerLoop
+from .loop import WorkerLoop
 from .observing import Observation, OverflowAlarm
-from .pairing import Pairing
 
 log = logging.getLogger(__name__)
 
 
-class Watcher(WorkerLoop):
+class Watcher:
     """Keeps the index of `cfg`'s sources live. start() returns once watching; stop() applies
     every pending change before it returns."""
 
     def __init__(self, cfg: Config, debounce: float = plan.QUIET, rescan_every: float = 600.0,
                  idle_work: Iterable[IdleWork] = ()):
-        self.cfg = cfg
-        self.debounce = debounce
-        self.rescan_every = rescan_every  # safety net for what no event reported
-        self.pending = plan.Pending(quiet=debounce, cap=max(plan.CAP, 10 * debounce))
-        self.totals = SyncReport()
-        self.batches = 0
-        self.idle_work: list[IdleWork] = list(idle_work)
-        self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
         self._cond = threading.Condition()
-        self._rescan: dict[str, str] = {}  # source -> why
-        self._stopping = False
-        self._busy = False
-        self._wake_at: float | None = None  # when the sleeping worker will wake by itself
-        self._ready = False  # the start-up reconcile is done
-        self._opened = threading.Event()
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self.pending = plan.Pending(quiet=debounce, cap=max(plan.CAP, 10 * debounce))
         self._eyes = Observation(self)
+        self._worker = WorkerLoop(cfg, self.pending, self._cond, self._eyes, debounce=debounce,
+                                  rescan_every=rescan_every, idle_work=idle_work)
+        self._thread: threading.Thread | None = None
         self._alarm = OverflowAlarm(self)
-        self._pairing = Pairing(lambda name: self.cfg.source(name).root)
-        self._wants = _wants_by_source(cfg)
-        self._config = ConfigFollower(cfg.config_file)
         self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
+
+    # What the worker owns, as its owner reads it.
+
+    @property
+    def cfg(self) -> Config:
+        return self._worker.cfg
+
+    @property
+    def totals(self) -> SyncReport:
+        return self._worker.totals
+
+    @property
+    def batches(self) -> int:
+        return self._worker.batches
+
+    @property
+    def idle_work(self) -> list[IdleWork]:  # register tasks here before start()
+        return self._worker.idle_work
+
+    @property
+    def _wants(self) -> dict:
+        return self._worker.wants
 
     @property
     def _observer(self):
@@ -66,9 +73,9 @@ class Watcher(WorkerLoop):
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
-        fresh = self._config.reread(self.cfg)  # an MCP server's Config may be hours old
+        fresh = self._worker.config.reread(self.cfg)  # an MCP server's Config may be hours old
         if fresh is not None:
-            self._adopt(fresh)
+            self._worker.adopt(fresh)
         self.cfg.ensure_vault()
         self._lock.acquire()
         try:
@@ -81,11 +88,11 @@ class Watcher(WorkerLoop):
             # Observer first: whatever changes during the start-up reconcile is queued, not lost.
             logging.getLogger("watchdog").addHandler(self._alarm)
             self._eyes.start(self.cfg, self._wants)
-            self._thread = threading.Thread(target=self._run, name="memsync-watch", daemon=True)
+            self._thread = threading.Thread(target=self._worker.run, name="memsync-watch", daemon=True)
             self._thread.start()
-            self._opened.wait()
-            if self._error is not None:
-                raise self._error
+            self._worker.opened.wait()
+            if self._worker.error is not None:
+                raise self._worker.error
         except BaseException:
             self._teardown()
             raise
@@ -96,7 +103,7 @@ class Watcher(WorkerLoop):
         reconcile, which runs once the observer is watching and costs little after this."""
         index = Index(self.cfg.db.path)
         try:
-            self._reconcile_all(session.indexer(self.cfg, index), "catch-up")
+            self._worker.reconcile_all(session.indexer(self.cfg, index), "catch-up")
         except Exception:  # the start-up reconcile tries again, and keeps watching if it fails
             log.exception("the catch-up reconcile failed")
         finally:
@@ -106,9 +113,7 @@ class Watcher(WorkerLoop):
         if self._thread is None:
             return
         self._eyes.stop()
-        with self._cond:
-            self._stopping = True
-            self._cond.notify_all()
+        self._worker.stop_soon()
         self._thread.join()
         self._thread = None
         for task in self.idle_work:  # background work with a thread of its own ends with us
@@ -123,12 +128,12 @@ class Watcher(WorkerLoop):
     def wait_started(self, timeout: float) -> bool:
         """True once the start-up reconcile is done: the index has caught up with the disk as it
         was at start (later changes may still be on their way, as always)."""
-        return self._wait_for(lambda: self._ready, timeout)
+        return self._wait_for(lambda: self._worker.ready, timeout)
 
     def wait_idle(self, timeout: float) -> bool:
         """True once the start-up reconcile is done and nothing is pending or in progress
         (idle work aside: it is background work, not catching up)."""
-        return self._wait_for(self._idle, timeout)
+        return self._wait_for(self._worker.caught_up, timeout)
 
     def _wait_for(self, condition: Callable[[], bool], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -139,10 +144,6 @@ class Watcher(WorkerLoop):
                     return False
                 self._cond.wait(remaining)
             return True
-
-    def _idle(self) -> bool:
-        return (self._ready and not self._busy and not self.pending and not self._rescan
-                and self._config.due is None)
 
     # --- called from watchdog's threads -------------------------------------------------------
 
@@ -156,30 +157,13 @@ class Watcher(WorkerLoop):
                     self.pending.add_later(source, folder, now + plan.RECHECK)
             # Wake the worker only if this is due before the deadline it sleeps towards: during
             # a burst of thousands of events it then wakes once per quiet window, not per event.
-            due = self.pending.next_due()
-            if self._wake_at is None or (due is not None and due < self._wake_at):
+            if self._worker.wakes_after(self.pending.next_due()):
                 self._cond.notify_all()
 
     def config_touched(self) -> None:
         with self._cond:
-            self._config.touched(time.monotonic())
+            self._worker.config.touched(time.monotonic())
             self._cond.notify_all()
 
     def request_rescan(self, source: str | None, why: str = "requested") -> None:
-        with self._cond:
-            for name in [source] if source else [s.name for s in self.cfg.sources]:
-                self._rescan.setdefault(name, why)
-            self._cond.notify_all()
-
-    # --- following config.json ----------------------------------------------------------------
-
-    def _adopt(self, cfg: Config) -> None:
-        self.cfg, self._wants = cfg, _wants_by_source(cfg)
-        for task in self.idle_work:  # e.g. "semantic" switched on: embedding starts without a save
-            getattr(task, "follow", lambda cfg: None)(cfg)
-
-
-def _wants_by_source(cfg: Config) -> dict:
-    import memsync.adapters as adapters
-
-    return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}
+        self._worker.request_rescan(source, why)
