@@ -15,8 +15,13 @@ from dataclasses import dataclass
 # \b because \b treats CJK characters as word characters ("密钥AKIA..." must still match).
 _EDGE = r"(?<![A-Za-z0-9_\-])"
 _END = r"(?![A-Za-z0-9_\-])"
+_URL_END = r"[^\s\"'<>()\[\]`]"  # the characters a URL in prose runs on with
 PATTERNS: tuple[tuple[str, re.Pattern, int], ...] = (
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), 0),
+    # Every PEM kind: RSA, EC, DSA, OPENSSH, ENCRYPTED, plain PKCS#8, PGP's "PRIVATE KEY BLOCK".
+    # The span runs to the END line when the block is there, so it covers the key itself.
+    ("private_key", re.compile(
+        r"-----BEGIN (?P<kind>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----"
+        r"(?:[\s\S]{0,20000}?-----END (?P=kind)-----)?"), 0),
     ("aws_access_key_id", re.compile(_EDGE + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}" + _END), 0),
     ("github_token", re.compile(_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})" + _END), 0),
     ("slack_token", re.compile(_EDGE + r"xox[abposr]-[A-Za-z0-9][A-Za-z0-9\-]{8,}" + _END), 0),
@@ -24,13 +29,36 @@ PATTERNS: tuple[tuple[str, re.Pattern, int], ...] = (
     # sk-..., sk-proj-..., sk-ant-...: long enough that prose like "sk-learn" never qualifies.
     ("openai_key", re.compile(_EDGE + r"sk-(?:[a-z]+-)?[A-Za-z0-9_\-]{20,}" + _END), 0),
     ("jwt", re.compile(_EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _END), 0),
+    # A webhook URL is its own credential: whoever holds it can post as the bot.
+    ("slack_webhook", re.compile(
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_\-]+/[A-Za-z0-9_/\-]{16,}"), 0),
+    ("discord_webhook", re.compile(
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d{5,}/[A-Za-z0-9_\-]{20,}"), 0),
+    ("teams_webhook", re.compile(
+        r"https://(?:[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+        r"/" + _URL_END + r"{20,}"), 0),
+    # scheme://user:password@host: the group is the password only.
+    ("database_url_password", re.compile(
+        r"(?i)(?<![A-Za-z0-9])(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?)"
+        r"(?:\+[a-z0-9]+)?://[^\s:/@\"'<>]*:(?P<password>[^\s/@\"'<>]+)@[A-Za-z0-9\[]"), 1),
 )
 
-# `password = value`, `密码：value`. The value is the secret; checked further in _plausible().
+# The secret half of an AWS key pair: 40 characters of base64, recognised by a name before it
+# (aws_secret_access_key = ..., "SecretAccessKey": ...) or by an access key id close by.
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_NAME = re.compile(r"(?i)secret[ _\-]?(?:access[ _\-]?)?key|aws[ _\-]?secret")
+_AWS_NEAR = 200  # characters between a key id and its secret in a note of the pair
+
+# `password = value`, `密码：value`, `password is value`. The value is the secret; checked
+# further in _plausible(). The `is` form only follows a word that names a password.
+_PASSWORD_WORDS = r"password|passwd|passphrase|pwd|密码|口令|パスワード|비밀번호|암호"
 _ASSIGNMENT = re.compile(
-    r"(?:(?<![A-Za-z0-9_])(?:password|passwd|passphrase|pwd|secret|api[_\-]?key|access[_\-]?key"
-    r"|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|token)|密码|口令)"
-    r"[\"']?[ \t]*[:=：][ \t]*[\"']?(?P<value>[^\s\"'，,;；。]+)",
+    r"(?:(?<![A-Za-z0-9])(?:" + _PASSWORD_WORDS + r"|secret|api[_\-]?key|access[_\-]?key"
+    r"|secret[_\-]?key|auth[_\-]?token|access[_\-]?token|token)(?![A-Za-z0-9])"
+    r"[\"']?[ \t]*[:=：][ \t]*"
+    r"|(?:(?<![A-Za-z0-9])(?:password|passwd|passphrase)(?![A-Za-z0-9])[ \t]+(?:is|was)[ \t]+"
+    r"|(?:密码|口令)[ \t]*(?:是|为|為)[ \t]*|パスワード[ \t]*(?:は|が)[ \t]*|(?:비밀번호|암호)[ \t]*(?:는|은|가)[ \t]+))"
+    r"[\"'`]?(?P<value>[!#-&(-+\--:<-~]+)",  # printable ASCII but quotes, `,` and `;`
     re.IGNORECASE,
 )
 _MIN_ASSIGNED = 6
@@ -59,9 +87,36 @@ def _plausible(value: str) -> bool:
         return False
     if value[0] in "~/.$%<{[(" or "/" in value or "\\" in value:
         return False  # a path, an env var, a placeholder
+    if set(value) <= set("*xX.•"):
+        return False  # masked: "****"
     has_letter = any(c.isalpha() for c in value)
     has_digit = any(c.isdigit() for c in value)
     return has_letter and has_digit
+
+
+def _placeholder(password: str) -> bool:
+    """`postgres://user:${PGPASSWORD}@host`, `:<password>@`, `:****@`: a slot, not a secret."""
+    return password[0] in "$<{%[" or set(password) <= set("*xX.•")
+
+
+def _value_end(value: str) -> int:
+    """Where an assigned value ends: sentence punctuation after it is not part of it."""
+    return len(value.rstrip(".,;:!?)]}>`'\""))
+
+
+def _aws_secrets(text: str, key_ids: list[Finding], field: str) -> list[Finding]:
+    found = []
+    for match in _AWS_SECRET.finditer(text):
+        value = match.group(0)
+        mixed = (any(c.isupper() for c in value) and any(c.islower() for c in value)
+                 and any(c.isdigit() or c in "/+" for c in value))
+        if not mixed:
+            continue  # a hex digest or a long word, not base64 key material
+        named = _AWS_SECRET_NAME.search(text, max(0, match.start() - 40), match.start())
+        paired = any(abs(k.start - match.start()) <= _AWS_NEAR for k in key_ids)
+        if named or paired:
+            found.append(Finding("aws_secret_access_key", field, match.start(), match.end()))
+    return found
 
 
 def scan_text(text: str, field: str) -> list[Finding]:
@@ -70,10 +125,16 @@ def scan_text(text: str, field: str) -> list[Finding]:
         for match in pattern.finditer(text):
             if kind == "openai_key" and not any(c.isdigit() for c in match.group(group)):
                 continue  # "sk-some-long-hyphenated-phrase" is prose; real keys mix in digits
+            if kind == "database_url_password" and _placeholder(match.group(group)):
+                continue
             found.append(Finding(kind, field, match.start(group), match.end(group)))
+    found += _aws_secrets(text, [f for f in found if f.kind == "aws_access_key_id"], field)
     for match in _ASSIGNMENT.finditer(text):
-        if _plausible(match.group("value")):
-            found.append(Finding("password_assignment", field, match.start("value"), match.end("value")))
+        value = match.group("value")
+        value = value[:_value_end(value)]
+        if _plausible(value):
+            start = match.start("value")
+            found.append(Finding("password_assignment", field, start, start + len(value)))
     # One span may match two rules (a JWT assigned to `token=`): keep the first per span.
     unique: dict[tuple[int, int], Finding] = {}
     for finding in found:

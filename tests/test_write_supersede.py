@@ -13,6 +13,10 @@ import pytest
 from memsync import config, notes
 from memsync.write import atomic, journal
 
+from .mcp_helpers import server_log
+
+__all__ = ["server_log"]  # a fixture, imported for the MCP test below
+
 OLD_BODY = "The ECS deploy address is 10.0.0.5, port 8080; health check on /ping."
 NEW_BODY = "Since the move the ECS deploy address is 10.0.0.9, port 9090; health check on /ping."
 
@@ -232,3 +236,63 @@ def test_a_crash_between_the_two_writes_is_finished_when_the_watcher_starts(cli,
     assert journals(home) == []
     _, hits = cli("search", "ECS", "deploy", "--json")
     assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS-deploy-address-2.md"]
+
+
+# --- issue 19: the new card keeps the old one's fields, so filters keep finding the fact ------
+
+def _old_with_fields(cli, vault):
+    from tests.conftest import write_card
+
+    write_card(vault, "03-Knowledge/nginx 站点根目录.md", "nginx 站点根目录",
+               "ecs-prod 上 nginx 的站点根目录是 /srv/www，配置在 /etc/nginx/conf.d。",
+               kind="knowledge", tags="[nginx, ops]", priority="5", ttl="90d",
+               aliases="[webroot]", owner="ops-team  # who to ask", summary="old webroot")
+    cli("index")
+    _, hits = cli("search", "站点根目录", "--json")
+    return hits["hits"][0]["id"]
+
+
+def test_supersede_keeps_tags_priority_and_other_fields_unless_given(cli, vault):
+    old_id = _old_with_fields(cli, vault)
+    code, new = cli("supersede", old_id, "--title", "nginx 站点根目录",
+                    "--body", "迁移后 ecs-prod 上 nginx 的站点根目录是 /data/www。", "--json")
+    assert code == 0 and new["status"] == "superseded"
+    card = notes.parse((vault / new["path"]).read_bytes(), new["path"])
+    assert card.tags == ("nginx", "ops") and card.priority == "5" and card.ttl == "90d"
+    assert card.aliases == ("webroot",)
+    text = (vault / new["path"]).read_text()
+    assert "owner: ops-team  # who to ask\n" in text  # an unknown key, byte for byte
+    assert "summary" not in text  # it summed up the old fact
+    assert set(new["inherited"]) == {"tags", "priority", "ttl", "aliases", "owner"}
+    _, hits = cli("search", "站点根目录", "--tag", "ops", "--json")
+    assert [h["id"] for h in hits["hits"]] == [new["id"]]
+
+
+def test_supersede_given_fields_replace_the_old_ones_and_empty_clears(cli, vault):
+    old_id = _old_with_fields(cli, vault)
+    _, new = cli("supersede", old_id, "--title", "nginx 站点根目录", "--tags", "web",
+                 "--priority", "", "--ttl", "30d",
+                 "--body", "迁移后 ecs-prod 上 nginx 的站点根目录是 /data/www。", "--json")
+    card = notes.parse((vault / new["path"]).read_bytes(), new["path"])
+    assert card.tags == ("web",) and card.priority is None and card.ttl == "30d"
+    assert "tags" not in new["inherited"] and "priority" not in new["inherited"]
+
+
+def test_mcp_supersede_keeps_the_old_cards_tags_and_priority(server_log, vault, cli):
+    from tests.conftest import write_card
+    from tests.mcp_helpers import hits, scenario, tool
+
+    write_card(vault, "07-Tools/ECS deploy address.md", "ECS deploy address", OLD_BODY,
+               kind="tool", tags="[ecs, deploy]", priority="high")
+    cli("index")
+
+    async def body(session):
+        old_id = (await hits(session, "ECS deploy"))[0]["id"]
+        new = await tool(session, "memory_supersede", id=old_id, title="ECS deploy address", body=NEW_BODY)
+        card = notes.parse((vault / new["path"]).read_bytes(), new["path"])
+        assert card.tags == ("ecs", "deploy") and card.priority == "high"
+        given = await tool(session, "memory_supersede", id=new["id"], title="ECS deploy address",
+                           body=NEW_BODY + " Again.", priority="low")
+        assert notes.parse((vault / given["path"]).read_bytes(), given["path"]).priority == "low"
+
+    scenario(body)(server_log)

@@ -104,13 +104,16 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
 @click.option("--title", required=True, help="Title of the new card.")
 @click.option("--body", help="The fact as it is now (at least 20 characters). Read from stdin if absent.")
 @click.option("--kind", type=KINDS, help="Kind of the new card (default: the old card's).")
-@click.option("--tags", multiple=True, help="Tags of the new card: nginx,ops, or --tags again for each one.")
+@click.option("--tags", multiple=True, help="Tags of the new card (default: the old card's; '' for none).")
+@click.option("--priority", help="Priority of the new card (default: the old card's; '' for none).")
+@click.option("--ttl", help="TTL of the new card (default: the old card's; '' for none).")
 @click.option("--summary", help="One line saying what the card holds; search shows it instead of a body window.")
-def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, summary):
+def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, priority, ttl, summary):
     """Record that a fact changed: write a new card, mark the old one no longer valid.
 
     Both happen or neither does. Searches then show the new card; `--as-of` an earlier day
-    and `show` of the old id still give the old one.
+    and `show` of the old id still give the old one. The new card keeps the old one's tags,
+    priority and other frontmatter fields unless given here.
 
     \b
     Example:
@@ -121,7 +124,7 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, sum
     if body is None:
         body = _body_from_stdin()
     _done(vault.supersede(obj.cfg, card_id, title, body, kind=kind, tags=_tags(tags),
-                          summary=summary), as_json)
+                          priority=priority, ttl=ttl, summary=summary), as_json)
 
 
 @command(main, "delete")

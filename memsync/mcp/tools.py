@@ -72,7 +72,7 @@ UPDATE = (
 SUPERSEDE = (
     "The fact changed: write the new card and mark card id no longer valid, pointing to the new one "
     "(both or neither). Searches then return the new card; as_of an earlier day finds the old one. "
-    "kind defaults to the old card's. Only the newest version can be superseded. old_id: "
+    "kind, tags, priority and the other fields default to the old card's. Only the newest version can be superseded. old_id: "
     "deprecated name of id."
 )
 DELETE = (
@@ -144,14 +144,15 @@ def register(server, now, live=None) -> None:
     @server.tool(name="memory_supersede", title="Replace a changed fact", annotations=_write(False, False),
                  description=SUPERSEDE)
     def memory_supersede(id: CardId | None = None, *, title: str, body: str, kind: Kind = None,
-                         tags: Tags = None, old_id: CardId | None = None,
-                         summary: str | None = None) -> CallToolResult:
+                         tags: Tags = None, priority: str | None = None, ttl: str | None = None,
+                         old_id: CardId | None = None, summary: str | None = None) -> CallToolResult:
         try:
             card = _one_id("memory_supersede", id, old_id)
         except BadArgument as err:
             return error(err.message)
         return written("memory_supersede", lambda vault: vault.supersede(
-            now(), card, title, body, kind=kind, tags=tags, summary=summary), mcp_text.write)
+            now(), card, title, body, kind=kind, tags=tags, priority=priority, ttl=ttl,
+            summary=summary), mcp_text.write)
 
     @server.tool(name="memory_delete", title="Delete a card (soft)", annotations=_write(True, False),
                  description=DELETE)

@@ -19,14 +19,18 @@ FIELDS = ("title", "body", "kind", "tags", "aliases", "created", "updated", "inv
 
 
 def render(title: str, kind: str | None, tags: list[str], when: str, body: str,
-           supersedes: str | None = None, summary: str | None = None) -> str:
-    """A new card's text. Values are quoted only where YAML would misread them."""
+           supersedes: str | None = None, summary: str | None = None, extra: str = "") -> str:
+    """A new card's text. Values are quoted only where YAML would misread them. `extra`: more
+    frontmatter lines, as written (the keys a supersede carries over), after the tags."""
     lines = ["---", f"title: {fe.scalar(title)}"]
     if summary:
         lines.append(f"summary: {fe.scalar(summary)}")
     if kind:
         lines.append(f"kind: {fe.scalar(kind)}")
-    lines += [f"tags: {fe.flow_list(tags)}", f"created: {when}", f"updated: {when}"]
+    lines.append(f"tags: {fe.flow_list(tags)}")
+    if extra:
+        lines.append(extra.rstrip("\n"))
+    lines += [f"created: {when}", f"updated: {when}"]
     if supersedes:
         lines.append(f"supersedes: {fe.scalar(supersedes)}")
     return "\n".join(lines) + "\n---\n" + body + "\n"

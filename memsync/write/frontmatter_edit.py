@@ -81,6 +81,19 @@ def keys(text: str) -> list[str]:
     return [] if layout.fm is None else [key for key, _, _ in _blocks(layout.fm)]
 
 
+def key_blocks(text: str) -> list[tuple[str, str]]:
+    """(key, its lines as written, with `\n` line ends) for each top-level frontmatter key, in
+    order: what supersede carries over to the new card byte for byte."""
+    layout = split(text)
+    if layout.fm is None:
+        return []
+    out = []
+    for key, start, end in _blocks(layout.fm):
+        lines = [line.rstrip("\r\n") + "\n" for line in layout.fm[start:end]]
+        out.append((key, "".join(lines)))
+    return out
+
+
 def set_keys(text: str, values: dict[str, str | None]) -> str:
     """Give each key the rendered YAML value (None removes the key). Other lines stay as they are.
 

@@ -14,10 +14,10 @@ import os
 import posixpath
 from pathlib import Path
 
-from memsync import dates, secrets, session
+from memsync import dates, notes, secrets, session
 from memsync.config import Config
 from memsync.errors import MemsyncError, NotFound, Rejected
-from memsync.model import KIND_FOLDERS
+from memsync.model import KIND_FOLDERS, Card
 from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, rules, vaultio
 from memsync.write import frontmatter_edit as fe
@@ -28,11 +28,25 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+# Keys the new card gets from the supersede itself, never from the old card: its name, its own
+# dates, the pair's pointers, and the summary, which sums up the old fact. Every other key of the
+# old card (tags, priority, ttl, aliases, source, keys memsync does not know) carries over as
+# written unless the supersede gives it, so filters that found the old card find the new one.
+OWN_KEYS = frozenset({"title", "kind", "tags", "created", "updated", "invalid_at",
+                      "superseded_by", "supersedes", "summary"})
+
+
 def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None = None,
-              tags=None, summary: str | None = None) -> dict:
-    """Write the new card and mark the old one invalid, both or neither (journaled)."""
-    title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
+              tags=None, priority: str | None = None, ttl: str | None = None,
+              summary: str | None = None) -> dict:
+    """Write the new card and mark the old one invalid, both or neither (journaled). tags,
+    priority and ttl not given (None) are the old card's; '' or [] clears them. The summary is
+    never the old card's (it summed up the old fact)."""
+    title, body = rules.clean_title(title), rules.clean_body(body)
+    tags = None if tags is None else rules.clean_tags(tags)
     summary = rules.clean_summary(summary)
+    given = {key: " ".join(str(value).split()) for key, value in (("priority", priority), ("ttl", ttl))
+             if value is not None}
     if kind is not None:
         rules.check_kind(kind)
     vault = vaultio.root(cfg)
@@ -46,7 +60,7 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         row = index.card(old_id)
         vaultio.writable(row)
-        result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, summary)
+        result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, given, summary)
         if result["status"] == "rejected":
             return result
         result.update(vaultio.secret_fields(secrets.scan(title, body)))
@@ -58,14 +72,40 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
         return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
 
 
-def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags,
+def carried_over(old_text: str, old: Card, kind: str | None, tags: list[str] | None,
+                 given: dict[str, str]) -> tuple[list[str], str, list[str]]:
+    """(the new card's tags, the frontmatter lines it takes from the old card, the names of the
+    keys taken). Pure. A given value ('' clears) replaces the old card's."""
+    inherited = []
+    if tags is None:
+        tags = list(old.tags)
+        if tags:
+            inherited.append("tags")
+    lines = []
+    for key, block in fe.key_blocks(old_text):
+        if key in OWN_KEYS or key in given or (key == "kind" and kind):
+            continue
+        lines.append(block)
+        if key not in inherited:
+            inherited.append(key)
+    lines += [f"{key}: {fe.number_or_scalar(value)}\n" for key, value in given.items() if value]
+    return tags, "".join(lines), inherited
+
+
+def _expected(old: Card, inherited: list[str], given: dict[str, str]) -> dict:
+    expect = {key: getattr(old, key) for key in ("priority", "ttl", "aliases") if key in inherited}
+    expect.update({key: value or None for key, value in given.items()})
+    return expect
+
+
+def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags, given,
                       summary: str | None = None) -> dict:
     old_id, old_rel = row["id"], row["path"]
     data = vaultio.read_bytes(vaultio.inside(vault, old_rel))
     if data is None:
         vaultio.sync(cfg, index, [old_rel], [])
         raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
-    _text, old = vaultio.editable_text(data, old_rel)
+    old_text, old = vaultio.editable_text(data, old_rel)
     if old.invalid_at or old.superseded_by:
         newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
         by = f" by {old.superseded_by}" if old.superseded_by else ""
@@ -74,11 +114,24 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags,
             f"card {old_id} was already superseded{by}; supersede the newest version instead, "
             "so the history stays one chain"
         )
+    tags, extra, inherited = carried_over(old_text, old, kind, tags, given)
     kind = kind or old.kind
     rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)
     when = dates.now_iso()
-    new_data = render(title, kind, tags, when, body, supersedes=old_rel,
-                      summary=summary).encode("utf-8")
+    new_data = render(title, kind, tags, when, body, supersedes=old_rel, summary=summary,
+                          extra=extra).encode("utf-8")
+    expect = {"title": title, "kind": kind, "tags": tuple(tags), "supersedes": old_rel,
+              "summary": summary,
+              **_expected(old, inherited, given)}
+    if not _reads_as(new_data, expect):
+        # The old frontmatter holds something that does not survive being moved (a YAML
+        # anchor used by another key, say): carry the fields memsync knows, rendered anew.
+        extra = "".join(f"{key}: {fe.number_or_scalar(value)}\n" for key, value in
+                        {**{k: getattr(old, k) for k in ("priority", "ttl") if getattr(old, k)},
+                         **given}.items() if value)
+        inherited = [k for k in inherited if k == "tags" or (k in ("priority", "ttl") and k not in given)]
+        new_data = render(title, kind, tags, when, body, supersedes=old_rel, summary=summary,
+                          extra=extra).encode("utf-8")
     problem = new_card_problem(body, new_data, MAX_FILE_BYTES)
     if problem:
         return vaultio.rejected(problem)
@@ -93,8 +146,16 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags,
         _abandon(vault, entry)
         raise
     entry.finish()
-    return {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
-            "old_path": old_rel, "invalid_at": when}
+    result = {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
+              "old_path": old_rel, "invalid_at": when}
+    if inherited:
+        result["inherited"] = inherited
+    return result
+
+
+def _reads_as(data: bytes, expect: dict) -> bool:
+    card = notes.parse(data, "new.md")
+    return card.problem is None and all(getattr(card, key) == value for key, value in expect.items())
 
 
 def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
