@@ -63,6 +63,11 @@ def _note(n: dict) -> str:
             shown = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in n["filters"].items())
             return f"no card matched with {shown}; try without a filter or other keywords"
         return "no card matched; try fewer or different keywords"
+    if code == "hidden_closer":
+        return (f"{n['count']}{'+' if n['more'] else ''} no longer valid (superseded) card(s) match "
+                f"{TIER_WORDS.get(n['tier'], n['tier'])}, closer than these hits "
+                f"({TIER_WORDS.get(n['hits_tier'], n['hits_tier'])}): search again with "
+                "--include-invalid to see them")
     if code == "index_empty":
         return "the index is empty: run `memsync index` (or keep `memsync watch` running)"
     if code == "low_confidence":

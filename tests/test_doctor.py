@@ -122,8 +122,49 @@ def test_a_deleted_superseding_card_leaves_a_dangling_pointer(indexed, cli, doct
     [dangling] = only(found, "supersede")
     assert dangling["message"] == (f"vault:03-Knowledge/ecs.md says superseded_by: {result['path']}, "
                                    "and no such card is indexed")
-    assert "remove the `superseded_by` line" in dangling["fix"] and not dangling["fixable"]
+    assert "`memsync doctor --fix-pairs` removes the `superseded_by` and `invalid_at` lines" in dangling["fix"]
+    assert not dangling["fixable"]
     assert doctor("--fix")[0] == 1  # a vault edit is the person's call
+
+
+def test_fix_pairs_makes_a_card_whose_successor_was_deleted_valid_and_findable(indexed, cli):
+    old_id = cli("search", "8080", "--json")[1]["hits"][0]["id"]
+    _, new = cli("supersede", old_id, "--title", "ECS deploy address now", "--body", NEWER, "--json")
+    code, deleted = cli("delete", new["id"], "--json")
+    assert code == 0 and any("stays marked invalid" in w for w in deleted["warnings"])
+    assert cli("search", "8080", "--json")[1]["hits"] == []
+    before = (indexed / "03-Knowledge/ecs.md").read_text()
+    code, result = cli("doctor", "--fix-pairs", "--json")
+    assert code == 0 and result["sound"], result
+    assert result["fixed"] == [
+        "removed `superseded_by`, `invalid_at` from 03-Knowledge/ecs.md (it is valid again)"]
+    after = (indexed / "03-Knowledge/ecs.md").read_text()
+    assert "invalid_at" not in after and "superseded_by" not in after
+    assert after == "\n".join(line for line in before.split("\n")
+                              if not line.startswith(("invalid_at:", "superseded_by:")))
+    assert [h["id"] for h in cli("search", "8080", "--json")[1]["hits"]] == [old_id]
+    _, shown = cli("show", old_id, "--json")
+    assert shown["valid"] is True
+
+
+def test_fix_pairs_drops_a_supersedes_line_whose_card_is_gone(indexed, cli):
+    old_id = cli("search", "8080", "--json")[1]["hits"][0]["id"]
+    _, new = cli("supersede", old_id, "--title", "ECS deploy address now", "--body", NEWER, "--json")
+    code, deleted = cli("delete", old_id, "--json")
+    assert any("stays valid" in w and new["path"] in w for w in deleted["warnings"])
+    code, result = cli("doctor", "--fix-pairs", "--json")
+    assert code == 0 and result["fixed"] == [f"removed `supersedes` from {new['path']}"]
+    assert "supersedes" not in (indexed / new["path"]).read_text()
+
+
+def test_fix_pairs_leaves_a_pair_whose_partner_came_back(indexed, cli):
+    old_id = cli("search", "8080", "--json")[1]["hits"][0]["id"]
+    _, new = cli("supersede", old_id, "--title", "ECS deploy address now", "--body", NEWER, "--json")
+    _, deleted = cli("delete", new["id"], "--json")
+    os.replace(indexed / deleted["trash_path"], indexed / new["path"])  # back, the index not told yet
+    code, result = cli("doctor", "--fix-pairs", "--json")
+    assert "superseded_by:" in (indexed / "03-Knowledge/ecs.md").read_text()
+    assert result["fixed"] == [] or all("nothing to change" in f for f in result["fixed"])
 
 
 def test_supersede_pointers_that_disagree(indexed, cli, doctor):

@@ -305,3 +305,22 @@ def test_a_heading_sharing_a_few_characters_of_a_question_does_not_outrank_its_a
 def test_a_search_that_finds_nothing_always_says_why(ops_vault, run_cli, args):
     code, out, err = run_cli("search", *args)  # the CLI prints the note, and only the note
     assert code == 1 and out == "" and err.startswith("memsync: ") and len(err.strip()) > 20, err
+
+
+def test_an_invalid_card_matching_closer_than_the_hits_is_named(vault, cli):
+    # issue 19: the successor of a pair was deleted; the old card, still marked invalid, holds
+    # every word of the query, while valid cards hold only some of them
+    write_card(vault, "03-Knowledge/webroot.md", "nginx 站点根目录位置", "ecs-prod 上 nginx 的站点根目录是 /srv/www",
+               invalid_at="2026-03-01", superseded_by="03-Knowledge/gone.md")
+    write_card(vault, "03-Knowledge/logs.md", "nginx logs", "nginx 的日志在 /var/log/nginx，按天切分")
+    cli("index")
+    code, out = cli("search", "nginx", "站点根目录", "--json")
+    assert code == 0 and [h["path"] for h in out["hits"]] == ["03-Knowledge/logs.md"]
+    assert out["matched"].startswith("any")
+    assert "1 no longer valid (superseded) card(s) match the query more closely (all)" in out["note"]
+    assert "--include-invalid" in out["note"]
+    # a valid card holding every word: nothing to say
+    write_card(vault, "03-Knowledge/new.md", "nginx 站点根目录", "迁移后 nginx 的站点根目录是 /data/www")
+    cli("index")
+    _, out = cli("search", "nginx", "站点根目录", "--json")
+    assert out["matched"] == "all" and "no longer valid" not in (out["note"] or "")

@@ -33,7 +33,9 @@ def human(result: dict) -> str:
               help="Repair what lives in the index and the home; never writes a vault or source byte.")
 @click.option("--finish-writes", is_flag=True,
               help="Also finish (or undo) an interrupted supersede, as the next write command would.")
-def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool):
+@click.option("--fix-pairs", is_flag=True,
+              help="Also edit vault cards whose supersede partner is gone, so they are valid again.")
+def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool, fix_pairs: bool):
     """Check the index: SQLite and full-text integrity, drift from the files, supersede pointers,
     interrupted writes, card problems, sources, the watcher lock and file permissions.
 
@@ -41,10 +43,11 @@ def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool):
     Example:
       memsync doctor          # read-only; exit 1 lists each finding with its fix
       memsync doctor --fix    # re-sync drifted files, tighten permissions, ...
+      memsync doctor --fix-pairs  # a card whose successor was deleted is valid again
     """
     from memsync.doctor import exam as doctor_mod  # reads files with the indexer: loads the parsers
 
-    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes)
+    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes, fix_pairs=fix_pairs)
     emit(result, as_json, human)
     if not result["sound"]:
         sys.exit(1)

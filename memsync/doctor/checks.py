@@ -35,7 +35,9 @@ class Finding:
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
     paths: list[str] = field(default_factory=list)
     source: str | None = None
-    action: str | None = None  # what --fix does: sync | rebuild | migrate | retire | drop | set_aside | unlock | tighten
+    # what --fix does: sync | rebuild | migrate | retire | drop | set_aside | unlock | tighten;
+    # unpair is done by --fix-pairs only (it edits a vault card)
+    action: str | None = None
 
     def to_dict(self) -> dict:
         data = {"check": self.check, "message": self.message, "fix": self.fix,
@@ -131,7 +133,8 @@ def supersede_pointers(index: Index) -> list[Finding]:
             if other is None:
                 found.append(Finding(
                     "supersede", f"{source}:{path} says {key}: {target}, and no such card is "
-                    "indexed", _dangling_fix(source, path, key, target), paths=[path], source=source))
+                    "indexed", _dangling_fix(source, path, key, target), paths=[path], source=source,
+                    action="unpair" if source == "vault" else None))
             elif other[back] != path:
                 says = f"says {back}: {other[back]}" if other[back] else f"has no {back}"
                 found.append(Finding(
@@ -143,8 +146,10 @@ def supersede_pointers(index: Index) -> list[Finding]:
 
 def _dangling_fix(source: str, path: str, key: str, target: str) -> str:
     if source == "vault":
+        lines = "`superseded_by` and `invalid_at` lines" if key == "superseded_by" else "`supersedes` line"
         return (f"if {target} is in the trash, bring it back with `memsync delete --restore "
-                f"{TRASH}/{target}`; otherwise remove the `{key}` line from {path}")
+                f"{TRASH}/{target}`; otherwise `memsync doctor --fix-pairs` removes the {lines} "
+                f"from {path} (a vault edit, so only when asked)")
     return f"remove the `{key}` line from {path}, or restore {target}"
 
 

@@ -4,8 +4,10 @@
 created, not migrated) and the data home. `run` adds the repairs of `--fix`, which touch only
 what lives in the index and the home: drifted files go through the one indexer path again, a
 damaged full-text index is rebuilt, stray ids are retired, settled journal entries dropped, a
-stale lock removed, loose modes tightened. No vault or source byte is written, except that
-`--finish-writes` completes an interrupted supersede exactly as the next write command would.
+stale lock removed, loose modes tightened. No vault or source byte is written, except by the
+two flags that say so: `--finish-writes` completes an interrupted supersede exactly as the next
+write command would, and `--fix-pairs` edits the vault cards whose supersede partner is gone
+(through the write side: the card left behind is made valid again), naming each file changed.
 """
 
 from __future__ import annotations
@@ -48,20 +50,25 @@ def diagnose(cfg: Config) -> tuple[list[Finding], dict]:
     return found + home_checks(cfg), checked
 
 
-def run(cfg: Config, fix: bool = False, finish_writes: bool = False) -> dict:
+def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: bool = False) -> dict:
     findings, checked = diagnose(cfg)
     fixed: list[str] = []
     if finish_writes:
         from memsync.write.supersede import recover
 
         fixed += [f"supersede of {r['old']}: {r['action']}" for r in recover(cfg)]
+    if fix_pairs:
+        from memsync.write.supersede import unpair
+
+        for rel in sorted({p for f in findings if f.action == "unpair" for p in f.paths}):
+            fixed += unpair(cfg, rel)
     if fix and any(f.fixable for f in findings):
         fixed += repair(cfg, findings)
     if fixed:
         findings, checked = diagnose(cfg)
     result = {"sound": not findings, "findings": [f.to_dict() for f in findings],
               "checked": checked}
-    if fix or finish_writes:
+    if fix or finish_writes or fix_pairs:
         result["fixed"] = fixed
     return result
 

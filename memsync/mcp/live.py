@@ -32,6 +32,13 @@ class LiveIndex:
         self._thread: threading.Thread | None = None
         self._watcher = None
 
+    @property
+    def building(self) -> bool:
+        """The start-up reconcile is running now: only then may a search say the index is
+        still being built (before the first call starts it, the index is as complete as the
+        last run left it)."""
+        return self._thread is not None and not self.ready.is_set()
+
     def start(self) -> None:
         with self._guard:
             if self._thread is not None or self._stopping.is_set():

@@ -118,6 +118,12 @@ def _note(n: dict) -> str | None:
         return "no card matched; try fewer or different keywords"
     if code == "index_empty":
         return "the index is empty: run the memory_reindex tool"
+    if code == "hidden_closer":
+        return (f"{n['count']}{'+' if n['more'] else ''} no longer valid (superseded) card(s) match "
+                f"{_TIER.get(n['tier'], n['tier'])}, closer than these hits "
+                f"({_TIER.get(n['hits_tier'], n['hits_tier'])}): search again with include_invalid=true")
+    if code == "limit_clamped":
+        return f"limit {n['asked']} is outside 1-{n['max']}, so {n['used']} was used"
     if code == "index_building":
         return "the index is still being built after start: retry in a moment if you expected a hit"
     if code == "low_confidence":

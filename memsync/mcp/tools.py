@@ -22,8 +22,11 @@ from memsync.mcp import text as mcp_text
 from memsync.mcp.replies import error, guarded, written
 from memsync.mcp.words import for_model
 from memsync.search import codes
-from memsync.search.lexical import Query
+from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
 
+# How long an empty search waits for a start-up reconcile that is running: on a vault the index
+# already holds, it ends well within this and the answer needs no "still being built".
+START_WAIT = 5.0
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range; larger ids cannot exist and would overflow the driver
 
 CardId = Annotated[int, Field(ge=1, le=MAX_ID)]
@@ -103,9 +106,15 @@ def register(server, now, live=None) -> None:
         ctx: Context | None = None,
     ) -> CallToolResult:
         def run():
-            q = Query(query, limit, kind, source, tag, as_of, include_invalid)
+            used = clamp_limit(limit)
+            q = Query(query, used, kind, source, tag, as_of, include_invalid)
             result = api.search(now(), q, semantic, client=_client_name(ctx))
-            if not result["hits"] and live and not live.ready.is_set():
+            if not result["hits"] and live and live.building and live.ready.wait(START_WAIT):
+                result = api.search(now(), q, semantic, client=_client_name(ctx))  # start-up pass done: look again
+            if used != limit:
+                result["notes"].append({"code": codes.LIMIT_CLAMPED, "asked": limit, "used": used,
+                                        "max": MAX_LIMIT})
+            if not result["hits"] and live and live.building:
                 result["notes"].append({"code": codes.INDEX_BUILDING})
             result["note"] = mcp_text.search_note(result["notes"])  # in the model's words already
             return result

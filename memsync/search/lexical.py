@@ -153,7 +153,9 @@ class LexicalSearcher:
                 break
         if not result.hits:
             result.notes.append(self._empty_note(q))
-        elif result.matched and result.matched.startswith("any"):
+        elif (closer := self._hidden_closer(q, result.matched)) is not None:
+            result.notes.append(closer)
+        if result.hits and result.matched and result.matched.startswith("any"):
             result.notes.append(_low_confidence(result.hits))
         strict = sum(1 for h in result.hits if h.matched == result.matched)
         if result.hits and strict < len(result.hits):
@@ -178,6 +180,19 @@ class LexicalSearcher:
         filters = {name: value for name, value in
                    (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as_of", q.as_of)) if value}
         return Note(codes.EMPTY, {"filters": filters})
+
+    def _hidden_closer(self, q: Query, matched: str | None) -> Note | None:
+        """The hits came from a weaker tier, and invalid cards match the query more strictly
+        (all its words, as written): say so, or the fact looks lost (its successor deleted, say)
+        while unrelated prefix or partial hits stand in for it."""
+        if q.include_invalid or q.as_of or matched is None or matched == query.TIERS[0]:
+            return None
+        strict = LexicalSearcher(self.index, self.weights, fill=False).search(
+            replace(q, include_invalid=True, limit=MAX_LIMIT), snippets=False)
+        if strict.matched is None or query.TIERS.index(strict.matched) >= query.TIERS.index(matched):
+            return None
+        return Note(codes.HIDDEN_CLOSER, {"count": len(strict.hits), "more": strict.more,
+                                          "tier": strict.matched, "hits_tier": matched})
 
     def _exact(self, text: str) -> dict[int, int]:
         """Cards with a title, alias, file name or heading equal to the whole query (folded),

@@ -173,10 +173,11 @@ def create(target: Path, data: bytes) -> bool:
         return staged.link(target)
 
 
-def replace(target: Path, data: bytes) -> None:
-    """Replace a file's content atomically, keeping its permission bits."""
+def replace(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace a file's content atomically, keeping its permission bits (or setting `mode`)."""
     target = Path(target)
-    mode = os.stat(target).st_mode & 0o7777
+    if mode is None:
+        mode = os.stat(target).st_mode & 0o7777
     with Staged(target.parent, data, mode) as staged:
         staged.replace(target)
 

@@ -63,7 +63,7 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
         result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, given, summary)
         if result["status"] == "rejected":
             return result
-        result.update(vaultio.secret_fields(secrets.scan(title, body)))
+        result.update(vaultio.secret_fields(result.pop("findings")))
         long_body = rules.long_body_warning(body, summary, cfg.lifecycle.summary_threshold)
         if long_body:
             result["warnings"] = [*result.get("warnings", []), long_body]
@@ -135,19 +135,20 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags, giv
     problem = new_card_problem(body, new_data, MAX_FILE_BYTES)
     if problem:
         return vaultio.rejected(problem)
+    findings = secrets.scan(title, body)
     entry = journal.Entry(cfg.home.path, {
         "op": "supersede", "vault": str(vault), "old": old_rel, "new": None,
         "new_hash": _digest(new_data), "invalid_at": when,
     })
     try:
-        new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry)
+        new_rel = _place_journaled(vault, rel_dir, rules.slug(title), new_data, entry, bool(findings))
         _mark(vault, old_rel, new_rel, when)
     except BaseException:
         _abandon(vault, entry)
         raise
     entry.finish()
     result = {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
-              "old_path": old_rel, "invalid_at": when}
+              "old_path": old_rel, "invalid_at": when, "findings": findings}
     if inherited:
         result["inherited"] = inherited
     return result
@@ -158,7 +159,7 @@ def _reads_as(data: bytes, expect: dict) -> bool:
     return card.problem is None and all(getattr(card, key) == value for key, value in expect.items())
 
 
-def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
+def _place_journaled(vault, rel_dir, stem, data, entry, secret: bool) -> str:
     """place_new, but the journal names each candidate before the link that may create it,
     so a recovery always knows which file a dead supersede may have left."""
     tried = [1]
@@ -169,7 +170,7 @@ def _place_journaled(vault, rel_dir, stem, data, entry) -> str:
         entry.update(new=posixpath.join(rel_dir, rules.numbered(stem, tried[0])))
         return None
 
-    rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken)
+    rel, _ = vaultio.place_new(vault, rel_dir, stem, data, taken, secret)
     assert rel is not None  # taken() never stops the search
     return rel
 
@@ -267,3 +268,42 @@ def _replay(cfg: Config, vault: Path, plan: dict) -> str:
         if index is not None:
             vaultio.sync(cfg, index, [old_rel, new_rel], warnings)
     return action
+
+
+# --- a pair whose partner is gone (memsync doctor --fix-pairs) --------------------------------
+
+def unpair(cfg: Config, rel: str) -> list[str]:
+    """Drop the supersede pointers of one card that name a vault card no longer on disk: a card
+    whose successor is gone loses `superseded_by` and `invalid_at`, so it is valid (and found)
+    again; one whose predecessor is gone loses `supersedes`. A vault write, so it runs only when
+    asked (doctor --fix-pairs), under the write lock; returns what was done, one line per card."""
+    vault = vaultio.root(cfg)
+    with journal.writing(cfg.home.path):
+        full = vaultio.inside(vault, rel)
+        data = vaultio.read_bytes(full)
+        if data is None:
+            return [f"{rel}: no longer on disk, nothing to change"]
+        text, card = vaultio.editable_text(data, rel)
+        edits: dict[str, str | None] = {}
+        expect: dict = {}
+        for key in ("superseded_by", "supersedes"):
+            target = getattr(card, key)
+            if target and vaultio.read_bytes(vaultio.inside(vault, target)) is None:
+                edits[key] = None
+                expect[key] = None
+                if key == "superseded_by" and card.invalid_at:
+                    edits["invalid_at"] = expect["invalid_at"] = None
+        if not edits:
+            return [f"{rel}: its supersede partner is on disk again, nothing to change"]
+        new_text = fe.set_keys(text, edits)
+        verify_edit(new_text, card, expect)
+        try:
+            atomic.replace(full, new_text.encode("utf-8"))
+        except OSError as exc:
+            raise vaultio.failed(rel, exc) from None
+    warnings: list[str] = []
+    with vaultio.index_or_none(cfg, warnings) as index:
+        vaultio.sync(cfg, index, [rel], warnings)
+    removed = ", ".join(f"`{key}`" for key in edits)
+    valid = " (it is valid again)" if "superseded_by" in edits else ""
+    return [f"removed {removed} from {rel}{valid}", *warnings]

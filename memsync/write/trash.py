@@ -35,17 +35,43 @@ def delete(cfg: Config, card_id: int) -> dict:
         if not os.path.lexists(vaultio.inside(vault, rel)):
             vaultio.sync(cfg, index, [rel], [])
             raise NotFound(f"card {card_id} ({rel}) is already gone from disk; the index is now updated")
+        card = vaultio.read_card(vault, rel)
         trash_rel = vaultio.move_to_trash(vault, rel)
         result = {
             "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
             "note": f"moved to {trash_rel}; undo with `memsync delete --restore {trash_rel}`",
         }
+        if card is not None:
+            warnings += _pair_warnings(index, vault, card, trash_rel)
         _park(cfg, index, rel, trash_rel, warnings)
         vaultio.finish(cfg, index, result, [rel], warnings)
     reminder = trashsize.reminder(vault)
     if reminder:
         result["reminder"] = reminder
     return result
+
+
+def _pair_warnings(index, vault: Path, card, trash_rel: str) -> list[str]:
+    """What deleting one card of a supersede pair does to the other, said before it surprises."""
+    out = []
+    older = card.supersedes
+    if older and (other := vaultio.read_card(vault, older)) and other.superseded_by == card.path:
+        other_id = vaultio.card_id(index, older)
+        named = f"{older} (id {other_id})" if other_id else older
+        out.append(
+            f"this card superseded {named}, which stays marked invalid, so the fact now leaves "
+            f"search (only --include-invalid or --as-of find it); undo with `memsync delete "
+            f"--restore {trash_rel}`, or make {older} valid again with `memsync doctor --fix-pairs`")
+    newer = card.superseded_by
+    if newer and (other := vaultio.read_card(vault, newer)) and other.supersedes == card.path:
+        other_id = vaultio.card_id(index, newer)
+        named = f"{newer} (id {other_id})" if other_id else newer
+        out.append(
+            f"this card was superseded by {named}, which stays valid and keeps its "
+            f"`supersedes: {card.path}`, so `memsync doctor` reports the history as gone; "
+            f"`memsync delete --restore {trash_rel}` brings it back, `memsync doctor --fix-pairs` "
+            f"drops the pointer")
+    return out
 
 
 def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:

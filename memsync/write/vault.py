@@ -18,7 +18,7 @@ from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
 from memsync.model import KIND_FOLDERS, Card
 from memsync.store.index import DB_ERRORS
 from memsync.sync import MAX_FILE_BYTES
-from memsync.write import atomic, journal, rules, trash, vaultio
+from memsync.write import atomic, journal, modes, rules, trash, vaultio
 from memsync.write import frontmatter_edit as fe
 from memsync.write.cardtext import new_card_problem, render, size_problem, verify_edit
 from memsync.write.supersede import recover, supersede
@@ -57,7 +57,7 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
             "it looks like it holds credentials (see warnings); remove the secret and store a "
             "pointer to where it lives instead, or capture again without rejecting secrets if "
             "it is meant to be kept",
-            **vaultio.secret_fields(findings),
+            **vaultio.secret_fields(findings, written=False),
         )
     long_body = rules.long_body_warning(body, summary, cfg.lifecycle.summary_threshold)
     warnings: list[str] = [long_body] if long_body else []
@@ -80,7 +80,8 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
                 collisions.append(rel)
             return _conflict(title, collisions) if on_conflict == "reject" else None
 
-        placed, stopped = vaultio.place_new(vault, KIND_FOLDERS[kind], rules.slug(title), data, taken)
+        placed, stopped = vaultio.place_new(vault, KIND_FOLDERS[kind], rules.slug(title), data, taken,
+                                            secret=bool(findings))
         if placed is None:
             return stopped
         rel = placed
@@ -221,18 +222,18 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         if new_body is not None:
             expect["body"] = new_body
         verify_edit(new_text, current, expect)
+        findings = secrets.scan(title if "title" in changed else "", new_body or "")
         if vaultio.read_bytes(full) != data:
             continue
         try:
-            atomic.replace(full, new_data)
+            atomic.replace(full, new_data, modes.SECRET_MODE if findings else None)
         except OSError as exc:
             raise vaultio.failed(rel, exc) from None
         break
     else:
         raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
     result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
-    result.update(vaultio.secret_fields(secrets.scan(
-        title if "title" in changed else "", new_body or "")))
+    result.update(vaultio.secret_fields(findings))
     note = _name_note(rel, wanted)
     if note:
         result["note"] = note

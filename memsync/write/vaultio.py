@@ -27,7 +27,7 @@ from memsync.errors import (
 )
 from memsync.model import TRASH, Card
 from memsync.store.index import DB_ERRORS, Index
-from memsync.write import atomic, rules
+from memsync.write import atomic, modes, rules
 
 VAULT = "vault"  # the one writable source
 MAX_NUMBERED = 10_000
@@ -190,8 +190,10 @@ def failed(rel: str, exc: OSError) -> WriteFailed:
 
 # --- new files ------------------------------------------------------------------------------
 
-def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed) -> tuple[str | None, Any]:
-    """Write `data` under the first free name `stem.md`, `stem-2.md`, ... in `rel_dir`.
+def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed,
+              secret: bool = False) -> tuple[str | None, Any]:
+    """Write `data` under the first free name `stem.md`, `stem-2.md`, ... in `rel_dir`, with the
+    mode of the vault's notes (0600 when it holds a `secret`: memsync.write.modes).
 
     Names are claimed by link-or-fail, so concurrent writers never overwrite each other. For
     each taken name, `claimed(rel)` is asked whether to stop: it returns None to try the next
@@ -200,8 +202,9 @@ def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed) -> tup
     """
     where = folder(vault, rel_dir)
     atomic.sweep(where)
+    mode = modes.new_card_mode(vault, where, secret)
     try:
-        with atomic.Staged(where, data) as staged:
+        with atomic.Staged(where, data, mode) as staged:
             for n in range(1, MAX_NUMBERED):
                 rel = posixpath.join(rel_dir, rules.numbered(stem, n))
                 if staged.link(where / rules.numbered(stem, n)):
@@ -256,10 +259,15 @@ def rejected(note: str, **fields) -> dict:
     return {"status": "rejected", "indexed": None, **fields, "note": note + "; nothing was written"}
 
 
-def secret_fields(findings) -> dict:
+PRIVATE_NOTE = ("the card was saved readable only by you (mode 0600) because it seems to hold "
+                "a secret; move the secret out and `chmod` it back if others should read it")
+
+
+def secret_fields(findings, written: bool = True) -> dict:
+    """The result fields of suspected credentials; `written`: the card went to disk (0600)."""
     if not findings:
         return {}
     return {
         "secrets_found": [f.to_dict() for f in findings],
-        "warnings": [f.warning() for f in findings],
+        "warnings": [f.warning() for f in findings] + ([PRIVATE_NOTE] if written else []),
     }

@@ -1,0 +1,54 @@
+"""What memory_search says beside its hits (issue 19): a clamped limit, and "still being built"
+only while the start-up reconcile runs."""
+
+from __future__ import annotations
+
+from memsync import config
+from memsync.mcp import server as mcp_server
+
+from .conftest import write_card
+from .mcp_helpers import scenario, server_log, text_of
+
+__all__ = ["server_log"]  # a fixture, imported for the tests below
+
+
+def test_a_limit_out_of_range_says_it_was_clamped(server_log, vault, cli):
+    for n in range(25):
+        write_card(vault, f"03-Knowledge/heron {n}.md", f"heron {n}", f"the grey heron number {n} fishes here")
+    cli("index")
+
+    async def body(session):
+        for asked, used in ((0, 1), (50, 20)):
+            result = await session.call_tool("memory_search", {"query": "heron", "limit": asked})
+            data = result.structured_content
+            assert len(data["hits"]) == used
+            assert f"limit {asked} is outside 1-20, so {used} was used" in data["note"]
+            assert f"limit {asked} is outside 1-20" in text_of(result)
+        data = (await session.call_tool("memory_search", {"query": "heron", "limit": 5})).structured_content
+        assert "outside" not in (data["note"] or "")
+
+    scenario(body)(server_log)
+
+
+def test_the_first_empty_search_of_a_fresh_server_on_a_complete_index_says_no_more(server_log, vault, cli):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+    cli("index")
+
+    async def body(session):
+        result = await session.call_tool("memory_search", {"query": "zebra"})
+        assert result.structured_content["hits"] == []
+        assert "still being built" not in text_of(result)
+
+    scenario(body)(server_log)
+
+
+def test_building_is_true_only_between_start_and_the_end_of_the_start_up_pass(vault):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+    live = mcp_server.LiveIndex(config.load())
+    assert not live.building  # not started: the index is what the last run left
+    try:
+        live.start()
+        assert live.ready.wait(15)
+        assert not live.building
+    finally:
+        live.stop()
