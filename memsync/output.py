@@ -137,7 +137,7 @@ def show(data: dict) -> str:
         head += f"summary: {data['summary']}\n"
     if data.get("use"):
         head += use_line(data["use"]) + "\n"
-    return head + "\n" + data["text"]
+    return head + "\n" + data["text"] + (f"\n\n{data['hint']}" if data.get("hint") else "")
 
 
 def use_line(use: dict) -> str:

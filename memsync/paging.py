@@ -19,12 +19,7 @@ def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool 
     end = length if full or max_chars == 0 else min(length, offset + max_chars)
     piece = text[offset:end] if offset < length else ""
     has_more = end < length
-    if has_more:
-        piece += (
-            f"\n\n[… {length - end} more characters not shown; "
-            f"continue with offset {end}, or ask for the full text]"
-        )
-    return {
+    page = {
         "text": piece,
         "offset": offset,
         "length": length,
@@ -32,3 +27,7 @@ def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool 
         "has_more": has_more,
         "next_offset": end if has_more else None,
     }
+    if has_more:  # beside the text, never in it: `text` is the card's own characters only
+        page["hint"] = (f"[… {length - end} more characters not shown; "
+                        f"continue with offset {end}, or ask for the full text]")
+    return page

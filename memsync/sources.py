@@ -63,8 +63,22 @@ def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
         if clash:
             raise BadArgument(clash)
     append_source_entry(cfg, new)
-    return {"status": "added", "name": name, "adapter": adapter, "path": str(root),
-            "note": WATCHER.format("starts reading it") + "; otherwise run `memsync index`"}
+    report = index_now(cfg, new)
+    result = {"status": "added", "name": name, "adapter": adapter, "path": str(root),
+              "indexed_files": report.scanned,
+              "note": f"indexed its {report.scanned} file(s) now; "
+                      + WATCHER.format("follows its changes")}
+    if report.problems:
+        result["problems"] = report.problems
+    return result
+
+
+def index_now(cfg: Config, source: Source) -> SyncReport:
+    """Read a source just added, so its cards are searchable at once, not at the next index."""
+    from .sync import Indexer  # the write path: parsing pulls in YAML
+
+    with closing(Index(cfg.db.path)) as index:
+        return Indexer(index, [source]).reconcile(source.name)
 
 
 def remove(cfg: Config, name: str) -> dict:

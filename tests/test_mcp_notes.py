@@ -52,3 +52,35 @@ def test_building_is_true_only_between_start_and_the_end_of_the_start_up_pass(va
         assert not live.building
     finally:
         live.stop()
+
+
+def test_memory_get_keeps_the_text_clean_and_the_hint_beside_it(server_log, vault, cli):
+    body = "the heron waits at the river bank " * 5
+    write_card(vault, "03-Knowledge/heron.md", "heron", body)
+    cli("index")
+
+    async def body_(session):
+        card_id = (await session.call_tool("memory_search", {"query": "heron"})).structured_content["hits"][0]["id"]
+        result = await session.call_tool("memory_get", {"id": card_id, "max_chars": 40})
+        data = result.structured_content
+        assert data["text"] == body.strip()[:40] and data["has_more"] is True
+        assert "continue with offset 40" in data["hint"]
+        assert "continue with offset 40" in text_of(result)
+
+    scenario(body_)(server_log)
+
+
+def test_deleting_one_card_of_a_pair_says_what_happens_to_the_other(server_log, vault, cli):
+    write_card(vault, "07-Tools/ecs.md", "ECS deploy address", "The ECS deploy address is 10.0.0.5, port 8080.")
+    cli("index")
+
+    async def body(session):
+        old = (await session.call_tool("memory_search", {"query": "ECS deploy"})).structured_content["hits"][0]
+        new = (await session.call_tool("memory_supersede", {
+            "id": old["id"], "title": "ECS deploy address",
+            "body": "Since the move the ECS deploy address is 10.0.0.9, port 9090."})).structured_content
+        result = await session.call_tool("memory_delete", {"id": new["id"]})
+        assert not result.is_error
+        assert "07-Tools/ecs.md" in text_of(result) and "stays marked invalid" in text_of(result)
+
+    scenario(body)(server_log)

@@ -13,7 +13,8 @@ def card_id(cli, word):
 def test_window_reports_what_is_left():
     page = paging.window("x" * 50, offset=0, max_chars=20)
     assert (page["returned"], page["has_more"], page["next_offset"], page["length"]) == (20, True, 20, 50)
-    assert "30 more characters" in page["text"] and "offset 20" in page["text"]
+    assert page["text"] == "x" * 20  # the card's characters only; the hint stands beside them
+    assert "30 more characters" in page["hint"] and "offset 20" in page["hint"]
 
 
 def test_last_window_has_no_more():
@@ -32,8 +33,12 @@ def test_default_window_is_20000_chars(vault, cli):
     sync()
     out = cli("show", card_id(cli, "longword"), "--json")[1]
     assert out["returned"] == 20000 and out["has_more"] and out["next_offset"] == 20000
+    assert len(out["text"]) == 20000 and "more characters" in out["hint"]
     rest = cli("show", out["id"], "--offset", 20000, "--json")[1]
     assert rest["has_more"] is False and rest["returned"] == out["length"] - 20000
+    assert out["text"] + rest["text"] == "longword " + "z" * 30000 and "hint" not in rest
+    _, human = cli("show", out["id"])
+    assert human.rstrip().endswith("continue with offset 20000, or ask for the full text]")
 
 
 def test_show_counts_reads(vault, cli):

@@ -105,7 +105,15 @@ def test_add_options_without_add_are_a_usage_error(run_cli, extra):
 
 def test_add_says_when_a_running_watcher_picks_the_source_up(notes, run_cli):
     code, out, _err = run_cli("sources", "--add", "notes", "--path", notes, "--json")
-    assert code == 0 and "within 10 seconds" in out["note"] and "memsync index" in out["note"]
+    assert code == 0 and "within 10 seconds" in out["note"]
+
+
+def test_an_added_source_is_searchable_at_once(notes, run_cli):
+    code, out, _err = run_cli("sources", "--add", "notes", "--path", notes, "--json")
+    assert code == 0 and out["indexed_files"] == 1 and "indexed its 1 file(s) now" in out["note"]
+    code, found, _err = run_cli("search", "redis-7", "--source", "notes", "--json")
+    assert code == 0 and [h["path"] for h in found["hits"]] == ["redis.md"]
+    assert rebuilt_equals_index()
 
 
 # --- the index holds only configured sources --------------------------------------------------------

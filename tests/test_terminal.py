@@ -136,3 +136,83 @@ def test_bash_completion_completes_commands_and_options():
     env.update(COMP_WORDS="memsync search --inc", COMP_CWORD="2")
     proc = subprocess.run([MEMSYNC_BIN], env=env, capture_output=True, text=True, timeout=30)
     assert "plain,--include-invalid" in proc.stdout.splitlines()
+
+
+# --- issue 19: the small ones a person meets at a terminal ------------------------------------
+
+def _complete(words: str) -> list[str]:
+    cword = len(words.split()) - (0 if words.endswith(" ") else 1)
+    env = {**os.environ, "_MEMSYNC_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    proc = subprocess.run([MEMSYNC_BIN], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return [line.split(",", 1)[1] for line in proc.stdout.splitlines() if line.startswith("plain,")]
+
+
+def test_completion_offers_kinds_adapters_and_the_indexs_sources_and_tags(vault, run_cli):
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "the site root of nginx is /srv/www",
+               tags="[nginx, ops]")
+    write_card(vault, "03-Knowledge/net.md", "network", "the office network is 10.1.0.0/16", tags="[network]")
+    assert run_cli("index")[0] == 0
+    assert _complete("memsync search x --kind kn") == ["knowledge"]
+    assert "mistake" in _complete("memsync update 5 --kind ")
+    assert _complete("memsync sources --add a --adapter ") == ["agents", "cursor", "markdown", "mcp-memory"]
+    assert _complete("memsync search x --source ") == ["vault"]
+    assert _complete("memsync search x --tag n") == ["network", "nginx"]
+    assert _complete("memsync search x --tag ") == ["network", "nginx", "ops"]
+
+
+def test_completion_without_an_index_offers_nothing_and_says_nothing(home):
+    assert _complete("memsync search x --tag ") == []
+    assert _complete("memsync search x --source ") == []
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["search", "x", "--vault", "/tmp/v"], "memsync --vault /tmp/v search x"),
+    (["search", "nginx", "root", "--home=/tmp/h", "-n", "3"], "memsync --home /tmp/h search nginx root -n 3"),
+    (["capture", "--title", "t", "--db", "/tmp/x.db"], "memsync --db /tmp/x.db capture --title t"),
+])
+def test_a_global_option_after_the_command_says_where_it_goes(run_cli, args, says):
+    code, _out, err = run_cli(*args)
+    assert code == 2 and f"global options go before the command: {says}" in err
+    assert "--`" not in err  # not the advice for a query that starts with a dash
+
+
+def test_a_query_starting_with_a_dash_still_gets_the_double_dash_advice(run_cli):
+    code, _out, err = run_cli("search", "--nope")
+    assert code == 2 and "memsync search -- --nope" in err
+
+
+def _trash_two(vault, run_cli):
+    for name in ("a", "b"):
+        write_card(vault, f"03-Knowledge/{name}.md", name, f"card {name} that goes to the trash now")
+    assert run_cli("index")[0] == 0
+    for word in ("a", "b"):
+        _code, found, _err = run_cli("search", "card", word, "--json")
+        card = next(h for h in found["hits"] if h["title"] == word)
+        assert run_cli("delete", card["id"])[0] == 0
+
+
+def test_purge_all_asks_on_a_terminal_and_no_keeps_the_trash(vault, run_cli):
+    _trash_two(vault, run_cli)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([MEMSYNC_BIN, "delete", "--purge", "--all"], stdin=slave, stdout=slave,
+                            stderr=slave, env=os.environ.copy())
+    os.close(slave)
+    shown = b""
+    deadline = time.monotonic() + 30
+    while b"for good?" not in shown and time.monotonic() < deadline:
+        if select.select([master], [], [], 0.2)[0]:
+            shown += os.read(master, 65536)
+    assert b"delete the 2 file(s) in the trash for good?" in shown
+    os.write(master, b"n\n")
+    assert proc.wait(timeout=30) == 1
+    os.close(master)
+    assert len(list((vault / ".trash").rglob("*.md"))) == 2
+
+
+def test_purge_all_with_yes_on_a_terminal_asks_nothing_and_prints_the_count(vault, run_cli):
+    _trash_two(vault, run_cli)
+    code, shown, _piped = on_terminal("delete", "--purge", "--all", "--yes", stdin_tty=True)
+    assert code == 0 and "for good?" not in shown
+    assert "deleted 2 file(s) in the trash for good" in shown
+    assert not list((vault / ".trash").rglob("*.md"))

@@ -89,18 +89,38 @@ def test_flow_list_reads_back_as_the_same_items():
 @pytest.mark.parametrize(
     ("title", "stem"),
     [
-        ("nginx 站点根目录位置", "nginx-站点根目录位置"),
-        ("a/b\\c:d*e?f\"g<h>i|j", "a-b-c-d-e-f-g-h-i-j"),
-        ("...hidden name", "hidden-name"),
-        ("tabs\tand\nnewlines", "tabs-and-newlines"),
-        ("wiki [[link]] #tag ^block", "wiki-link-tag-block"),
+        # issue 19: spaces stay, as Obsidian names a note, so [[nginx 站点根目录位置]] resolves
+        ("nginx 站点根目录位置", "nginx 站点根目录位置"),
+        ("a/b\\c:d*e?f\"g<h>i|j", "a b c d e f g h i j"),
+        ("../../etc/passwd", "etc passwd"),
+        ("...hidden name", "hidden name"),
+        (". .env", "env"),
+        ("tabs\tand\nnewlines", "tabs and newlines"),
+        ("bell\x07and\x1besc", "bell and esc"),
+        ("wiki [[link]] #tag ^block", "wiki link tag block"),
         ("???", "untitled"),
         ("CON", "CON-note"),
-        ("Keep Case", "Keep-Case"),
+        ("aux.config", "aux-note.config"),
+        ("lpt1 ", "lpt1-note"),
+        ("trailing dots...", "trailing dots"),
+        ("trailing space . ", "trailing space"),
+        ("Keep Case", "Keep Case"),
+        ("ecs-prod deploy", "ecs-prod deploy"),
     ],
 )
 def test_slug(title, stem):
     assert rules.slug(title) == stem
+
+
+def test_a_captured_note_resolves_by_its_title_as_a_wikilink(cli, vault):
+    from .conftest import write_card
+
+    _, made = cli("capture", "--title", "nginx 站点根目录位置", "--body", "ecs-prod 上 nginx 的站点根目录是 /srv/www", "--json")
+    assert made["path"] == "03-Knowledge/nginx 站点根目录位置.md"
+    write_card(vault, "03-Knowledge/ops index.md", "ops index", "see [[nginx 站点根目录位置]] for the web root")
+    cli("index")
+    _, hits = cli("search", "站点根目录位置", "--json")
+    assert [(h["id"], h["inlinks"]) for h in hits["hits"] if h["id"] == made["id"]] == [(made["id"], 1)]
 
 
 def test_slug_fits_a_file_name_even_in_cjk():

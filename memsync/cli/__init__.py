@@ -116,6 +116,41 @@ def command(group: click.Group, name: str, **kwargs):
     return wrap
 
 
+GLOBAL_OPTIONS = ("--home", "--db", "--vault")
+
+
+class MemsyncCommand(click.Command):
+    """A global option given after the command (`memsync search x --vault DIR`) is answered
+    with where it goes, not with click's bare "no such option"."""
+
+    def parse_args(self, ctx, args):
+        given = list(args)  # the parser consumes `args`
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as err:
+            if err.option_name in GLOBAL_OPTIONS:
+                err.message = (f"{err.option_name} is a global option; global options go before "
+                               f"the command: {_moved(ctx.info_name, given, err.option_name)}")
+            raise
+
+
+def _moved(name: str, args: list[str], option: str) -> str:
+    """The command line with `option` (and its value) moved in front of the command."""
+    rest, value, i = [], None, 0
+    while i < len(args):
+        arg = args[i]
+        if arg == option and value is None:
+            value = args[i + 1] if i + 1 < len(args) else "DIR"
+            i += 2
+            continue
+        if arg.startswith(option + "=") and value is None:
+            value = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    return " ".join(["memsync", option, value or "DIR", name, *rest])
+
+
 class LazyGroup(click.Group):
     """Imports a command's module only when that command runs (COMMANDS below), so `memsync
     search` loads neither the write side nor the watcher's logging; help, completion and an
@@ -133,6 +168,9 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx):
         self._load(COMMANDS)
         return super().list_commands(ctx)
+
+
+LazyGroup.command_class = MemsyncCommand
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,7 +10,17 @@ import click
 from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
 
 from .. import api, output
-from . import Context, command, emit, main, progress_bar, warn_ignored_sources
+from . import (
+    GLOBAL_OPTIONS,
+    Context,
+    MemsyncCommand,
+    command,
+    complete,
+    emit,
+    main,
+    progress_bar,
+    warn_ignored_sources,
+)
 
 
 @command(main, "paths")
@@ -57,14 +67,17 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int 
          lambda d: output.index_report(d) + "\n" + output.embed_report(d["embed"]))
 
 
-class SearchCommand(click.Command):
+class SearchCommand(MemsyncCommand):
     """A query starting with '-' reads as an option: say how to search for it instead."""
 
     def parse_args(self, ctx, args):
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as err:
-            err.message += (  # type: ignore[misc]  # Final in click's types; amended in placef". To search for {err.option_name!r}, put the query after `--`: "
+            if err.option_name in GLOBAL_OPTIONS:
+                raise
+            # err.message is Final in click's types; amended in place
+            err.message += (f". To search for {err.option_name!r}, put the query after `--`: "  # type: ignore[misc]
                             f"memsync search -- {err.option_name}")
             raise
 
@@ -72,9 +85,11 @@ class SearchCommand(click.Command):
 @command(main, "search", cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("-n", "--limit", type=int, default=10, show_default=True, help="Hits to return (1-20).")
-@click.option("--kind", help="Only cards of this kind (knowledge, project, mistake, ...).")
-@click.option("--source", help="Only cards from this source (vault, or a configured source).")
-@click.option("--tag", help="Only cards carrying this exact tag.")
+@click.option("--kind", shell_complete=complete.kinds,
+              help="Only cards of this kind (knowledge, project, mistake, ...).")
+@click.option("--source", shell_complete=complete.sources,
+              help="Only cards from this source (vault, or a configured source).")
+@click.option("--tag", shell_complete=complete.tags, help="Only cards carrying this exact tag.")
 @click.option("--as-of", metavar="YYYY-MM-DD", help="Only cards that were valid on that day.")
 @click.option("--include-invalid", is_flag=True, help="Also show superseded cards (ranked last).")
 @click.option("--semantic/--no-semantic", default=None,

@@ -6,7 +6,7 @@ import click
 from click.core import ParameterSource
 
 from .. import sources as sources_mod
-from . import Context, command, emit, main
+from . import Context, command, complete, emit, main
 
 
 def _human(data: dict) -> str:
@@ -24,7 +24,7 @@ def _human(data: dict) -> str:
 
 @command(main, "sources")
 @click.option("--add", "add_name", metavar="NAME", help="Add a read-only source with this name.")
-@click.option("--adapter", default="markdown", show_default=True,
+@click.option("--adapter", default="markdown", show_default=True, shell_complete=complete.adapters,
               help="Format of the source to add: markdown, agents (AGENTS.md/CLAUDE.md/GEMINI.md, "
                    "Claude Code memory), mcp-memory (memory.jsonl), cursor (.cursor/rules).")
 @click.option("--path", "path", metavar="DIR", help="Folder of the source to add.")

@@ -14,7 +14,7 @@ import click
 from .. import output
 from ..errors import BadArgument
 from ..model import KIND_FOLDERS
-from . import Context, command, emit, main
+from . import Context, command, complete, emit, main
 
 KINDS = click.Choice(list(KIND_FOLDERS))
 
@@ -80,7 +80,8 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
 @click.option("--tags", multiple=True, help="New tags: nginx,ops, or --tags again for each ('' clears them).")
 @click.option("--priority", help="Free-form priority, e.g. 5 or high ('' clears it).")
 @click.option("--ttl", help="How long the fact stays relevant, e.g. 30d ('' clears it).")
-@click.option("--kind", help="Refused: supersede into the new kind, then delete the old card.")
+@click.option("--kind", shell_complete=complete.kinds,
+              help="Refused: supersede into the new kind, then delete the old card.")
 @click.option("--summary", help="One line saying what the card holds ('' clears it).")
 def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, ttl, kind, summary):
     """Correct a card in place (the fact was wrong). Only the given fields change.
@@ -127,6 +128,19 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, pri
                           priority=priority, ttl=ttl, summary=summary), as_json)
 
 
+def _confirm_purge_all(obj: Context) -> None:
+    """On a terminal, emptying the trash for good is asked first, with the count at stake."""
+    if not (sys.stdin and sys.stdin.isatty()):
+        return  # a script or an agent: it asked by running the command
+    from .. import api
+
+    count, _size = api.trash_usage(obj.cfg.ensure_vault())
+    if count and not click.confirm(f"delete the {count} file(s) in the trash for good? this "
+                                   "cannot be undone", default=False, err=True):
+        click.echo("memsync: nothing was deleted", err=True)
+        raise click.exceptions.Exit(1)
+
+
 @command(main, "delete")
 @click.argument("card_id", type=int, required=False)
 @click.option("--restore", "restore_path", metavar="PATH", help="Move a file from the trash back to its place.")
@@ -134,7 +148,8 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, pri
 @click.option("--purge", "purge_path", metavar="PATH", is_flag=False, flag_value="",
               help="Delete a file in the trash for good (clears its read stats).")
 @click.option("--all", "purge_everything", is_flag=True, help="With --purge: empty the whole trash.")
-def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path, purge_everything):
+@click.option("--yes", is_flag=True, help="With --purge --all: do not ask first (on a terminal it asks).")
+def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path, purge_everything, yes):
     """Move a card to the vault's .trash/ (undoable), restore it, or purge the trash.
 
     PATH is the file's path in the trash, with or without the leading `.trash/`.
@@ -144,7 +159,7 @@ def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path
       memsync delete 1234567
       memsync delete --restore 03-Knowledge/nginx-站点根目录.md
       memsync delete --purge .trash/03-Knowledge/nginx-站点根目录.md
-      memsync delete --purge --all
+      memsync delete --purge --all        # asks first on a terminal; --yes does not
     """
     from memsync.write import vault
 
@@ -160,6 +175,8 @@ def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path
     elif restore_path is not None:
         result = vault.restore(obj.cfg, restore_path, force=force)
     elif purge_everything:
+        if not yes:
+            _confirm_purge_all(obj)
         result = vault.purge_all(obj.cfg)
     else:
         result = vault.purge(obj.cfg, purge_path)

@@ -17,7 +17,7 @@ _HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "s
               "inlinks"}
 _CARD_SHOWN = {"id", "title", "path", "source", "kind", "tags", "updated", "valid", "text",
                "offset", "length", "returned", "has_more", "next_offset", "created", "invalid_at",
-               "superseded_by", "supersedes", "use"}
+               "superseded_by", "supersedes", "use", "hint"}
 
 
 def value(v) -> str:
@@ -161,7 +161,8 @@ def card(data: dict) -> str:
     use = data.get("use")
     if use:  # how the card has served so far (memsync.lifecycle): counts only, no timestamps
         head += "\nuse: " + ", ".join(f"{k} {use[k]}" for k in ("returned", "opened", "helpful", "unhelpful"))
-    return "\n".join([head, *fields(data, skip=_CARD_SHOWN), "", data.get("text") or ""]).rstrip() + "\n"
+    text = (data.get("text") or "") + (f"\n\n{data['hint']}" if data.get("hint") else "")
+    return "\n".join([head, *fields(data, skip=_CARD_SHOWN), "", text]).rstrip() + "\n"
 
 
 def write(data: dict) -> str:

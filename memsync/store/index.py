@@ -159,6 +159,13 @@ class Index:
             "SELECT source FROM files UNION SELECT source FROM cards UNION SELECT source FROM problems"
         )}
 
+    def tag_names(self, prefix: str = "", limit: int = 200) -> list[str]:
+        """Tags (folded, as filters match them) starting with `prefix`: shell completion."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT json_each.value FROM cards c, json_each(c.tag_set) "
+            "WHERE json_each.value LIKE ? ESCAPE '\\' ORDER BY 1 LIMIT ?", (escaped + "%", limit))]
+
     def file_state(self, source: str, path: str) -> tuple | None:
         r = self._conn.execute(
             "SELECT size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "

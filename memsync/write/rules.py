@@ -120,19 +120,22 @@ def check_kind(kind: str) -> str:
 
 
 def slug(title: str) -> str:
-    """A file-name stem from a title: CJK and case kept, unsafe characters gone, spaces → '-'."""
+    """A file-name stem from a title, as Obsidian names a note: the title itself, spaces, CJK
+    and case kept, so `[[the title]]` resolves to the file. Only what is unsafe goes: path
+    separators and the characters above, control characters, a leading dot (a hidden file),
+    trailing dots and spaces (Windows drops them), reserved Windows names (`con`, `lpt1`, ...)."""
     text = unicodedata.normalize("NFC", _drop_controls(title))
     text = _UNSAFE.sub(" ", text)
-    text = "-".join(text.split())
-    text = re.sub(r"-{2,}", "-", text).strip("-. ")
-    text = text.lstrip(".")
+    text = " ".join(text.split())
+    text = text.lstrip(". ").rstrip(". ")
     while len(text) > MAX_STEM_CHARS or len(text.encode("utf-8")) > MAX_STEM_BYTES:
         text = text[:-1]
-    text = text.rstrip("-. ")
+    text = text.rstrip(". ")
     if not text:
         return "untitled"
-    if text.lower() in _WINDOWS_RESERVED:
-        text += "-note"
+    head, dot, tail = text.partition(".")
+    if head.rstrip().lower() in _WINDOWS_RESERVED:  # `con.md` and `con.txt.md` alike
+        text = head.rstrip() + "-note" + dot + tail
     return text
 
 

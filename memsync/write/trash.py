@@ -224,7 +224,9 @@ def purge_all(cfg: Config) -> dict:
                             os.rmdir(os.path.join(folder, name))
         cleared = _clear_stats(cfg, originals, warnings)
     result = {"status": "purged", "path": TRASH, "purged": len(originals), "stats_cleared": cleared,
-              "indexed": None}
+              "indexed": None,
+              "note": f"deleted {len(originals)} file(s) in the trash for good"
+                      + (f" and the read counts of {cleared} card(s)" if cleared else "")}
     if warnings:
         result["warnings"] = warnings
     return result
