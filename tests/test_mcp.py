@@ -235,7 +235,7 @@ def test_wrong_arguments_and_hostile_queries_give_clean_answers(server_log, vaul
         taken = await session.call_tool("memory_capture", {
             "title": "plan --title draft", "body": "another body for the same title", "on_conflict": "reject"})
         assert taken.is_error and "'plan --title draft'" in text_of(taken)
-        assert "existing_path: 03-Knowledge/plan-title-draft.md" in text_of(taken)
+        assert "existing_path: 03-Knowledge/plan title draft.md" in text_of(taken)
         assert taken.structured_content["status"] == "conflict"  # a refusal still carries its result
 
         for query in ('NEAR("a" b, 2) AND OR NOT', '"unbalanced', "*", "title:proximity^ -x + (", "'; DROP--"):

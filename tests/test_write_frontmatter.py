@@ -106,6 +106,8 @@ def test_flow_list_reads_back_as_the_same_items():
         ("trailing space . ", "trailing space"),
         ("Keep Case", "Keep Case"),
         ("ecs-prod deploy", "ecs-prod deploy"),
+        ("plan --title draft", "plan title draft"),
+        ("-rf everything", "rf everything"),
     ],
 )
 def test_slug(title, stem):

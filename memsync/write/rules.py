@@ -122,12 +122,15 @@ def check_kind(kind: str) -> str:
 def slug(title: str) -> str:
     """A file-name stem from a title, as Obsidian names a note: the title itself, spaces, CJK
     and case kept, so `[[the title]]` resolves to the file. Only what is unsafe goes: path
-    separators and the characters above, control characters, a leading dot (a hidden file),
-    trailing dots and spaces (Windows drops them), reserved Windows names (`con`, `lpt1`, ...)."""
+    separators and the characters above, control characters, a leading dot (a hidden file), a
+    dash starting a word (an option), trailing dots and spaces (Windows drops them), reserved
+    Windows names (`con`, `lpt1`, ...)."""
     text = unicodedata.normalize("NFC", _drop_controls(title))
     text = _UNSAFE.sub(" ", text)
-    text = " ".join(text.split())
-    text = text.lstrip(". ").rstrip(". ")
+    # A word never starts with `-`: `x --rf.md` would read as an option to a shell command
+    # (and to the MCP edge's flag wording); `ecs-prod` keeps its hyphen.
+    text = " ".join(word.lstrip("-") for word in text.split())
+    text = " ".join(text.split()).lstrip(". ").rstrip(". ")
     while len(text) > MAX_STEM_CHARS or len(text.encode("utf-8")) > MAX_STEM_BYTES:
         text = text[:-1]
     text = text.rstrip(". ")
