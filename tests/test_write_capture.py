@@ -70,18 +70,18 @@ def test_same_title_other_body_is_saved_as_dash_2_and_reported(cli, vault):
     _, first = cli("capture", "--title", "nginx root", "--body", BODY, "--json")
     code, second = cli("capture", "--title", "nginx root", "--body", BODY + " (staging)", "--json")
     assert code == 0 and second["status"] == "created" and second["conflict"] is True
-    assert second["path"] == "03-Knowledge/nginx-root-2.md"
+    assert second["path"] == "03-Knowledge/nginx root-2.md"
     assert second["existing_path"] == first["path"] and second["collision_paths"] == [first["path"]]
     assert (vault / first["path"]).read_text().endswith(BODY + "\n")  # never overwritten
     _, third = cli("capture", "--title", "nginx root", "--body", BODY + " (dev)", "--json")
-    assert third["path"] == "03-Knowledge/nginx-root-3.md"
+    assert third["path"] == "03-Knowledge/nginx root-3.md"
     assert third["collision_paths"] == [first["path"], second["path"]]
 
 
 def test_a_conflict_is_found_in_another_folder_too(cli, vault):
     _, first = cli("capture", "--title", "nginx root", "--body", BODY, "--kind", "tool", "--json")
     _, second = cli("capture", "--title", "nginx root", "--body", BODY + "!", "--json")
-    assert second["path"] == "03-Knowledge/nginx-root.md" and second["conflict"] is True
+    assert second["path"] == "03-Knowledge/nginx root.md" and second["conflict"] is True
     assert second["existing_path"] == first["path"]
 
 
@@ -94,16 +94,16 @@ def test_on_conflict_reject_writes_nothing_and_exits_3(cli, vault):
 
 
 def test_on_conflict_reject_also_sees_a_file_the_index_has_not_caught_up_with(cli, vault):
-    write_card(vault, "03-Knowledge/nginx-root.md", "nginx root", BODY)  # not indexed
+    write_card(vault, "03-Knowledge/nginx root.md", "nginx root", BODY)  # not indexed
     code, data = cli("capture", "--title", "nginx root", "--body", BODY + "!", "--on-conflict", "reject", "--json")
-    assert code == 3 and data["existing_path"] == "03-Knowledge/nginx-root.md"
-    assert md_files(vault) == ["03-Knowledge/nginx-root.md"]
+    assert code == 3 and data["existing_path"] == "03-Knowledge/nginx root.md"
+    assert md_files(vault) == ["03-Knowledge/nginx root.md"]
 
 
 def test_a_different_title_with_the_same_file_name_is_no_conflict(cli, vault):
     cli("capture", "--title", "a/b", "--body", BODY)
     code, data = cli("capture", "--title", "a b", "--body", BODY, "--json")
-    assert code == 0 and data["path"] == "03-Knowledge/a-b-2.md" and data["conflict"] is False
+    assert code == 0 and data["path"] == "03-Knowledge/a b-2.md" and data["conflict"] is False
 
 
 def test_suspected_secrets_are_written_with_warnings_that_do_not_repeat_them(cli, vault):

@@ -59,7 +59,7 @@ def test_supersede_writes_the_new_card_and_marks_the_old_one(cli, vault, old):
     before = old_path.read_text()
     code, data = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
     assert code == 0 and data["status"] == "superseded" and data["indexed"] is True
-    assert data["path"] == "07-Tools/ECS-deploy-address-2.md" and data["old_id"] == old["id"]
+    assert data["path"] == "07-Tools/ECS deploy address-2.md" and data["old_id"] == old["id"]
     new = notes.parse((vault / data["path"]).read_bytes(), data["path"])
     assert new.supersedes == old["path"] and new.kind == "tool" and new.body == NEW_BODY
     marked = old_path.read_text()
@@ -113,7 +113,7 @@ def test_a_short_body_is_refused_and_nothing_changes(cli, vault, old):
     before = (vault / old["path"]).read_bytes()
     code, data = cli("supersede", old["id"], "--title", "ECS", "--body", "too short", "--json")
     assert code == 1 and data["status"] == "rejected"
-    assert [p.name for p in vault.rglob("*.md")] == ["ECS-deploy-address.md"]
+    assert [p.name for p in vault.rglob("*.md")] == ["ECS deploy address.md"]
     assert (vault / old["path"]).read_bytes() == before
 
 
@@ -126,7 +126,7 @@ def test_a_failure_while_marking_the_old_card_removes_the_new_one(cli, vault, ol
     monkeypatch.setattr(atomic, "replace", disk_full)
     code, data = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
     assert code == 2 and data["error"]["code"] == "write_failed"
-    assert [p.name for p in vault.rglob("*.md")] == ["ECS-deploy-address.md"]
+    assert [p.name for p in vault.rglob("*.md")] == ["ECS deploy address.md"]
     assert (vault / old["path"]).read_bytes() == before
     assert journals(home) == []
 
@@ -135,16 +135,16 @@ def test_a_crash_between_the_two_writes_is_finished_by_the_next_write(cli, run_c
     old_path = vault / old["path"]
     before = old_path.read_bytes()
     assert die_during_supersede("between-writes", old["id"]) == 9
-    new_path = vault / "07-Tools/ECS-deploy-address-2.md"
+    new_path = vault / "07-Tools/ECS deploy address-2.md"
     assert new_path.exists() and old_path.read_bytes() == before  # half done
     assert len([j for j in journals(home) if j.endswith(".json")]) == 1
 
     code, data, _ = run_cli("capture", "--title", "unrelated", "--body", "any write command runs recovery first", "--json")
     assert code == 0 and data["recovered"][0]["action"] == "finished"
-    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS-deploy-address-2.md"
+    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS deploy address-2.md"
     assert journals(home) == []
     _, hits = cli("search", "ECS", "deploy", "--json")
-    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS-deploy-address-2.md"]
+    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS deploy address-2.md"]
 
 
 def test_a_crash_before_the_new_file_exists_leaves_nothing_behind(cli, vault, old, home):
@@ -154,7 +154,7 @@ def test_a_crash_before_the_new_file_exists_leaves_nothing_behind(cli, vault, ol
 
     done = vault_api.recover(config.load())
     assert [d["action"] for d in done] == ["nothing to undo"]
-    assert [p.name for p in vault.rglob("*")  if p.is_file()] == ["ECS-deploy-address.md"]
+    assert [p.name for p in vault.rglob("*")  if p.is_file()] == ["ECS deploy address.md"]
     assert (vault / old["path"]).read_bytes() == before and journals(home) == []
 
 
@@ -215,8 +215,8 @@ def test_a_plain_note_without_frontmatter_can_be_superseded(cli, vault):
     cli("index")
     card_id = cli("search", "ECS", "--json")[1]["hits"][0]["id"]
     code, data = cli("supersede", card_id, "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
-    assert code == 0 and data["path"] == "ECS-deploy-address.md"
-    assert note.read_text() == (f"---\ninvalid_at: {data['invalid_at']}\nsuperseded_by: ECS-deploy-address.md\n---\n"
+    assert code == 0 and data["path"] == "ECS deploy address.md"
+    assert note.read_text() == (f"---\ninvalid_at: {data['invalid_at']}\nsuperseded_by: ECS deploy address.md\n---\n"
                                 "# ECS deploy address\n\n" + OLD_BODY + "\n")
     assert cli("show", card_id, "--json")[1]["title"] == "ecs"  # a note is titled by its file name
 
@@ -232,10 +232,10 @@ def test_a_crash_between_the_two_writes_is_finished_when_the_watcher_starts(cli,
         assert watcher.wait_idle(30)
     finally:
         watcher.stop()
-    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS-deploy-address-2.md"
+    assert notes.parse(old_path.read_bytes(), old["path"]).superseded_by == "07-Tools/ECS deploy address-2.md"
     assert journals(home) == []
     _, hits = cli("search", "ECS", "deploy", "--json")
-    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS-deploy-address-2.md"]
+    assert [h["path"] for h in hits["hits"]] == ["07-Tools/ECS deploy address-2.md"]
 
 
 # --- issue 19: the new card keeps the old one's fields, so filters keep finding the fact ------

@@ -64,7 +64,7 @@ def test_a_second_deletion_of_the_same_path_is_kept_as_dash_2(cli, vault, card):
     _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
     assert again["path"] == card["path"]
     code, data = cli("delete", again["id"], "--json")
-    assert code == 0 and data["trash_path"] == ".trash/03-Knowledge/staging-db-2.md"
+    assert code == 0 and data["trash_path"] == ".trash/03-Knowledge/staging db-2.md"
     assert (vault / ".trash" / card["path"]).read_bytes() == first
 
 
@@ -75,7 +75,7 @@ def test_a_new_card_at_a_deleted_path_gets_an_id_of_its_own(cli, vault, card):
     assert again["path"] == card["path"] and again["id"] != card["id"]
     assert stats_of(again["id"]) == (0, None)  # the deleted card's reads are not inherited
     cli("delete", again["id"])  # stored as -2, with its own id
-    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging-db-2.md", "--json")
+    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging db-2.md", "--json")
     assert code == 0 and data["id"] == again["id"]
     code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
     assert code == 0 and data["id"] == card["id"] and stats_of(card["id"])[0] == 1
@@ -104,9 +104,9 @@ def test_restore_with_force_moves_the_occupant_to_the_trash_first(cli, vault, ca
     _, occupant = cli("capture", "--title", "staging db", "--body", BODY + " (the new one)", "--json")
     occupant_bytes = (vault / occupant["path"]).read_bytes()
     code, data = cli("delete", "--restore", card["path"], "--force", "--json")
-    assert code == 0 and data["status"] == "restored" and "staging-db-2.md" in data["note"]
+    assert code == 0 and data["status"] == "restored" and "staging db-2.md" in data["note"]
     assert (vault / card["path"]).read_bytes() == trashed
-    assert (vault / ".trash/03-Knowledge/staging-db-2.md").read_bytes() == occupant_bytes
+    assert (vault / ".trash/03-Knowledge/staging db-2.md").read_bytes() == occupant_bytes
     assert [h["path"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [card["path"]]
 
 
@@ -173,7 +173,7 @@ def test_restore_with_force_gives_each_card_its_own_id_back(cli, vault, card):
     assert stats_of(card["id"])[0] == 2 and stats_of(newcomer["id"])[0] == 1
     assert cli("show", card["id"], "--json")[1]["path"] == card["path"]
     assert cli("show", newcomer["id"], "--json")[0] == 1  # in the trash, its id parked there
-    code, back = cli("delete", "--restore", ".trash/03-Knowledge/staging-db-2.md", "--json")
+    code, back = cli("delete", "--restore", ".trash/03-Knowledge/staging db-2.md", "--json")
     assert code == 0 and back["id"] == newcomer["id"] and stats_of(newcomer["id"])[0] == 1
 
 
@@ -256,12 +256,12 @@ def test_a_flattened_card_from_the_top_of_the_vault_keeps_its_id(cli, vault):
 def test_a_flattened_file_whose_folder_is_unclear_goes_to_the_top(cli, vault, card):
     """Two cards of that name left their folders: restoring guesses neither."""
     _, tool = cli("capture", "--title", "staging db", "--body", BODY + " (the tool)", "--kind", "tool", "--json")
-    assert tool["path"] == "07-Tools/staging-db.md"
+    assert tool["path"] == "07-Tools/staging db.md"
     (vault / ".trash").mkdir()
-    (vault / card["path"]).rename(vault / ".trash/staging-db.md")
-    (vault / "07-Tools/staging-db.md").unlink()
-    code, data = cli("delete", "--restore", "staging-db.md", "--json")
-    assert code == 0 and data["path"] == "staging-db.md" and "note" not in data
+    (vault / card["path"]).rename(vault / ".trash/staging db.md")
+    (vault / "07-Tools/staging db.md").unlink()
+    code, data = cli("delete", "--restore", "staging db.md", "--json")
+    assert code == 0 and data["path"] == "staging db.md" and "note" not in data
 
 
 def test_a_move_into_the_trash_and_back_keeps_the_id(cli, vault, card):
