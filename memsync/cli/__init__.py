@@ -129,7 +129,8 @@ class MemsyncCommand(click.Command):
             return super().parse_args(ctx, args)
         except click.NoSuchOption as err:
             if err.option_name in GLOBAL_OPTIONS:
-                err.message = (f"{err.option_name} is a global option; global options go before "
+                # err.message is Final in click's types; replaced in place
+                err.message = (f"{err.option_name} is a global option; global options go before "  # type: ignore[misc]
                                f"the command: {_moved(ctx.info_name, given, err.option_name)}")
             raise
 

@@ -93,7 +93,8 @@ def carried_over(old_text: str, old: Card, kind: str | None, tags: list[str] | N
 
 
 def _expected(old: Card, inherited: list[str], given: dict[str, str]) -> dict:
-    expect = {key: getattr(old, key) for key in ("priority", "ttl", "aliases") if key in inherited}
+    expect: dict[str, object] = {key: getattr(old, key) for key in ("priority", "ttl", "aliases")
+                                 if key in inherited}
     expect.update({key: value or None for key, value in given.items()})
     return expect
 
