@@ -65,3 +65,9 @@ def test_every_cli_flag_a_tool_takes_becomes_its_argument():
                     untranslated.append(f"memsync {command} {flag}")
     assert not untranslated, untranslated
     assert for_model("search without --semantic") == "search without semantic"
+
+
+def test_a_shell_quoted_path_with_spaces_reaches_the_tool_whole():
+    # file names keep their spaces (issue 19), so the CLI's advice quotes them for a shell
+    text = "undo with `memsync delete --restore '.trash/03-Knowledge/backup owner.md'`"
+    assert for_model(text) == "undo with the memory_delete tool with restore=.trash/03-Knowledge/backup owner.md"

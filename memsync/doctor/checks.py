@@ -8,6 +8,7 @@ with --fix, repairs what lives in the index.
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -148,7 +149,7 @@ def _dangling_fix(source: str, path: str, key: str, target: str) -> str:
     if source == "vault":
         lines = "`superseded_by` and `invalid_at` lines" if key == "superseded_by" else "`supersedes` line"
         return (f"if {target} is in the trash, bring it back with `memsync delete --restore "
-                f"{TRASH}/{target}`; otherwise `memsync doctor --fix-pairs` removes the {lines} "
+                f"{shlex.quote(TRASH + '/' + target)}`; otherwise `memsync doctor --fix-pairs` removes the {lines} "
                 f"from {path} (a vault edit, so only when asked)")
     return f"remove the `{key}` line from {path}, or restore {target}"
 

@@ -33,7 +33,8 @@ ARGUMENT_FLAGS = (
 PERSON_ONLY_FLAGS = ("--purge",)
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
 _FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True)) + r")(?![\w-])")
-_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ((?!\.\.\.)[^\s-]\S*)")  # a value, not "..."
+# A value, not "...": one word, or a shell-quoted one ('x y.md', a path with spaces)
+_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ('[^']*'|(?!\.\.\.)[^\s'-]\S*)")
 # What is not advice: a command in backticks, or a quoted value (Python's repr quotes, or JSON's).
 _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 
@@ -42,7 +43,7 @@ def _tool(match: re.Match) -> str:
     tool, args = TOOL_FOR_COMMAND.get(match[1]), match[2]
     if tool is None or any(flag in args for flag in PERSON_ONLY_FLAGS):
         return match[0]
-    given = [f"{name.replace('-', '_')}={value}" for name, value in _FLAG_VALUE.findall(args)]
+    given = [f"{name.replace('-', '_')}={value.strip(chr(39))}" for name, value in _FLAG_VALUE.findall(args)]
     return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
 
 

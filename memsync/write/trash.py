@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import shlex
 from pathlib import Path
 
 from memsync import session
@@ -39,7 +40,7 @@ def delete(cfg: Config, card_id: int) -> dict:
         trash_rel = vaultio.move_to_trash(vault, rel)
         result = {
             "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
-            "note": f"moved to {trash_rel}; undo with `memsync delete --restore {trash_rel}`",
+            "note": f"moved to {trash_rel}; undo with `memsync delete --restore {shlex.quote(trash_rel)}`",
         }
         if card is not None:
             warnings += _pair_warnings(index, vault, card, trash_rel)
@@ -61,7 +62,7 @@ def _pair_warnings(index, vault: Path, card, trash_rel: str) -> list[str]:
         out.append(
             f"this card superseded {named}, which stays marked invalid, so the fact now leaves "
             f"search (only --include-invalid or --as-of find it); undo with `memsync delete "
-            f"--restore {trash_rel}`, or make {older} valid again with `memsync doctor --fix-pairs`")
+            f"--restore {shlex.quote(trash_rel)}`, or make {older} valid again with `memsync doctor --fix-pairs`")
     newer = card.superseded_by
     if newer and (other := vaultio.read_card(vault, newer)) and other.supersedes == card.path:
         other_id = vaultio.card_id(index, newer)
@@ -69,7 +70,7 @@ def _pair_warnings(index, vault: Path, card, trash_rel: str) -> list[str]:
         out.append(
             f"this card was superseded by {named}, which stays valid and keeps its "
             f"`supersedes: {card.path}`, so `memsync doctor` reports the history as gone; "
-            f"`memsync delete --restore {trash_rel}` brings it back, `memsync doctor --fix-pairs` "
+            f"`memsync delete --restore {shlex.quote(trash_rel)}` brings it back, `memsync doctor --fix-pairs` "
             f"drops the pointer")
     return out
 
