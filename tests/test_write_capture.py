@@ -27,7 +27,7 @@ def test_a_new_card_is_written_indexed_and_findable(cli, vault):
     code, data = cli("capture", "--title", "nginx 站点根目录位置", "--body", BODY, "--tags", "nginx,ops", "--json")
     assert code == 0
     assert data["status"] == "created" and data["indexed"] is True and data["conflict"] is False
-    assert data["path"] == "03-Knowledge/nginx-站点根目录位置.md"
+    assert data["path"] == "03-Knowledge/nginx 站点根目录位置.md"
     assert search_ids(cli, "站点根目录") == [data["id"]]
     card = notes.parse((vault / data["path"]).read_bytes(), data["path"])
     assert (card.title, card.kind, card.tags, card.body) == ("nginx 站点根目录位置", "knowledge", ("nginx", "ops"), BODY)
@@ -44,9 +44,9 @@ def test_created_and_updated_are_iso_timestamps_with_a_timezone(cli, vault):
 
 def test_the_kind_picks_the_folder(cli, vault):
     _, data = cli("capture", "--title", "a mistake", "--body", BODY, "--kind", "mistake", "--json")
-    assert data["path"] == "08-Mistakes/a-mistake.md"
+    assert data["path"] == "08-Mistakes/a mistake.md"
     code, _ = cli("capture", "--title", "x", "--body", BODY, "--kind", "nonsense")
-    assert code == 2 and md_files(vault) == ["08-Mistakes/a-mistake.md"]
+    assert code == 2 and md_files(vault) == ["08-Mistakes/a mistake.md"]
 
 
 def test_the_same_title_and_body_again_is_unchanged(cli, vault):

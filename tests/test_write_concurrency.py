@@ -70,5 +70,5 @@ def test_four_processes_capturing_at_once_lose_nothing(vault, tmp_path):
     # The shared titles: one of each pair holds the plain name, the other is -2 and says conflict.
     for n in range(PER_PROCESS):
         pair = sorted((results[w][n]["path"], results[w][n]["conflict"]) for w in "AB")
-        assert pair == [(f"03-Knowledge/shared-card-{n}-2.md", True), (f"03-Knowledge/shared-card-{n}.md", False)]
+        assert pair == [(f"03-Knowledge/shared card {n}-2.md", True), (f"03-Knowledge/shared card {n}.md", False)]
     assert not any(r["conflict"] for w in "CD" for r in results[w])

@@ -29,9 +29,9 @@ def slow_disk(monkeypatch):
     another writer would read the card in that window and write back a copy from before."""
     real = atomic.replace
 
-    def slow(target, data):
+    def slow(target, data, mode=None):
         time.sleep(SAVE_SECONDS)
-        real(target, data)
+        real(target, data, mode)
 
     monkeypatch.setattr(atomic, "replace", slow)
 
@@ -117,7 +117,7 @@ import json, os, sys, time
 from memsync.write import atomic, vault
 from memsync import config
 real = atomic.replace
-atomic.replace = lambda target, data: (time.sleep({SAVE_SECONDS}), real(target, data))
+atomic.replace = lambda target, data, mode=None: (time.sleep({SAVE_SECONDS}), real(target, data, mode))
 go, card_id, field, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 deadline = time.monotonic() + 60
 while not os.path.exists(go) and time.monotonic() < deadline:

@@ -105,7 +105,7 @@ def test_the_kind_defaults_to_the_old_cards_and_can_be_given(cli, vault, old):
     _, other = cli("capture", "--title", "release checklist", "--body", OLD_BODY + " (checklist)", "--json")
     _, moved = cli("supersede", other["id"], "--title", "release checklist", "--body", NEW_BODY,
                    "--kind", "project", "--json")
-    assert moved["path"] == "02-Projects/release-checklist.md"
+    assert moved["path"] == "02-Projects/release checklist.md"
     assert notes.parse((vault / moved["path"]).read_bytes(), moved["path"]).kind == "project"
 
 
