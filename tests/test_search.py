@@ -307,6 +307,15 @@ def test_a_search_that_finds_nothing_always_says_why(ops_vault, run_cli, args):
     assert code == 1 and out == "" and err.startswith("memsync: ") and len(err.strip()) > 20, err
 
 
+def cli_stderr(*args):
+    from click.testing import CliRunner
+
+    from memsync.cli import main
+
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stderr
+
+
 def test_an_invalid_card_matching_closer_than_the_hits_is_named(vault, cli):
     # issue 19: the successor of a pair was deleted; the old card, still marked invalid, holds
     # every word of the query, while valid cards hold only some of them
@@ -317,10 +326,12 @@ def test_an_invalid_card_matching_closer_than_the_hits_is_named(vault, cli):
     code, out = cli("search", "nginx", "站点根目录", "--json")
     assert code == 0 and [h["path"] for h in out["hits"]] == ["03-Knowledge/logs.md"]
     assert out["matched"].startswith("any")
-    assert "1 no longer valid (superseded) card(s) match the query more closely (all)" in out["note"]
-    assert "--include-invalid" in out["note"]
+    assert {"code": "hidden_closer", "count": 1, "more": False, "tier": "all",
+            "hits_tier": out["matched"]} in out["notes"]
+    _, err = cli_stderr("search", "nginx", "站点根目录")
+    assert "1 no longer valid (superseded) card(s) match every word" in err and "--include-invalid" in err
     # a valid card holding every word: nothing to say
     write_card(vault, "03-Knowledge/new.md", "nginx 站点根目录", "迁移后 nginx 的站点根目录是 /data/www")
     cli("index")
     _, out = cli("search", "nginx", "站点根目录", "--json")
-    assert out["matched"] == "all" and "no longer valid" not in (out["note"] or "")
+    assert out["matched"] == "all" and not any(n["code"] == "hidden_closer" for n in out["notes"])
