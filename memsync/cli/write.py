@@ -132,9 +132,9 @@ def _confirm_purge_all(obj: Context) -> None:
     """On a terminal, emptying the trash for good is asked first, with the count at stake."""
     if not (sys.stdin and sys.stdin.isatty()):
         return  # a script or an agent: it asked by running the command
-    from .. import api
+    from ..write import trashsize
 
-    count, _size = api.trash_usage(obj.cfg.ensure_vault())
+    count, _size = trashsize.usage(obj.cfg.ensure_vault())
     if count and not click.confirm(f"delete the {count} file(s) in the trash for good? this "
                                    "cannot be undone", default=False, err=True):
         click.echo("memsync: nothing was deleted", err=True)

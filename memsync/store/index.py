@@ -162,7 +162,7 @@ class Index:
     def tag_names(self, prefix: str = "", limit: int = 200) -> list[str]:
         """Tags (folded, as filters match them) starting with `prefix`: shell completion."""
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return [r[0] for r in self.conn.execute(
+        return [r[0] for r in self._conn.execute(
             "SELECT DISTINCT json_each.value FROM cards c, json_each(c.tag_set) "
             "WHERE json_each.value LIKE ? ESCAPE '\\' ORDER BY 1 LIMIT ?", (escaped + "%", limit))]
 
