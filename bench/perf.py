@@ -10,7 +10,9 @@ For each size (1k and 10k cards; 100k with --big):
   stores, bulk-inserted into FTS5);
 - reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
 - search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
-- `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`.
+- `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`;
+- `memsync brief` whole-process wall time (a project of ~500 cards, 200 cards read, a last brief
+  30 days back), in the same rounds.
 Every figure is the median of repeated runs. Then the watcher and MCP benches
 (bench/watch_latency.py, bench/mcp_startup.py) run if present, and their JSON is folded in.
 With --big also: the watcher over 100,000 cards beside its 10,000-card figures, embedding
@@ -47,6 +49,7 @@ COMPONENTS = ("watch_latency", "mcp_startup")  # other benches folded into this 
 TARGETS = {  # at 10k cards
     "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
     "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 70.0,
+    "cli_brief_ms_max": 150.0,
     "index_ratio_max": index_size.TARGET_RATIO,
     # issue 22, at 10k and 100k: the raw floor, the speed-up on 2 cores or more
     "rebuild_vs_raw_floor_max": 3.0, "rebuild_speedup_min": 1.7,
@@ -265,17 +268,37 @@ def wall(cmd: list[str], env: dict | None = None, ok=(0,)) -> float:
     return elapsed
 
 
+def prepare_brief(home: Path, db: Path) -> Path:
+    """What a brief reads besides the cards: read counts on 200 cards and this agent's last brief
+    30 days back (so the "changed" section runs). The project is the folder name `g003`, which
+    ~500 generated cards sit in (bench.generate). Returns the project's folder."""
+    conn = sqlite3.connect(db)
+    with conn:
+        ids = [r[0] for r in conn.execute("SELECT id FROM cards ORDER BY id LIMIT 200")]
+        conn.executemany("INSERT OR REPLACE INTO card_stats (id, read_count, last_read_at) VALUES (?, ?, NULL)",
+                         [(card_id, 1 + n % 17) for n, card_id in enumerate(ids)])
+    conn.close()
+    project = home / "g003"
+    project.mkdir(parents=True, exist_ok=True)
+    since = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 30 * 86400))
+    (home / "brief.json").write_text(json.dumps({"last_brief": {f"cli:{project}": since}}))
+    return project
+
+
 def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
              others: dict[str, str] | None = None) -> dict:
     """Medians of whole-process times; `others` adds more memsync commands (label -> path), such
     as one installed from the wheel, timed in the same rounds."""
     env = {**os.environ, "MEMSYNC_HOME": str(home), "MEMSYNC_DB": str(db), "MEMSYNC_VAULT": str(vault)}
+    project = prepare_brief(home, db)
     timings: dict[str, list[float]] = {}
     rg = shutil.which("rg")
     for n in range(runs):
         marker = markers[n % len(markers)]
         # Variants take turns within a round, so background noise hits them alike.
         timings.setdefault("memsync_search", []).append(wall([MEMSYNC, "search", marker, "--json"], env))
+        timings.setdefault("memsync_brief", []).append(
+            wall([MEMSYNC, "brief", "--project", str(project), "--peek", "--json"], env))
         for label, command in (others or {}).items():
             timings.setdefault(label, []).append(wall([command, "search", marker, "--json"], env))
         timings.setdefault("python_startup", []).append(wall([sys.executable, "-c", "pass"]))
@@ -354,7 +377,8 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     print(f"  {n}: search p50 {result['search']['p50_ms']:.2f} ms p99 {result['search']['p99_ms']:.2f} ms",
           file=sys.stderr)
     result["cli"] = cli_wall(work / f"home-{n}", db, vault, queries["marker"], 9 if quick else 21)
-    print(f"  {n}: memsync search {result['cli']['memsync_search']:.0f} ms", file=sys.stderr)
+    print(f"  {n}: memsync search {result['cli']['memsync_search']:.0f} ms, "
+          f"memsync brief {result['cli']['memsync_brief']:.0f} ms", file=sys.stderr)
     if n == PEER_SIZE and with_peers and basic_memory.available():
         print(f"  {n}: basic-memory (slow: minutes)", file=sys.stderr)
         result["basic_memory"] = basic_memory.measure(vault, work, queries["marker"], n)
@@ -531,6 +555,7 @@ def verdicts(data: dict) -> dict:
         "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
         "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
         "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+        **({"cli_brief": size["cli"]["memsync_brief"] <= t["cli_brief_ms_max"]} if "memsync_brief" in size["cli"] else {}),
         **({"index_ratio": size["index"]["ratio"] <= t["index_ratio_max"]} if "index" in size else {}),
         **({"rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"]}
            if "vs_raw_floor" in size["rebuild"] else {}),

@@ -56,6 +56,8 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
          lambda s: f"{s['search']['floor_p50_ms']:.2f} / {s['search']['floor_p99_ms']:.2f} ms")
     line("marker searches with a wrong answer", lambda s: s["search"]["marker_wrong"])
     line("`memsync search` whole process", lambda s: f"{s['cli']['memsync_search']:.0f} ms")
+    line("`memsync brief` whole process", lambda s: f"{s['cli']['memsync_brief']:.0f} ms"
+         if "memsync_brief" in s["cli"] else "not measured")
     line("floor: `python -c pass`", lambda s: f"{s['cli']['python_startup']:.0f} ms")
     line("`grep -rl`", lambda s: f"{s['cli']['grep_r']:.0f} ms")
     line("`rg -l`", lambda s: "not installed" if s["cli"].get("rg") is None else f"{s['cli']['rg']:.0f} ms")
@@ -73,6 +75,7 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
             "search_p50": f"search p50 ≤ {t['search_p50_ms_max']:g} ms",
             "search_p99": f"search p99 ≤ {t['search_p99_ms_max']:g} ms",
             "cli_search": f"`memsync search` ≤ {t['cli_search_ms_max']:g} ms",
+            "cli_brief": f"`memsync brief` ≤ {t.get('cli_brief_ms_max', 150):g} ms",
             "index_ratio": f"index ≤ {t.get('index_ratio_max', 3):g}× the notes' bytes",
         }
         names.update({

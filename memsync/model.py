@@ -38,6 +38,7 @@ class Card:
     # One line saying what the card holds: what search results show instead of a body window,
     # so a reader (often a model paying per token) decides from it whether to open the card.
     summary: str | None = None
+    project: str | None = None  # frontmatter `project`: the work this card belongs to (memsync brief)
     problem: str | None = None  # why the metadata could not be read, if it could not
     # Derived from the body (memsync.outline), never written back: (level, text) of each
     # heading, `#tags` written in the text, and (target, anchor text) of each link to a note.

@@ -129,6 +129,7 @@ def parse(data: bytes, rel_path: str) -> Card:
         priority=_as_text(meta.get("priority")),
         ttl=_as_text(meta.get("ttl")),
         summary=_summary(meta.get("summary")),
+        project=_as_text(meta.get("project")),
         problem=problem,
         headings=outline.headings(prose),
         body_tags=outline.inline_tags(prose),

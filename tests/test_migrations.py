@@ -58,14 +58,16 @@ def test_a_schema_2_index_is_upgraded_keeping_ids_and_read_counts(vault, home, c
     try:
         assert index._conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
         assert index.read_stats(1002) == (5, "2026-01-02") and index.read_stats(1001)[0] == 3
-        # en.md's title is its frontmatter's; jump.md's came from its heading: only it is re-read
-        assert [r[0] for r in index._conn.execute("SELECT path FROM files WHERE hash = ''")] == ["jump.md"]
+        # en.md's title is its frontmatter's; jump.md's came from its heading: schema 4 marks only it
+        # to be read again, but schema 10 (the frontmatter `project`) reads every file once more
+        assert sorted(r[0] for r in index._conn.execute("SELECT path FROM files WHERE hash = ''")) == [
+            "en.md", "jump.md", "ssh.md"]
         assert [tuple(r) for r in index._conn.execute(
             "SELECT path, inlinks, link_text FROM cards WHERE inlinks > 0")] == [("jump.md", 1, "跳板")]
     finally:
         index.close()
     assert "1 file(s) will be read once more" in capfd.readouterr().err
-    assert sync().updated == 1  # the one re-read
+    assert sync().updated == 3  # the re-reads
     work, index = indexer()
     try:
         upgraded = snapshot(index)
@@ -149,7 +151,8 @@ def test_a_schema_4_index_from_an_older_memsync_stores_its_text_once(vault, home
     migrated = {q: _hits(q) for q in QUERIES}
     assert all(migrated.values()) and "部署笔记" in migrated["nginx"][0][3]  # snippets from the body
     assert migrated["undoing a release"][0][1] == "Notes/Deploy Notes.md"
-    assert sync().updated == 0  # nothing had to be read again
+    # schemas 5-9 read no file; schema 10 (the frontmatter `project`) reads each once more
+    assert sync().updated == 4 and sync().updated == 0
     _a_rebuild_changes_nothing()
     assert {q: _hits(q) for q in QUERIES} == migrated
 
@@ -245,7 +248,7 @@ def test_a_schema_6_index_takes_its_links_and_exact_keys_over_unchanged(vault, h
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         index.close()
-    assert sync().updated == 0  # nothing had to be read again
+    assert sync().updated == 5 and sync().updated == 0  # schema 10 reads each file once more
     _a_rebuild_changes_nothing()
     assert found("the old checklist")[0] == "Archive/Deploy Notes.md"
     assert found("访问日志")[0] == "03-Knowledge/nginx-站点根目录.md"

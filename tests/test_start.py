@@ -42,3 +42,20 @@ def test_every_command_lives_in_the_module_the_table_names_and_the_table_names_t
     names = main.list_commands(None)  # loads every module: what they define, the table lists
     assert set(names) == set(MODULE_OF)
     assert sum(map(len, COMMANDS.values())) == len(MODULE_OF)  # no command under two modules
+
+
+def test_a_brief_imports_the_read_side_only(vault, cli, tmp_path):
+    """A session-start hook runs `memsync brief` before every session: as light as a search."""
+    cli("index")
+    probe = (
+        "import sys, json\n"
+        "from memsync.cli import main\n"
+        "try:\n"
+        f"    main(['brief', '--project', {str(tmp_path)!r}, '--peek'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(json.dumps([m for m in {OTHER_SIDES!r} if m in sys.modules]))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], proc.stderr

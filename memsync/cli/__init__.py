@@ -203,5 +203,6 @@ COMMANDS = {
     "service": ("service",),
     "doctor": ("doctor",),
     "lifecycle": ("log", "feedback", "audit", "consolidate"),
+    "brief": ("brief",),  # run by session-start hooks: as light as read
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}

@@ -221,7 +221,7 @@ class Index:
         for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self._conn.execute(
-                f"INSERT INTO cards ({CARD_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO cards ({CARD_COLUMNS}, project) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     json.dumps(list(card.tags), ensure_ascii=False),
@@ -229,6 +229,7 @@ class Index:
                     card.created, card.updated, card.invalid_at, card.superseded_by,
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
                     card.summary,
+                    card.project,
                 ),
             ).lastrowid
             self.touched |= fieldstore.insert(self._conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT

@@ -1,0 +1,85 @@
+"""The session brief (DESIGN §13): what an agent should know when it starts work in a project.
+
+The wing's door is `make`: it reads the index (memsync.store.brief), picks and fits the cards
+(select, pure), renders them (render, pure) and moves this agent's last-brief mark (state).
+The CLI's `memsync brief`, the MCP resource and prompt, and the session-start hooks all call it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from memsync.brief import project as project_mod
+from memsync.brief import render, state
+from memsync.brief.select import CANDIDATES, ranked, select
+from memsync.config import Config
+from memsync.errors import BadArgument, BadEnvironment
+from memsync.store import brief as store
+from memsync.store.index import Index
+
+DEFAULT_BUDGET = 1200
+MIN_BUDGET = 200  # the fixed lines take about 110 tokens
+
+
+def make(cfg: Config, directory: str | Path | None = None, *, name: str | None = None,
+         budget: int = DEFAULT_BUDGET, agent: str = "cli", record: bool = True,
+         now: dt.datetime | None = None, user_home: Path | None = None) -> dict:
+    """The brief for the project at `directory` (default: the current one), or for a project
+    known by `name` only. Returns the `--json` object; its "text" is the Markdown."""
+    if budget < MIN_BUDGET:
+        raise BadArgument(f"--budget {budget} is too small: the brief's fixed lines need about "
+                          f"{MIN_BUDGET} tokens; give {MIN_BUDGET} or more")
+    if not cfg.db.path.exists():
+        raise BadEnvironment(f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`)")
+    project = project_mod.named(name) if name else project_mod.find(directory or Path.cwd())
+    user_home = user_home or Path.home()
+    now = (now or dt.datetime.now()).astimezone().replace(microsecond=0)
+    mark = state.key(agent, project.root, project.name)
+    since_iso = state.last(cfg.home.path, mark)
+    since = _timestamp(since_iso)
+    since_text = _local(since_iso) if since is not None else None
+    scope = project_mod.scope(project, list(cfg.sources), user_home)
+    today = now.date().isoformat()
+    index = Index(cfg.db.path)
+    try:
+        conn = index.conn
+        project_rows = store.project_cards(conn, scope, today)
+        changed_rows = store.changed_cards(conn, since_iso[:10], 4 * CANDIDATES["changed"]) if since_iso else []
+        used_rows = store.used_cards(conn, today, 4 * CANDIDATES["used"])
+        ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
+        helpful = store.feedback(conn, ids)
+        # bodies of the cards a brief may show: the project's first few by rank, and the rest
+        shortlist = _shortlist(project_rows, helpful) + [r["id"] for r in changed_rows + used_rows]
+        texts = store.texts(conn, shortlist)
+        pairs = [(r["source"], p) for r in changed_rows for p in (r["superseded_by"], r["supersedes"]) if p]
+        others = store.titles_by_path(conn, pairs)
+    finally:
+        index.close()
+    most_held_back = sum(CANDIDATES.values())
+    room = budget - render.fixed_cost(project, most_held_back)
+    selection = select(project_rows, changed_rows, used_rows, texts, helpful, since,
+                       lambda source, path: others.get((source, path)), room, since_text)
+    text = render.markdown(project, selection, since_text)
+    if record:
+        state.record(cfg.home.path, mark, now.isoformat())
+    return render.as_dict(project, selection, since_iso, budget, text)
+
+
+def _shortlist(rows, helpful) -> list[int]:
+    return [r["id"] for r in ranked(rows, helpful, newest=True)[:CANDIDATES["project"]]]
+
+
+def _timestamp(iso: str | None) -> float | None:
+    if not iso:
+        return None
+    try:
+        return dt.datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None
+
+
+def _local(iso: str | None) -> str | None:
+    if not iso:
+        return None
+    return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,244 @@
+"""What a brief shows, in which order, within its token budget. Pure: rows in, sections out.
+
+Three sections, each a list of items `id title — line`:
+- `project`: the cards that belong to the project, by priority, feedback, reads, then newest;
+- `changed`: cards new, updated or superseded since this agent's last brief here, newest first;
+- `used`: the other cards with a priority or reads, by priority, feedback, then reads.
+Cards flagged by the secrets scanner are never shown, only counted (`held_back`). The budget is
+spent on `changed` first (short and easy to miss), then `project`, then `used`; an item fits
+whole or is left out, never cut. Ties always fall back to the card id: the same index and the
+same last-brief time give the same brief.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from memsync import secrets
+from memsync.brief.tokens import estimate
+
+SECTION_ORDER = ("project", "changed", "used")  # as rendered
+FILL_ORDER = ("changed", "project", "used")  # as the budget is spent
+CANDIDATES = {"project": 40, "changed": 15, "used": 20}  # looked at (and secret-scanned) at most
+LINE_TOKENS = 32  # an item's line is shortened to about this many tokens (with …)
+TITLE_TOKENS = 24
+
+# Priority as people write it: a word, P0-P3, or a number where larger means more important.
+_WORDS = {"critical": 4, "urgent": 4, "highest": 4, "high": 3, "important": 3, "medium": 2,
+          "normal": 2, "moderate": 2}
+_P_LEVEL = re.compile(r"^p([0-9])$")
+
+
+def priority_rank(value: str | None) -> int:
+    """0 for none or low; 2 medium, 3 high, 4 critical (P0 = 4, P1 = 3, P2 = 2; 5 = 4, 4 = 3,
+    3 = 2 on a 1-5 scale)."""
+    if not value:
+        return 0
+    text = value.strip().casefold()
+    if text in _WORDS:
+        return _WORDS[text]
+    level = _P_LEVEL.match(text)
+    if level:
+        return max(0, 4 - int(level.group(1)))
+    try:
+        number = float(text)
+    except ValueError:
+        return 0
+    return max(0, min(4, int(number) - 1)) if number >= 3 else 0
+
+
+@dataclass(frozen=True)
+class Item:
+    id: int
+    title: str
+    line: str  # the card's summary, or the first line of its text
+    note: str = ""  # why it is here, where that is not plain (new, updated, superseded by ...)
+    source: str = ""
+    path: str = ""
+    kind: str | None = None
+
+    def text(self) -> str:
+        head = f"- {self.id} {self.title}" + (f" ({self.note})" if self.note else "")
+        return f"{head} — {self.line}" if self.line else head
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "title": self.title, "line": self.line, "note": self.note or None,
+                "source": self.source, "path": self.path, "kind": self.kind}
+
+
+@dataclass
+class Section:
+    key: str
+    total: int  # cards this section found (shown or not), secrets held back excluded
+    items: list[Item] = field(default_factory=list)
+
+
+@dataclass
+class Selection:
+    sections: dict[str, Section]
+    held_back: int
+
+
+def first_line(body: str, title: str) -> str:
+    """The first line of prose: past blank lines, headings, code fences, HTML comments and a
+    line that only repeats the title; list and quote markers dropped."""
+    fenced = False
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line or line.startswith(("#", "<!--", "---", "|")):
+            continue
+        line = re.sub(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)", "", line).strip()
+        if line and line.casefold() != title.strip().casefold():
+            return " ".join(line.split())
+    return ""
+
+
+def shorten(text: str, tokens: int) -> str:
+    """`text` cut at a word (or, for CJK, a character) so that it costs about `tokens`, with …"""
+    if estimate(text) <= tokens:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits, with room for the ellipsis
+        mid = (low + high + 1) // 2
+        if estimate(text[:mid]) + 1 <= tokens:
+            low = mid
+        else:
+            high = mid - 1
+    cut = text[:low]
+    space = cut.rfind(" ")
+    if space > len(cut) * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-—") + "…"
+
+
+def _stamp(iso: str | None) -> float:
+    """Seconds since the epoch of an ISO date or time (a day or a time without zone: local)."""
+    if not iso:
+        return 0.0
+    try:
+        when = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = dt.datetime.fromisoformat(iso[:10])
+        except ValueError:
+            return 0.0
+    return (when if when.tzinfo else when.astimezone()).timestamp()
+
+
+def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newest: bool) -> list[Mapping]:
+    """By priority, then feedback (helpful minus unhelpful), then reads, then (with `newest`) the
+    latest created/updated first, then id. Sorted from the last key to the first (each sort keeps
+    the order of ties); the ISO times compare as text, which is their order for one writer."""
+    out = sorted(rows, key=lambda r: r["id"])
+    if newest:
+        out.sort(key=lambda r: max(r["created"] or "", r["updated"] or ""), reverse=True)
+
+    def key(row: Mapping) -> tuple[int, int, int]:
+        good, bad = helpful.get(row["id"], (0, 0))
+        return (-priority_rank(row["priority"]), bad - good, -row["reads"])
+
+    out.sort(key=key)
+    return out
+
+
+def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[int, str] | None]) -> str | None:
+    """Why this card counts as changed since `since` (a timestamp in whole seconds), or None if it
+    does not. Cards carry whole seconds too, so a change in the very second of the last brief
+    counts: a card said twice beats a change missed."""
+    if row["superseded_by"]:
+        if max(_stamp(row["invalid_at"]), _stamp(row["updated"])) < since:
+            return None
+        newer = other(row["source"], row["superseded_by"])
+        return f"superseded by {newer[0]} {newer[1]}" if newer else f"superseded by {row['superseded_by']}"
+    if row["invalid_at"]:
+        return None  # invalid for another reason: nothing an agent should start from
+    if _stamp(row["created"]) >= since:
+        if row["supersedes"]:
+            older = other(row["source"], row["supersedes"])
+            return f"new, supersedes {older[0]}" if older else "new, supersedes an older card"
+        return "new"
+    if _stamp(row["updated"]) >= since:
+        return "updated"
+    return None
+
+
+def select(
+    project_rows: Sequence[Mapping], changed_rows: Sequence[Mapping], used_rows: Sequence[Mapping],
+    texts: Mapping[int, tuple[str, str | None]], helpful: Mapping[int, tuple[int, int]],
+    since: float | None, other: Callable[[str, str], tuple[int, str] | None], budget: int,
+    since_text: str | None = None,
+) -> Selection:
+    """Order, screen and fit the cards; `budget` is what the items (and their headings) may
+    cost, the brief's fixed lines already paid."""
+    flagged: set[int] = set()
+
+    def shown(row: Mapping) -> bool:
+        body, summary = texts.get(row["id"], ("", None))
+        if secrets.scan(row["title"], body) or (summary and secrets.scan_text(summary, "summary")):
+            flagged.add(row["id"])
+            return False
+        return True
+
+    candidates: dict[str, list[tuple[Mapping, str]]] = {}
+    in_project = {r["id"] for r in project_rows}
+    project = ranked(project_rows, helpful, newest=True)
+    candidates["project"] = [(r, "") for r in project[:CANDIDATES["project"]]]
+    changed: list[tuple[Mapping, str]] = []
+    if since is not None:
+        for row in changed_rows:
+            note = change_note(row, since, other)
+            if note:
+                changed.append((row, note))
+    candidates["changed"] = changed[:CANDIDATES["changed"]]
+    used = ranked([r for r in used_rows if r["id"] not in in_project], helpful, newest=False)
+    candidates["used"] = [(r, "") for r in used[:CANDIDATES["used"]]]
+
+    # A project card that changed is shown once, in the project section, with what changed.
+    changed_elsewhere = sum(1 for row, _ in changed if row["id"] not in in_project)
+    totals = {"project": len(project), "changed": changed_elsewhere, "used": len(used)}
+    sections = {key: Section(key, totals[key]) for key in SECTION_ORDER}
+    # each heading at its longest ("(N-1 of N)"): what it says is known only at the end
+    headings = {key: estimate(heading_text(key, max(totals[key] - 1, 0), totals[key], since_text)) + 2
+                for key in SECTION_ORDER}  # + the newline and the blank line before it
+    left = budget
+    placed: set[int] = set()
+    for key in FILL_ORDER:
+        for row, note in candidates[key]:
+            target = "project" if key == "changed" and row["id"] in in_project else key
+            if row["id"] in placed:
+                continue  # shown already, with what changed
+            item = make_item(row, note, texts)
+            cost = estimate(item.text()) + 1 + (0 if sections[target].items else headings[target])
+            if cost > left:
+                continue  # too long for what is left; a shorter one further down may fit
+            if not shown(row):  # scanned only when it would be shown: the scan is the cost
+                sections[target].total -= 1
+                continue
+            left -= cost
+            placed.add(row["id"])
+            sections[target].items.append(item)
+    return Selection(sections, len(flagged))
+
+
+def make_item(row: Mapping, note: str, texts: Mapping[int, tuple[str, str | None]]) -> Item:
+    body, summary = texts.get(row["id"], ("", None))
+    title = shorten(" ".join(row["title"].split()), TITLE_TOKENS)
+    line = shorten(" ".join(summary.split()) if summary else first_line(body, row["title"]), LINE_TOKENS)
+    if row["superseded_by"]:
+        line = ""  # what it said is no longer so: the note names its successor
+    return Item(row["id"], title, line, note, row["source"], row["path"], row["kind"])
+
+
+def heading_text(key: str, shown: int, total: int, since_text: str | None) -> str:
+    more = f" ({shown} of {total})" if shown < total else ""
+    if key == "project":
+        return f"## This project{more}"
+    if key == "changed":
+        return f"## Changed since your last brief{f' ({since_text})' if since_text else ''}{more}"
+    return f"## Most used{more}"

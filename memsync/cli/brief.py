@@ -1,0 +1,47 @@
+"""`memsync brief`: what an agent should know when it starts work in a project (memsync.brief).
+Kept light like `memsync search`: a session-start hook runs it before every session."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from memsync.brief import DEFAULT_BUDGET, make
+from memsync.brief.hookrun import CLIENTS, run
+
+from . import Context, command, emit, main
+
+
+@command(main, "brief")
+@click.option("--project", "directory", metavar="DIR",
+              help="The project's folder (default: the current directory; its git root counts).")
+@click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True,
+              help="At most this many tokens (CJK character = 1, other text = 4 characters a token).")
+@click.option("--hook", type=click.Choice(CLIENTS), metavar="CLIENT",
+              help="Run as CLIENT's session-start hook (claude-code, codex, gemini): read its JSON "
+                   "on stdin, print the context it takes; always exits 0, within 2 s.")
+@click.option("--peek", is_flag=True, help="Do not move this agent's last-brief mark.")
+def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
+    """Print a short Markdown brief for an agent starting work here: this project's cards, what
+    changed since the last brief, the most used cards, and how to search and save more.
+
+    \b
+    Example:
+      memsync brief --project ~/code/shop --budget 800
+      memsync hooks install claude-code   # then every session starts with it
+    """
+    if hook:
+        out, problem, stuck = run(hook, lambda where: make(obj.cfg, where, budget=budget, agent=hook,
+                                                    record=not peek)["text"])
+        if problem:
+            click.echo(problem, err=True)
+        click.echo(out)
+        if stuck:  # a worker still waiting on the disk must not hold the agent
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+        return
+    data = make(obj.cfg, directory, budget=budget, record=not peek)
+    emit(data, as_json, lambda d: d["text"].rstrip("\n"))

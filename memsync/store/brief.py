@@ -1,0 +1,145 @@
+"""The reads behind `memsync brief`: which cards belong to a project, which are used most, which
+changed since a time, and the text of the few that are shown. Read-only; every query is a scan
+or an index lookup over the cards table, a few milliseconds at 10,000 cards.
+
+Rows come back light (no body) until `texts`, which reads the bodies of the cards a brief may
+show: the secrets scanner needs the whole text of each of those, and of no other card.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memsync.store.index import VALID_ON
+
+# What every light row holds: enough to order the cards and to say what changed.
+_LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.updated, "
+          "c.invalid_at, c.superseded_by, c.supersedes, coalesce(s.read_count, 0) AS reads")
+# cards_brief (memsync.store.migrations) holds every column these queries read: a scan of it
+# never touches the cards' bodies.
+Connection = Any  # an open sqlite3 connection of memsync.store.index (only it imports sqlite3)
+Row = Any  # a Row: by column name or position
+
+_FROM = "FROM cards c INDEXED BY cards_brief LEFT JOIN card_stats s ON s.id = c.id"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What ties a card to a project: its name (folded), the frontmatter `project` values that
+    name it, and (source, path prefix) ranges of the files inside its folders ('' = the whole
+    source)."""
+
+    name: str | None
+    project_values: tuple[str, ...]
+    ranges: tuple[tuple[str, str], ...]
+
+
+def project_cards(conn: Connection, scope: Scope, today: str) -> list[Row]:
+    """Valid cards that belong to the project, by any of: frontmatter `project`, a tag equal to
+    its name (or ending in `/name`), a folder of that name, a file inside one of its folders."""
+    terms: list[str] = []
+    args: list[object] = [today]
+    if scope.project_values:
+        terms.append(f"lower(c.project) IN ({', '.join('?' * len(scope.project_values))})")
+        args += scope.project_values
+    if scope.name:
+        # tag_set is a JSON list of folded tags: the tag itself, or a nested one ending in it
+        quoted = json.dumps(scope.name, ensure_ascii=False)
+        terms.append("instr(c.tag_set, ?) > 0 OR instr(c.tag_set, ?) > 0")
+        args += [quoted, "/" + quoted[1:]]
+        # a folder of that name anywhere, or a note named after it (02-Projects/memsync.md);
+        # LIKE ignores the case of ASCII letters
+        name = _like_escape(scope.name)
+        terms.append("c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\' "
+                     "OR c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\'")
+        args += [f"{name}/%", f"%/{name}/%", f"{name}.md", f"%/{name}.md"]
+    for source, prefix in scope.ranges:
+        if prefix:
+            terms.append("(c.source = ? AND c.path >= ? AND c.path < ?)")
+            args += [source, prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        else:
+            terms.append("c.source = ?")
+            args.append(source)
+    if not terms:
+        return []
+    where = " OR ".join(f"({t})" for t in terms)
+    return conn.execute(f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND ({where})", args).fetchall()
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
+    """Valid cards with a priority or read at least once: the most read first (the caller orders
+    them finally, with priority and feedback)."""
+    return conn.execute(
+        f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND (c.priority IS NOT NULL OR s.read_count > 0) "
+        "ORDER BY coalesce(s.read_count, 0) DESC, c.id LIMIT ?", (today, limit),
+    ).fetchall()
+
+
+def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
+    """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
+    compares the full timestamps. A superseded card is here when its mark is that recent."""
+    return conn.execute(
+        f"SELECT {_LIGHT} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
+        "OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1) "
+        "ORDER BY max(coalesce(c.created, ''), coalesce(c.updated, '')) DESC, c.id LIMIT ?2",
+        (since_day, limit),
+    ).fetchall()
+
+
+def texts(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[str, str | None]]:
+    """id -> (body, summary) for these cards; summary is None where the index has no summary
+    column yet (the lifecycle wing adds it) or the card has none."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    summary = "c.summary" if _has_column(conn, "cards", "summary") else "NULL"
+    out: dict[int, tuple[str, str | None]] = {}
+    for chunk in _chunks(wanted, 500):
+        for row in conn.execute(
+            f"SELECT c.id, c.body, {summary} FROM cards c WHERE c.id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
+            out[row[0]] = (row[1], row[2])
+    return out
+
+
+def titles_by_path(conn: Connection, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+    """(source, path) -> (id, title) for the cards at these paths (a supersede's other side)."""
+    out = {}
+    for source, path in set(pairs):
+        row = conn.execute("SELECT id, title FROM cards WHERE source = ? AND path = ?", (source, path)).fetchone()
+        if row:
+            out[(source, path)] = (row[0], row[1])
+    return out
+
+
+def feedback(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """id -> (helpful, unhelpful) from the lifecycle wing's feedback table, when this index has
+    one (`card_feedback` with `helpful` and `unhelpful` counts); {} otherwise."""
+    if not (_has_column(conn, "card_feedback", "helpful") and _has_column(conn, "card_feedback", "unhelpful")):
+        return {}
+    wanted = sorted(set(ids))
+    out: dict[int, tuple[int, int]] = {}
+    for chunk in _chunks(wanted, 500):
+        for row in conn.execute(
+            f"SELECT id, helpful, unhelpful FROM card_feedback WHERE id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        ):
+            out[row[0]] = (row[1] or 0, row[2] or 0)
+    return out
+
+
+def _has_column(conn: Connection, table: str, column: str) -> bool:
+    return any(row[1] == column for row in conn.execute(f"PRAGMA table_info({table})"))
+
+
+def _chunks(items: Sequence[int], size: int) -> Iterable[Sequence[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]

@@ -1,0 +1,213 @@
+"""`memsync brief` on a vault with two projects, through the real CLI and a real index: the right
+cards in the right order, within the budget, never a flagged secret, and what changed since this
+agent's last brief."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from memsync.brief import tokens
+from memsync.brief.project import claude_folder_name
+from memsync.brief.select import first_line, priority_rank, shorten
+from memsync.store.index import Index
+
+from .conftest import MEMSYNC_BIN, write_card
+
+SECRET = "password = hunter2xyz9 for the shop database"
+
+
+@pytest.fixture
+def two_projects(tmp_path, vault, cli):
+    """Cards of `shop` (by frontmatter, tag, folder, its AGENTS.md and its Claude Code memory)
+    and of `blog`, plus general cards read often."""
+    shop = tmp_path / "code" / "shop"
+    (shop / ".git").mkdir(parents=True)
+    (shop / "AGENTS.md").write_text("# Shop agents\n\nRun `make check` before every commit.\n")
+    blog = tmp_path / "code" / "blog"
+    (blog / ".git").mkdir(parents=True)
+    claude = tmp_path / "dot-home" / ".claude"
+    memory = claude / "projects" / claude_folder_name(str(shop)) / "memory"
+    memory.mkdir(parents=True)
+    (memory / "payments.md").write_text("Payments go through the sandbox key in staging only.\n")
+    other = claude / "projects" / claude_folder_name(str(blog)) / "memory"
+    other.mkdir(parents=True)
+    (other / "drafts.md").write_text("Drafts live in the drafts branch of the blog.\n")
+
+    write_card(vault, "02-Projects/shop-deploy.md", "Shop deploy", "Deploy with make deploy from the ops box.\n",
+               project="shop", priority="high")
+    write_card(vault, "03-Knowledge/shop-cache.md", "Shop cache", "Pages are cached in redis for ten minutes.\n",
+               tags=["shop", "redis"])
+    write_card(vault, "02-Projects/shop/orders.md", "Orders table", "# Orders table\n\nOrders are kept for seven years.\n")
+    write_card(vault, "02-Projects/shop/登录.md", "登录服务器", "先登录跳板机，再用 ssh 进入订单服务器。\n")
+    write_card(vault, "02-Projects/shop/db.md", "Shop database", SECRET + "\n", project="shop")
+    write_card(vault, "02-Projects/blog-theme.md", "Blog theme", "The blog uses the hugo-paper theme.\n",
+               project="blog")
+    write_card(vault, "03-Knowledge/blog-posts.md", "Post format", "Posts are Markdown with a date.\n",
+               tags=["blog"])
+    write_card(vault, "03-Knowledge/git.md", "Git habits", "Rebase, never merge main into a branch.\n")
+    write_card(vault, "03-Knowledge/ssh.md", "SSH config", "Hosts are in ~/.ssh/config.d, one file a host.\n")
+    cfg = tmp_path / "home" / "config.json"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(json.dumps({"sources": [
+        {"name": "claude", "adapter": "agents", "path": str(claude)},
+        {"name": "code", "adapter": "agents", "path": str(tmp_path / "code")},
+    ]}))
+    assert cli("index")[0] == 0
+    index = Index(tmp_path / "home" / "memsync.db")
+    ids = {row["title"]: row["id"] for row in index.cards()}
+    index.close()
+    for _ in range(3):
+        cli("show", ids["Git habits"])
+    cli("show", ids["SSH config"])
+    return {"shop": shop, "blog": blog, "home": claude.parent, "ids": ids}
+
+
+def brief(cli, where, *args):
+    code, data = cli("brief", "--project", where, "--json", *args)
+    assert code == 0, data
+    return data
+
+
+def titles(data, key):
+    return [item["title"] for section in data["sections"] if section["key"] == key for item in section["items"]]
+
+
+@pytest.fixture
+def brief_home(two_projects, monkeypatch):
+    monkeypatch.setenv("HOME", str(two_projects["home"]))  # Claude Code's folders live under it
+    return two_projects
+
+
+def test_the_brief_holds_the_projects_cards_by_priority_and_none_of_the_other_project(brief_home, cli):
+    data = brief(cli, brief_home["shop"], "--peek")
+    shop = titles(data, "project")
+    assert shop[0] == "Shop deploy"  # priority: high
+    assert set(shop) == {"Shop deploy", "Shop cache", "Orders table", "登录服务器", "AGENTS", "payments"}
+    assert not {"Blog theme", "Post format", "drafts"} & set(shop) and "Blog" not in data["text"]
+    assert titles(data, "used") == ["Git habits", "SSH config"]  # most read first
+    blog = titles(brief(cli, brief_home["blog"], "--peek"), "project")
+    assert set(blog) == {"Blog theme", "Post format", "drafts"}
+
+
+def test_each_item_is_id_title_and_first_line(brief_home, cli):
+    text = brief(cli, brief_home["shop"], "--peek")["text"]
+    ids = brief_home["ids"]
+    assert f"- {ids['Orders table']} Orders table — Orders are kept for seven years." in text.splitlines()
+    assert text.rstrip().splitlines()[-1].startswith("Before this session ends, save what you learnt")
+    assert "memory_capture" in text.splitlines()[-1] and "memory_search" in text
+
+
+def test_a_flagged_secret_is_held_back_and_counted(brief_home, cli):
+    data = brief(cli, brief_home["shop"], "--peek")
+    assert "Shop database" not in data["text"] and "hunter2" not in data["text"]
+    assert data["held_back"] == 1 and "Held back: 1 card" in data["text"]
+
+
+def test_the_budget_is_kept_and_no_item_is_cut(brief_home, cli, vault):
+    for n in range(40):
+        write_card(vault, f"02-Projects/shop/note-{n:02}.md", f"Shop note {n:02}",
+                   f"Shop fact number {n} about the checkout flow and its retries.\n")
+    cli("index")
+    whole = brief(cli, brief_home["shop"], "--peek", "--budget", "5000")["text"].splitlines()
+    for budget in (200, 300, 450, 1200):
+        data = brief(cli, brief_home["shop"], "--peek", "--budget", budget)
+        assert tokens.estimate(data["text"]) <= budget, budget
+        items = [line for line in data["text"].splitlines() if line.startswith("- ")]
+        assert items and all(line in whole for line in items)  # each one whole
+        assert data["text"].rstrip().splitlines()[-1].startswith("Before this session ends")
+    small = brief(cli, brief_home["shop"], "--peek", "--budget", 300)["text"]
+    assert "## This project (" in small  # says how many it left out
+
+
+def test_a_budget_below_the_fixed_lines_is_refused(brief_home, cli):
+    code, data = cli("brief", "--project", brief_home["shop"], "--budget", 50, "--json")
+    assert code == 2 and "too small" in data["error"]["message"]
+
+
+def test_cjk_counts_one_token_a_character():
+    assert tokens.estimate("登录服务器") == 5
+    assert tokens.estimate("abcdefgh") == 2 and tokens.estimate("abcdefghi") == 3
+    assert tokens.estimate("用prometheus管理，好。") == 2 + 3 + 2 + 2  # CJK 4, punctuation 2, 10 Latin
+    assert tokens.estimate("") == 0
+
+
+def test_the_same_index_gives_the_same_brief(brief_home, cli):
+    first = brief(cli, brief_home["shop"], "--peek")["text"]
+    assert brief(cli, brief_home["shop"], "--peek")["text"] == first
+    assert brief(cli, brief_home["shop"])["text"] == first  # recording the mark changes nothing yet
+
+
+def test_changed_since_the_last_brief_after_an_update_and_a_supersede(brief_home, cli):
+    ids = brief_home["ids"]
+    first = brief(cli, brief_home["shop"])
+    assert first["since"] is None and titles(first, "changed") == []
+    marks = json.loads((brief_home["home"].parent / "home" / "brief.json").read_text())["last_brief"]
+    first_mark = marks[f"cli:{brief_home['shop']}"]
+    assert cli("update", ids["Shop cache"], "--body", "Pages are cached in redis for five minutes now.")[0] == 0
+    assert cli("supersede", ids["Git habits"], "--title", "Git habits 2",
+               "--body", "Merge main into a branch with a merge commit now.")[0] == 0
+    time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice: not here
+    data = brief(cli, brief_home["shop"])
+    assert data["since"] == first_mark
+    project = {i["title"]: i for s in data["sections"] if s["key"] == "project" for i in s["items"]}
+    assert project["Shop cache"]["note"] == "updated"  # a project card: shown in its section
+    assert project["Shop cache"]["line"] == "Pages are cached in redis for five minutes now."
+    changed = {i["title"]: i for s in data["sections"] if s["key"] == "changed" for i in s["items"]}
+    new_id = changed["Git habits 2"]["id"]
+    assert changed["Git habits 2"]["note"] == f"new, supersedes {ids['Git habits']}"
+    assert changed["Git habits"]["note"] == f"superseded by {new_id} Git habits 2"
+    assert changed["Git habits"]["line"] == ""
+    assert "## Changed since your last brief (" in data["text"]
+    again = brief(cli, brief_home["shop"])  # nothing changed since the brief just made
+    assert titles(again, "changed") == [] and "(updated)" not in again["text"]
+
+
+def test_each_agent_has_its_own_last_brief(brief_home, cli):
+    ids = brief_home["ids"]
+    brief(cli, brief_home["shop"])
+    cli("update", ids["Shop cache"], "--body", "Pages are cached in redis for an hour at night.")
+    cli("brief", "--project", brief_home["shop"], "--hook", "codex", stdin="{}")
+    assert "(updated)" in brief(cli, brief_home["shop"])["text"]  # the CLI's own mark is older
+
+
+def test_a_hook_run_prints_the_clients_context_json(brief_home, cli):
+    code, out = cli("brief", "--hook", "claude-code",
+                    stdin=json.dumps({"cwd": str(brief_home["shop"] / "sub"), "source": "startup"}))
+    assert code == 0
+    context = out["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and "Shop deploy" in context["additionalContext"]
+
+
+def test_a_hook_under_a_broken_index_exits_0_with_one_line_on_stderr(brief_home, home, tmp_path):
+    (home / "memsync.db").write_bytes(b"this is not a database" * 100)
+    for f in home.glob("memsync.db-*"):
+        f.unlink()
+    proc = subprocess.run([MEMSYNC_BIN, "brief", "--hook", "gemini"], input=json.dumps({"cwd": str(tmp_path)}),
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout) == {}
+    assert len(proc.stderr.strip().splitlines()) == 1 and "no brief this time" in proc.stderr
+
+
+def test_a_hook_without_an_index_exits_0(tmp_path):
+    proc = subprocess.run([MEMSYNC_BIN, "brief", "--hook", "codex"], input="not json",
+                          capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "{}" and "run `memsync index`" in proc.stderr
+
+
+@pytest.mark.parametrize(("value", "rank"), [("high", 3), ("P0", 4), ("p2", 2), ("5", 4), ("3", 2), ("1", 0),
+                                             ("low", 0), (None, 0), ("soon", 0), ("Critical", 4)])
+def test_priority_words_and_numbers(value, rank):
+    assert priority_rank(value) == rank
+
+
+def test_the_first_line_skips_headings_fences_and_the_title():
+    body = "# Title\n\n```sh\nmake x\n```\n- [ ] Check the **logs** first\nmore"
+    assert first_line(body, "Title") == "Check the **logs** first"
+    assert first_line("Title\n\n> quoted  text", "title") == "quoted text"
+    assert shorten("word " * 50, 10).endswith("…") and tokens.estimate(shorten("word " * 50, 10)) <= 10
+    assert tokens.estimate(shorten("登" * 100, 12)) <= 12
