@@ -19,6 +19,7 @@ from mcp.types import CallToolResult
 from pydantic import ValidationError
 
 from memsync.config import Config
+from memsync.mcp import brief as mcp_brief
 from memsync.mcp import tools as mcp_tools
 from memsync.mcp.live import CurrentConfig, LiveIndex, StartAfterHandshake
 from memsync.mcp.replies import INTERNAL_ERROR, describe_invalid, error
@@ -99,7 +100,9 @@ def build(cfg: Config, live: LiveIndex | None = None, structured: bool = False) 
         middleware=[StartAfterHandshake(live)] if live else None,
     )
     server.structured = structured
-    mcp_tools.register(server, CurrentConfig(cfg), live)
+    current = CurrentConfig(cfg)
+    mcp_tools.register(server, current, live)
+    mcp_brief.register(server, current)  # a resource, a template and a prompt: not in tools/list
     return server
 
 
