@@ -94,6 +94,11 @@ def render(data: dict) -> str:
     for key, title in titles.items():
         snippet = data["mcp"][key]
         lines += ["", f"{title} ({snippet['where']}):", *snippet["text"].splitlines()]
+    hooks = data.get("hooks", [])
+    if hooks:
+        lines += ["", "Start each session with the memsync brief (the client's session-start hook):"]
+        lines += [f"  {h['client']}: " + (f"installed in {h['settings']}" if h["status"] == "installed"
+                                          else f"`{h['install']}`") for h in hooks]
     lines += ["", "Keep the index live while you edit: `memsync watch` (or `memsync service "
               "install` to have it start at log-in)."]
     return "\n".join(lines)

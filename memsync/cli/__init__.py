@@ -204,5 +204,6 @@ COMMANDS = {
     "doctor": ("doctor",),
     "lifecycle": ("log", "feedback", "audit", "consolidate"),
     "brief": ("brief",),  # run by session-start hooks: as light as read
+    "hooks": ("hooks",),
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}

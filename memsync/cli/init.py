@@ -60,4 +60,31 @@ def init(obj: Context, as_json: bool, vault_dir, yes):
     if change:
         changes.append(change)
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
-    emit(onboard.summary(cfg, changes, report, mcp, added, declined), as_json, onboard.render)
+    data = onboard.summary(cfg, changes, report, mcp, added, declined)
+    data["hooks"] = _hooks(cfg, yes, as_json)
+    emit(data, as_json, onboard.render)
+
+
+def _hooks(cfg, yes: bool, as_json: bool) -> list[dict]:
+    """The session-start hook of each agent found in the home: installed with --yes or a yes."""
+    from .. import hooks
+
+    out = []
+    for name in hooks.detected(Path.home()):
+        found = hooks.status(name, Path.home(), None)
+        if found["status"] != "installed" and (yes or (not as_json and _ask_hook(found))):
+            command_line = hooks.hook_command(clients.installed_command(), cfg.home.path, name)
+            found = hooks.install(name, command_line, Path.home(), None)
+        out.append({"client": name, "status": "installed" if found["status"] != "not installed" else found["status"],
+                    "settings": found["settings"], "install": f"memsync hooks install {name}"})
+    return out
+
+
+def _ask_hook(found: dict) -> bool:
+    try:
+        return click.confirm(f"Start every {found['title']} session with the memsync brief (a "
+                             f"SessionStart hook in {found['settings']}, backed up first)?",
+                             default=True, err=True)
+    except click.Abort:
+        click.echo(err=True)
+        return False

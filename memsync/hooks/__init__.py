@@ -1,0 +1,257 @@
+"""`memsync hooks install | uninstall | status`: wire `memsync brief` into a client's own
+session-start hook, reversibly (memsync.hooks.clients says what each client takes).
+
+The settings file is the user's: it is edited in place (memsync.hooks.jsonc: only the bytes of
+our entry change), backed up first (`FILE.memsync-backup`, the file as it was before memsync
+first touched it), written whole through a temp file renamed into place, and never rewritten
+when nothing changes. `uninstall` takes our entry out again; if the file is then what the backup
+holds, the backup's bytes are put back exactly and the backup goes. A file memsync created is
+removed again when nothing but our entry was ever in it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+from memsync.errors import BadArgument, BadEnvironment
+from memsync.hooks import jsonc
+from memsync.hooks.clients import CLIENTS, EVENT, Client, entry, notes
+
+BACKUP_SUFFIX = ".memsync-backup"
+OURS = re.compile(r"memsync\S*(?:\s.*)?\sbrief\s+--hook\s+(?:claude-code|codex|gemini)\b")
+END_OF_SESSION = ("no end-of-session hook is installed: none of these clients has one that can "
+                  "still reach the model, so the brief's last line asks the agent to save what it "
+                  "learnt (memory_capture), and it is said again at every resume, clear and compaction")
+
+
+def client(name: str) -> Client:
+    try:
+        return CLIENTS[name]
+    except KeyError:
+        raise BadArgument(f"unknown client {name!r}: one of {', '.join(CLIENTS)}") from None
+
+
+def hook_command(executable: Path, home: Path, client_name: str) -> str:
+    return " ".join(shlex.quote(part) for part in
+                    (str(executable), "--home", str(home), "brief", "--hook", client_name))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadEnvironment(f"cannot read {path}: {exc}") from None
+
+
+def _parse(path: Path, text: str) -> jsonc.Node:
+    try:
+        root = jsonc.parse(text)
+    except jsonc.JSONCError as exc:
+        raise BadEnvironment(f"{path} is not valid JSON ({exc}): fix it first; memsync changed nothing") from None
+    if root.kind != "object":
+        raise BadEnvironment(f"{path} does not hold a JSON object: memsync changed nothing")
+    return root
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    temp = path.with_name(f".{path.name}.memsync-{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def _ours(hook: jsonc.Node) -> bool:
+    command = hook.get("command") if hook.kind == "object" else None
+    return bool(command and isinstance(command.value, str) and OURS.search(command.value))
+
+
+def _found(root: jsonc.Node) -> list[str]:
+    """The commands of our hooks in this settings file."""
+    hooks = root.get("hooks")
+    groups = hooks.get(EVENT) if hooks and hooks.kind == "object" else None
+    out = []
+    for group in groups.items if groups and groups.kind == "array" else []:
+        inner = group.get("hooks") if group.kind == "object" else None
+        for hook in inner.items if inner and inner.kind == "array" else []:
+            if _ours(hook):
+                out.append(hook.get("command").value)  # type: ignore[union-attr]
+    return out
+
+
+def _our_groups(root: jsonc.Node) -> list:
+    hooks = root.get("hooks")
+    groups = hooks.get(EVENT) if hooks and hooks.kind == "object" else None
+    out = []
+    for group in groups.items if groups and groups.kind == "array" else []:
+        inner = group.get("hooks") if group.kind == "object" else None
+        if inner and inner.kind == "array" and any(_ours(hook) for hook in inner.items):
+            out.append(group.plain())
+    return out
+
+
+def _without_ours(text: str) -> str:
+    """The text with every hook of ours taken out, and each group, list and object that held
+    only ours."""
+    while True:
+        root = jsonc.parse(text)
+        hooks = root.get("hooks")
+        groups = hooks.get(EVENT) if hooks and hooks.kind == "object" else None
+        if not groups or groups.kind != "array":
+            return text
+        changed = None
+        for gi, group in enumerate(groups.items):
+            inner = group.get("hooks") if group.kind == "object" else None
+            items = inner.items if inner and inner.kind == "array" else []
+            mine = [i for i, hook in enumerate(items) if _ours(hook)]
+            if not mine:
+                continue
+            if len(mine) == len(items) and [n for n, _ in group.members] in (["matcher", "hooks"], ["hooks"]):
+                changed = jsonc.remove_item(text, groups, gi)
+                if len(groups.items) == 1:  # the list held only ours: it goes, then maybe "hooks"
+                    changed = _drop_empty(changed)
+            else:
+                changed = jsonc.remove_item(text, inner, mine[0])  # type: ignore[arg-type]
+            break
+        if changed is None:
+            return text
+        text = changed
+
+
+def _drop_empty(text: str) -> str:
+    root = jsonc.parse(text)
+    hooks = root.get("hooks")
+    if hooks is None or hooks.get(EVENT) is None or hooks.get(EVENT).plain() != []:  # type: ignore[union-attr]
+        return text
+    text = jsonc.remove_member(text, hooks, EVENT)
+    root = jsonc.parse(text)
+    hooks = root.get("hooks")
+    if hooks is not None and hooks.kind == "object" and not hooks.members:
+        text = jsonc.remove_member(text, root, "hooks")
+    return text
+
+
+def _with_ours(text: str, group: dict) -> str:
+    if not text.strip():  # a new file
+        return json.dumps({"hooks": {EVENT: [group]}}, ensure_ascii=False, indent=2) + "\n"
+    root = jsonc.parse(text)
+    hooks = root.get("hooks")
+    if hooks is None:
+        return jsonc.add_member(text, root, "hooks", {EVENT: [group]})
+    if hooks.kind != "object":
+        raise BadEnvironment('"hooks" in this settings file is not an object: memsync changed nothing')
+    groups = hooks.get(EVENT)
+    if groups is None:
+        return jsonc.add_member(text, hooks, EVENT, [group])
+    if groups.kind != "array":
+        raise BadEnvironment(f'"hooks.{EVENT}" in this settings file is not a list: memsync changed nothing')
+    return jsonc.append_item(text, groups, group)
+
+
+def install(name: str, command: str, home: Path, project: Path | None) -> dict:
+    """Add our SessionStart hook to the client's settings (user-wide, or the project's)."""
+    spec = client(name)
+    path = spec.settings(home, project)
+    before = _read(path)
+    text = before or ""
+    root = _parse(path, text)
+    group = entry(spec, command)
+    if _our_groups(root) == [group]:
+        return _result(spec, path, "unchanged", home, project)
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if before is not None and not backup.exists():
+        _write(backup, before)
+    new = _with_ours(_without_ours(text), group)  # an older entry of ours (another path) is replaced
+    _write(path, new)
+    return _result(spec, path, "installed", home, project)
+
+
+def uninstall(name: str, home: Path, project: Path | None) -> dict:
+    spec = client(name)
+    path = spec.settings(home, project)
+    text = _read(path)
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if text is None or not _found(_parse(path, text)):
+        return _result(spec, path, "not installed", home, project)
+    after = _without_ours(text)
+    saved = _read(backup)
+    if saved is not None and _same(saved, after):
+        _write(path, saved)  # the file as it was, byte for byte
+        backup.unlink()
+    elif saved is None and not jsonc.loads(after):
+        path.unlink()  # memsync created it: nothing else was ever in it
+    else:
+        _write(path, after)
+    return _result(spec, path, "uninstalled", home, project)
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return jsonc.loads(a) == jsonc.loads(b)
+    except jsonc.JSONCError:
+        return False
+
+
+def status(name: str, home: Path, project: Path | None) -> dict:
+    spec = client(name)
+    path = spec.settings(home, project)
+    text = _read(path)
+    commands = _found(_parse(path, text)) if text is not None else []
+    return _result(spec, path, "installed" if commands else "not installed", home, project, commands)
+
+
+def _result(spec: Client, path: Path, state: str, home: Path, project: Path | None,
+            commands: list[str] | None = None) -> dict:
+    text = _read(path)
+    settings = jsonc.loads(text) if text else {}
+    out = {
+        "client": spec.name,
+        "title": spec.title,
+        "status": state,
+        "scope": "project" if project else "user",
+        "settings": str(path),
+        "event": EVENT,
+        "notes": notes(spec, settings if isinstance(settings, dict) else {}, _codex_config(home)),
+        "end_of_session": END_OF_SESSION,
+        "docs": spec.docs,
+    }
+    backup = path.with_name(path.name + BACKUP_SUFFIX)
+    if backup.exists():
+        out["backup"] = str(backup)
+    if commands is not None:
+        out["commands"] = commands
+        out["missing"] = [c for c in commands if not Path(shlex.split(c)[0]).exists()]
+    return out
+
+
+def _codex_config(home: Path) -> dict | None:
+    """~/.codex/config.toml, read only (to say whether hooks are on); None where Python has no
+    TOML reader (3.10) or the file is missing or broken."""
+    try:
+        import tomllib
+    except ImportError:
+        return None
+    try:
+        with open(home / ".codex" / "config.toml", "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def detected(home: Path) -> list[str]:
+    """The clients whose folder is in the user's home: the ones `memsync init` offers a hook for."""
+    return [spec.name for spec in CLIENTS.values() if (home / spec.detect).is_dir()]

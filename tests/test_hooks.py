@@ -1,0 +1,213 @@
+"""`memsync hooks` on real settings files of each client: the entry goes in and out without
+touching anything else (other hooks, keys, order, comments), a backup is kept, a second install
+changes nothing, and uninstall gives the file back byte for byte. Then the hook run end to end,
+as the client runs it: its command line through a shell, JSON on stdin, the context on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memsync.hooks import jsonc
+
+from .conftest import write_card
+
+CLAUDE = """{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo pre"}]}
+        ],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+        ]
+    }
+}
+"""
+CODEX = """{
+  "hooks": {
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}]
+  }
+}
+"""
+GEMINI = """// Gemini CLI settings: JSON with comments
+{
+  "theme": "GitHub", // the colours
+  /* hooks of my own */
+  "hooks": {
+    "BeforeTool": [
+      {"matcher": "run_shell_command", "hooks": [{"type": "command", "command": "./audit.sh"}]},
+    ],
+  },
+  "hooksConfig": {"enabled": true},
+}
+"""
+FILES = {"claude-code": (".claude/settings.json", CLAUDE), "codex": (".codex/hooks.json", CODEX),
+         "gemini": (".gemini/settings.json", GEMINI)}
+
+
+@pytest.fixture
+def user_home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "user"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def settings(home: Path, client: str) -> Path:
+    path = home / FILES[client][0]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(FILES[client][1])
+    return path
+
+
+def session_start(path: Path) -> list:
+    return jsonc.loads(path.read_text())["hooks"]["SessionStart"]
+
+
+@pytest.mark.parametrize("client", list(FILES))
+def test_install_adds_one_entry_keeps_the_rest_and_uninstall_restores_the_bytes(client, user_home, cli):
+    path = settings(user_home, client)
+    before = path.read_text()
+    code, out = cli("hooks", "install", client, "--json")
+    assert code == 0 and out["status"] == "installed" and out["settings"] == str(path)
+    after = path.read_text()
+    old, new = jsonc.loads(before), jsonc.loads(after)
+    ours = session_start(path)[-1]
+    assert ours["hooks"][0]["command"].endswith(f" brief --hook {client}")
+    # everything else as it was, in its order; the text before our entry untouched
+    new["hooks"]["SessionStart"] = new["hooks"]["SessionStart"][:-1]
+    if not new["hooks"]["SessionStart"]:
+        del new["hooks"]["SessionStart"]
+    assert new == old and list(new) == list(old) and list(new["hooks"]) == list(old["hooks"])
+    if client == "gemini":
+        assert "// the colours" in after and "/* hooks of my own */" in after
+    assert Path(out["backup"]).read_text() == before
+    assert cli("hooks", "install", client, "--json")[1]["status"] == "unchanged"
+    assert path.read_text() == after  # idempotent: not even rewritten
+    status = cli("hooks", "status", client, "--json")[1]["hooks"][0]
+    assert status["status"] == "installed" and status["commands"] == [ours["hooks"][0]["command"]]
+    assert status["missing"] == []
+    assert cli("hooks", "uninstall", client, "--json")[1]["status"] == "uninstalled"
+    assert path.read_text() == before and not Path(out["backup"]).exists()
+    assert cli("hooks", "uninstall", client, "--json")[1]["status"] == "not installed"
+
+
+def test_the_claude_entry_is_a_sessionstart_command_for_every_kind_of_start(user_home, cli):
+    path = settings(user_home, "claude-code")
+    cli("hooks", "install", "claude-code")
+    group = session_start(path)[-1]
+    assert group["matcher"] == "startup|resume|clear|compact"
+    assert group["hooks"][0]["type"] == "command" and group["hooks"][0]["timeout"] == 10
+    assert session_start(path)[0] == {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+
+
+def test_gemini_gets_no_matcher_and_a_timeout_in_milliseconds(user_home, cli):
+    path = settings(user_home, "gemini")
+    cli("hooks", "install", "gemini")
+    group = session_start(path)[-1]
+    assert "matcher" not in group and group["hooks"][0]["timeout"] == 10_000
+
+
+def test_an_edit_made_after_install_survives_uninstall(user_home, cli):
+    path = settings(user_home, "gemini")
+    cli("hooks", "install", "gemini")
+    edited = path.read_text().replace('"theme": "GitHub",', '"theme": "Dracula", // changed later\n  "vimMode": true,')
+    path.write_text(edited)
+    assert cli("hooks", "uninstall", "gemini")[0] == 0
+    text = path.read_text()
+    data = jsonc.loads(text)
+    assert data["theme"] == "Dracula" and data["vimMode"] is True and "SessionStart" not in data["hooks"]
+    assert "// changed later" in text and "/* hooks of my own */" in text
+    assert data["hooks"]["BeforeTool"][0]["matcher"] == "run_shell_command"
+
+
+def test_a_file_memsync_created_is_removed_again(user_home, cli):
+    code, out = cli("hooks", "install", "codex", "--json")
+    path = user_home / ".codex" / "hooks.json"
+    assert code == 0 and "backup" not in out and session_start(path)[0]["matcher"]
+    cli("hooks", "uninstall", "codex")
+    assert not path.exists()
+
+
+def test_project_scope_writes_the_projects_own_file(user_home, tmp_path, cli):
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    code, out = cli("hooks", "install", "claude-code", "--project", project / "src", "--json")
+    assert code == 0 and out["settings"] == str(project / ".claude" / "settings.local.json")
+    assert not (user_home / ".claude").exists()
+    assert cli("hooks", "status", "--project", project, "--json")[1]["hooks"][0]["status"] == "installed"
+
+
+def test_a_settings_file_that_is_not_json_is_left_alone(user_home, cli):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"model": "opus",,}')
+    code, out = cli("hooks", "install", "claude-code", "--json")
+    assert code == 2 and "not valid JSON" in out["error"]["message"]
+    assert path.read_text() == '{"model": "opus",,}' and not path.with_name("settings.json.memsync-backup").exists()
+
+
+def test_status_says_what_may_stop_codex_and_gemini(user_home, cli):
+    (user_home / ".codex").mkdir()
+    (user_home / ".codex" / "config.toml").write_text('model = "o3"\n[features]\nhooks = false\n')
+    found = {h["client"]: h for h in cli("hooks", "status", "--json")[1]["hooks"]}
+    assert all(h["status"] == "not installed" for h in found.values())
+    assert any("turns hooks off" in note for note in found["codex"]["notes"])
+    assert "end-of-session" in found["claude-code"]["end_of_session"]
+
+
+def _shop(tmp_path, vault, cli) -> Path:
+    shop = tmp_path / "shop"
+    (shop / ".git").mkdir(parents=True)
+    write_card(vault, "02-Projects/shop-deploy.md", "Shop deploy", "Deploy with make deploy from the ops box.\n",
+               project="shop")
+    assert cli("index")[0] == 0
+    return shop
+
+
+def _run_hook(command: str, payload: dict, env: dict) -> subprocess.CompletedProcess:
+    """As the client runs a command hook: through a shell, its JSON on stdin."""
+    return subprocess.run(["sh", "-c", command], input=json.dumps(payload), capture_output=True,
+                          text=True, timeout=30, env=env)
+
+
+@pytest.mark.parametrize("client", list(FILES))
+def test_the_installed_hook_run_as_the_client_runs_it(client, user_home, tmp_path, vault, cli, home):
+    shop = _shop(tmp_path, vault, cli)
+    cli("hooks", "install", client)
+    command = session_start(user_home / FILES[client][0])[-1]["hooks"][0]["command"]
+    env = {**os.environ, "HOME": str(user_home)}
+    payload = {"session_id": "s1", "cwd": str(shop), "hook_event_name": "SessionStart", "source": "startup"}
+    proc = _run_hook(command, payload, env)
+    assert proc.returncode == 0 and proc.stderr == ""
+    context = json.loads(proc.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart"
+    assert context["additionalContext"].startswith(f"# Memory brief: shop ({shop})")
+    assert "Shop deploy" in context["additionalContext"]
+    # a broken index: the session still starts, with nothing added and one line on stderr
+    (home / "memsync.db").write_bytes(b"not a database" * 200)
+    for sidecar in home.glob("memsync.db-*"):
+        sidecar.unlink()
+    broken = _run_hook(command, payload, env)
+    assert broken.returncode == 0 and json.loads(broken.stdout) == {}
+    assert len(broken.stderr.strip().splitlines()) == 1 and "no brief this time" in broken.stderr
+
+
+def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):
+    (user_home / ".claude").mkdir()
+    (user_home / ".gemini").mkdir()
+    code, out = cli("init", "--json")
+    assert code == 0
+    offered = {h["client"]: h for h in out["hooks"]}
+    assert set(offered) == {"claude-code", "gemini"}
+    assert offered["claude-code"]["status"] == "not installed"
+    assert offered["claude-code"]["install"] == "memsync hooks install claude-code"
+    code, out = cli("init", "--yes", "--json")
+    assert {h["client"]: h["status"] for h in out["hooks"]} == {"claude-code": "installed", "gemini": "installed"}
+    assert session_start(user_home / ".claude" / "settings.json")
