@@ -11,8 +11,8 @@ For each size (1k and 10k cards; 100k with --big):
 - reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
 - search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
 - `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`;
-- `memsync brief` whole-process wall time (a project of ~500 cards, 200 cards read, a last brief
-  30 days back), in the same rounds.
+- `memsync brief` whole-process wall time (a project of ~500 cards, 200 cards read, ~700 cards
+  changed since the last brief), in the same rounds.
 Every figure is the median of repeated runs. Then the watcher and MCP benches
 (bench/watch_latency.py, bench/mcp_startup.py) run if present, and their JSON is folded in.
 With --big also: the watcher over 100,000 cards beside its 10,000-card figures, embedding
@@ -270,7 +270,7 @@ def wall(cmd: list[str], env: dict | None = None, ok=(0,)) -> float:
 
 def prepare_brief(home: Path, db: Path) -> Path:
     """What a brief reads besides the cards: read counts on 200 cards and this agent's last brief
-    30 days back (so the "changed" section runs). The project is the folder name `g003`, which
+    at 2026-05-01, six weeks before the newest generated card (so "changed" has ~700 to sort). The project is the folder name `g003`, which
     ~500 generated cards sit in (bench.generate). Returns the project's folder."""
     conn = sqlite3.connect(db)
     with conn:
@@ -280,8 +280,7 @@ def prepare_brief(home: Path, db: Path) -> Path:
     conn.close()
     project = home / "g003"
     project.mkdir(parents=True, exist_ok=True)
-    since = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(time.time() - 30 * 86400))
-    (home / "brief.json").write_text(json.dumps({"last_brief": {f"cli:{project}": since}}))
+    (home / "brief.json").write_text(json.dumps({"last_brief": {f"cli:{project}": "2026-05-01T00:00:00+00:00"}}))
     return project
 
 

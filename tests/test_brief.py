@@ -161,7 +161,7 @@ def test_changed_since_the_last_brief_after_an_update_and_a_supersede(brief_home
     assert changed["Git habits 2"]["note"] == f"new, supersedes {ids['Git habits']}"
     assert changed["Git habits"]["note"] == f"superseded by {new_id} Git habits 2"
     assert changed["Git habits"]["line"] == ""
-    assert "## Changed since your last brief (" in data["text"]
+    assert "## Changed since your last brief, " in data["text"]
     again = brief(cli, brief_home["shop"])  # nothing changed since the brief just made
     assert titles(again, "changed") == [] and "(updated)" not in again["text"]
 
@@ -211,3 +211,18 @@ def test_the_first_line_skips_headings_fences_and_the_title():
     assert first_line("Title\n\n> quoted  text", "title") == "quoted text"
     assert shorten("word " * 50, 10).endswith("…") and tokens.estimate(shorten("word " * 50, 10)) <= 10
     assert tokens.estimate(shorten("登" * 100, 12)) <= 12
+
+
+def test_a_section_whose_query_stopped_says_its_count_is_a_lower_bound():
+    from memsync.brief.select import select
+
+    rows = [{"id": n, "source": "vault", "path": f"{n}.md", "title": f"Card {n}", "kind": None,
+             "priority": None, "created": None, "updated": None, "invalid_at": None,
+             "superseded_by": None, "supersedes": None, "reads": 100 - n} for n in range(1, 40)]
+    texts = {r["id"]: (f"Body of card {r['id']} with a fact.", None) for r in rows}
+    chosen = select([], [], rows, texts, {}, None, lambda s, p: None, 60, capped=frozenset({"used"}))
+    used = chosen.sections["used"]
+    assert used.capped and 0 < len(used.items) < used.total
+    from memsync.brief.select import heading_text
+
+    assert heading_text("used", len(used.items), used.total, None, used.capped).endswith(f"of {used.total}+)")

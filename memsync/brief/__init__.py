@@ -16,10 +16,13 @@ from memsync.brief.select import CANDIDATES, ranked, select
 from memsync.config import Config
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.store import brief as store
-from memsync.store.index import Index
+from memsync.store.index import DB_ERRORS, Index
 
 DEFAULT_BUDGET = 1200
 MIN_BUDGET = 200  # the fixed lines take about 110 tokens
+# Rows read for the sections that can hold most of the index (every card read once, a bulk
+# import since the last brief): past them a section says "N of M+".
+ROWS = {"changed": 4 * CANDIDATES["changed"], "used": 4 * CANDIDATES["used"]}
 
 
 def make(cfg: Config, directory: str | Path | None = None, *, name: str | None = None,
@@ -43,27 +46,37 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
     today = now.date().isoformat()
     index = Index(cfg.db.path)
     try:
-        conn = index.conn
-        project_rows = store.project_cards(conn, scope, today)
-        changed_rows = store.changed_cards(conn, since_iso[:10], 4 * CANDIDATES["changed"]) if since_iso else []
-        used_rows = store.used_cards(conn, today, 4 * CANDIDATES["used"])
-        ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
-        helpful = store.feedback(conn, ids)
-        # bodies of the cards a brief may show: the project's first few by rank, and the rest
-        shortlist = _shortlist(project_rows, helpful) + [r["id"] for r in changed_rows + used_rows]
-        texts = store.texts(conn, shortlist)
-        pairs = [(r["source"], p) for r in changed_rows for p in (r["superseded_by"], r["supersedes"]) if p]
-        others = store.titles_by_path(conn, pairs)
+        found = _read(index.conn, scope, today, since_iso)
+    except DB_ERRORS as exc:
+        raise BadEnvironment(f"cannot read the index at {cfg.db.path} ({exc}); `memsync doctor` "
+                             "says what is wrong") from None
     finally:
         index.close()
     most_held_back = sum(CANDIDATES.values())
     room = budget - render.fixed_cost(project, most_held_back)
-    selection = select(project_rows, changed_rows, used_rows, texts, helpful, since,
-                       lambda source, path: others.get((source, path)), room, since_text)
+    capped = frozenset(key for key in ROWS if len(found[key]) >= ROWS[key])
+    others = found["others"]
+    selection = select(found["project"], found["changed"], found["used"], found["texts"],
+                       found["helpful"], since, lambda source, path: others.get((source, path)),
+                       room, since_text, capped)
     text = render.markdown(project, selection, since_text)
     if record:
         state.record(cfg.home.path, mark, now.isoformat())
     return render.as_dict(project, selection, since_iso, budget, text)
+
+
+def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
+    """Everything a brief reads from the index, in one open connection."""
+    project_rows = store.project_cards(conn, scope, today)
+    changed_rows = store.changed_cards(conn, since_iso[:10], ROWS["changed"]) if since_iso else []
+    used_rows = store.used_cards(conn, today, ROWS["used"])
+    ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
+    helpful = store.feedback(conn, ids)
+    # bodies of the cards a brief may show: the project's first few by rank, and the rest
+    shortlist = _shortlist(project_rows, helpful) + [r["id"] for r in changed_rows + used_rows]
+    pairs = [(r["source"], p) for r in changed_rows for p in (r["superseded_by"], r["supersedes"]) if p]
+    return {"project": project_rows, "changed": changed_rows, "used": used_rows, "helpful": helpful,
+            "texts": store.texts(conn, shortlist), "others": store.titles_by_path(conn, pairs)}
 
 
 def _shortlist(rows, helpful) -> list[int]:

@@ -45,7 +45,7 @@ def markdown(project: Project, selection: Selection, since_text: str | None) -> 
         section = selection.sections[key]
         if not section.items:
             continue
-        lines += ["", heading_text(key, len(section.items), section.total, since_text)]
+        lines += ["", heading_text(key, len(section.items), section.total, since_text, section.capped)]
         lines += [item.text() for item in section.items]
     lines += ["", *footer(selection.held_back)]
     return "\n".join(lines) + "\n"
@@ -59,7 +59,7 @@ def as_dict(project: Project, selection: Selection, since_iso: str | None, budge
         "tokens": estimate(text),
         "held_back": selection.held_back,
         "sections": [
-            {"key": key, "total": selection.sections[key].total,
+            {"key": key, "total": selection.sections[key].total, "capped": selection.sections[key].capped,
              "items": [item.to_dict() for item in selection.sections[key].items]}
             for key in SECTION_ORDER
         ],

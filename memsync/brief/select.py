@@ -73,6 +73,7 @@ class Item:
 class Section:
     key: str
     total: int  # cards this section found (shown or not), secrets held back excluded
+    capped: bool = False  # more qualified than the query returned: total is a lower bound
     items: list[Item] = field(default_factory=list)
 
 
@@ -172,7 +173,7 @@ def select(
     project_rows: Sequence[Mapping], changed_rows: Sequence[Mapping], used_rows: Sequence[Mapping],
     texts: Mapping[int, tuple[str, str | None]], helpful: Mapping[int, tuple[int, int]],
     since: float | None, other: Callable[[str, str], tuple[int, str] | None], budget: int,
-    since_text: str | None = None,
+    since_text: str | None = None, capped: frozenset[str] = frozenset(),
 ) -> Selection:
     """Order, screen and fit the cards; `budget` is what the items (and their headings) may
     cost, the brief's fixed lines already paid."""
@@ -202,9 +203,9 @@ def select(
     # A project card that changed is shown once, in the project section, with what changed.
     changed_elsewhere = sum(1 for row, _ in changed if row["id"] not in in_project)
     totals = {"project": len(project), "changed": changed_elsewhere, "used": len(used)}
-    sections = {key: Section(key, totals[key]) for key in SECTION_ORDER}
+    sections = {key: Section(key, totals[key], key in capped) for key in SECTION_ORDER}
     # each heading at its longest ("(N-1 of N)"): what it says is known only at the end
-    headings = {key: estimate(heading_text(key, max(totals[key] - 1, 0), totals[key], since_text)) + 2
+    headings = {key: estimate(heading_text(key, max(totals[key] - 1, 0), totals[key], since_text, True)) + 2
                 for key in SECTION_ORDER}  # + the newline and the blank line before it
     left = budget
     placed: set[int] = set()
@@ -235,10 +236,11 @@ def make_item(row: Mapping, note: str, texts: Mapping[int, tuple[str, str | None
     return Item(row["id"], title, line, note, row["source"], row["path"], row["kind"])
 
 
-def heading_text(key: str, shown: int, total: int, since_text: str | None) -> str:
-    more = f" ({shown} of {total})" if shown < total else ""
+def heading_text(key: str, shown: int, total: int, since_text: str | None, capped: bool = False) -> str:
+    """A section's heading; `capped`: more cards than `total` qualified (the query stopped)."""
+    more = f" ({shown} of {total}{'+' if capped else ''})" if shown < total or capped else ""
     if key == "project":
         return f"## This project{more}"
     if key == "changed":
-        return f"## Changed since your last brief{f' ({since_text})' if since_text else ''}{more}"
+        return f"## Changed since your last brief{f', {since_text}' if since_text else ''}{more}"
     return f"## Most used{more}"

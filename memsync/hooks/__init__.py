@@ -12,7 +12,6 @@ removed again when nothing but our entry was ever in it.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 from pathlib import Path
@@ -60,19 +59,15 @@ def _parse(path: Path, text: str) -> jsonc.Node:
 
 
 def _write(path: Path, text: str) -> None:
+    """All or nothing (memsync.write.atomic): a client reading its settings meanwhile sees the old
+    file or the new one. An existing file keeps its permission bits."""
+    from memsync.write import atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    temp = path.with_name(f".{path.name}.memsync-{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    data = text.encode("utf-8")
+    # a new file is linked into place; one made by someone else meanwhile is replaced whole
+    if path.exists() or not atomic.create(path, data):
+        atomic.replace(path, data)
 
 
 def _ours(hook: jsonc.Node) -> bool:

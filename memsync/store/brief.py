@@ -18,12 +18,12 @@ from memsync.store.index import VALID_ON
 # What every light row holds: enough to order the cards and to say what changed.
 _LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.updated, "
           "c.invalid_at, c.superseded_by, c.supersedes, coalesce(s.read_count, 0) AS reads")
-# cards_brief (memsync.store.migrations) holds every column these queries read: a scan of it
-# never touches the cards' bodies.
 Connection = Any  # an open sqlite3 connection of memsync.store.index (only it imports sqlite3)
-Row = Any  # a Row: by column name or position
+Row = Any  # a sqlite3.Row: by column name or position
 
-_FROM = "FROM cards c INDEXED BY cards_brief LEFT JOIN card_stats s ON s.id = c.id"
+# cards_brief (memsync.store.migrations) holds every column these queries read, so SQLite scans
+# it (SCAN c USING COVERING INDEX cards_brief) and never the cards' bodies.
+_FROM = "FROM cards c LEFT JOIN card_stats s ON s.id = c.id"
 
 
 @dataclass(frozen=True)
