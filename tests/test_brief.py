@@ -226,3 +226,18 @@ def test_a_section_whose_query_stopped_says_its_count_is_a_lower_bound():
     from memsync.brief.select import heading_text
 
     assert heading_text("used", len(used.items), used.total, None, used.capped).endswith(f"of {used.total}+)")
+
+
+def test_a_slow_brief_is_given_up_at_the_time_limit():
+    import io
+    import threading
+
+    from memsync.brief.hookrun import run
+
+    release = threading.Event()
+    started = time.monotonic()
+    out, problem, stuck = run("claude-code", lambda where: release.wait(30) and "late",
+                              io.StringIO('{"cwd": "/tmp"}'), limit=0.2)
+    release.set()
+    assert time.monotonic() - started < 5
+    assert out == "{}" and stuck and "took longer than 0.2 s" in problem
