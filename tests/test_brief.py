@@ -241,3 +241,11 @@ def test_a_slow_brief_is_given_up_at_the_time_limit():
     release.set()
     assert time.monotonic() - started < 5
     assert out == "{}" and stuck and "took longer than 0.2 s" in problem
+
+
+def test_a_cards_summary_is_its_line(brief_home, cli, vault):
+    write_card(vault, "02-Projects/shop/refunds.md", "Refunds", "# Refunds\n\nA long story about refunds.\n",
+               summary="Refunds over 100 EUR need a second approver.")
+    cli("index")
+    items = {i["title"]: i for s in brief(cli, brief_home["shop"], "--peek")["sections"] for i in s["items"]}
+    assert items["Refunds"]["line"] == "Refunds over 100 EUR need a second approver."

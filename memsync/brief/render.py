@@ -15,8 +15,8 @@ SEARCH_LINE = ("More: memory_search with a few keywords or identifiers (shell: `
                "WORDS`); memory_get ID (shell: `memsync show ID`) reads a card whole.")
 CAPTURE_LINE = ("Before this session ends, save what you learnt that will matter again (a decision "
                 "and why, a convention, a fix, where something lives) with memory_capture: a "
-                "title, a kind, and a body that opens with a one-line summary; fix a wrong card "
-                "with memory_update instead.")
+                "title, a kind, a one-line summary and the body; fix a wrong card with "
+                "memory_update instead.")
 
 
 def header(project: Project) -> list[str]:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memsync.store.index import VALID_ON
+from memsync.store.searchsql import VALID_ON
 
 # What every light row holds: enough to order the cards and to say what changed.
 _LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.updated, "
