@@ -11,10 +11,12 @@ removed again when nothing but our entry was ever in it.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.hooks import jsonc
@@ -236,8 +238,8 @@ def _result(spec: Client, path: Path, state: str, home: Path, project: Path | No
 def _codex_config(home: Path) -> dict | None:
     """~/.codex/config.toml, read only (to say whether hooks are on); None where Python has no
     TOML reader (3.10) or the file is missing or broken."""
-    try:
-        import tomllib
+    try:  # by name: Python 3.10 (and mypy checking for it) has no tomllib
+        tomllib: Any = importlib.import_module("tomllib")
     except ImportError:
         return None
     try:

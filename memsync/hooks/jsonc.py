@@ -134,7 +134,10 @@ def loads(text: str) -> Any:
 
 def _line_indent(text: str, pos: int) -> str:
     start = text.rfind("\n", 0, pos) + 1
-    return re.match(r"[ \t]*", text[start:]).group()
+    end = start
+    while end < len(text) and text[end] in " \t":
+        end += 1
+    return text[start:end]
 
 
 def indent_unit(text: str) -> str:
