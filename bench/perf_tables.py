@@ -56,8 +56,9 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
          lambda s: f"{s['search']['floor_p50_ms']:.2f} / {s['search']['floor_p99_ms']:.2f} ms")
     line("marker searches with a wrong answer", lambda s: s["search"]["marker_wrong"])
     line("`memsync search` whole process", lambda s: f"{s['cli']['memsync_search']:.0f} ms")
-    line("`memsync brief` whole process", lambda s: f"{s['cli']['memsync_brief']:.0f} ms"
-         if "memsync_brief" in s["cli"] else "not measured")
+    if any("memsync_brief" in s["cli"] for s in sizes.values()):  # results from before it: no row
+        line("`memsync brief` whole process", lambda s: f"{s['cli']['memsync_brief']:.0f} ms"
+             if "memsync_brief" in s["cli"] else "not measured")
     line("floor: `python -c pass`", lambda s: f"{s['cli']['python_startup']:.0f} ms")
     line("`grep -rl`", lambda s: f"{s['cli']['grep_r']:.0f} ms")
     line("`rg -l`", lambda s: "not installed" if s["cli"].get("rg") is None else f"{s['cli']['rg']:.0f} ms")
