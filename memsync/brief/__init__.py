@@ -46,7 +46,7 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
     today = now.date().isoformat()
     index = Index(cfg.db.path)
     try:
-        found = _read(index.conn, scope, today, since_iso)
+        found = _read(store.connection(index), scope, today, since_iso)
     except DB_ERRORS as exc:
         raise BadEnvironment(f"cannot read the index at {cfg.db.path} ({exc}); `memsync doctor` "
                              "says what is wrong") from None

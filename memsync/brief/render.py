@@ -1,4 +1,4 @@
-"""The brief as Markdown, and as the JSON of `memsync brief --json`. Pure.
+"""The brief as Markdown, and as the JSON of `memsync brief --json`: values in, text out (no disk, no index).
 
 The fixed lines (the title, how to read a card, the held-back count, how to search for more and
 the closing line on saving what was learnt) are always there; select.py fits the items into what

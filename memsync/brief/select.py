@@ -1,4 +1,4 @@
-"""What a brief shows, in which order, within its token budget. Pure: rows in, sections out.
+"""What a brief shows, in which order, within its token budget: rows in, sections out (no disk, no index).
 
 Three sections, each a list of items `id title — line`:
 - `project`: the cards that belong to the project, by priority, feedback, reads, then newest;

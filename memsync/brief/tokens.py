@@ -1,4 +1,4 @@
-"""How many tokens a text costs a model, estimated without a tokenizer. Pure.
+"""How many tokens a text costs a model, estimated without a tokenizer (text in, a count out).
 
 The rule (docs/brief.md says it too): each CJK character (Han, Kana, Hangul) and each full-width
 or CJK punctuation mark counts as one token; every other character counts as a quarter of one,

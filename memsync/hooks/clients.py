@@ -1,4 +1,4 @@
-"""Each client's session-start hook, as its own documentation describes it. Pure data.
+"""Each client's session-start hook, as its own documentation describes it (data, no I/O).
 
 - Claude Code: `hooks.SessionStart` in settings.json (`~/.claude/settings.json`; a project's own,
   not committed: `.claude/settings.local.json`), groups `{matcher, hooks: [{type: command,

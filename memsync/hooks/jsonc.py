@@ -6,7 +6,7 @@ install and an uninstall. `json.load` + `json.dump` would keep the keys but rewr
 so this parses the text into spans (where each value, member and item starts and ends) and
 splices: an insert adds one member or item, a removal takes out exactly what an insert added,
 so install then uninstall gives the file back byte for byte. Comments (`//`, `/* */`) and
-trailing commas are read as JSONC allows. Pure: text in, text out.
+trailing commas are read as JSONC allows. Text in, text out.
 """
 
 from __future__ import annotations

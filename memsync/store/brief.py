@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memsync.store.index import Index
 from memsync.store.searchsql import VALID_ON
 
 # What every light row holds: enough to order the cards and to say what changed.
@@ -35,6 +36,27 @@ class Scope:
     name: str | None
     project_values: tuple[str, ...]
     ranges: tuple[tuple[str, str], ...]
+
+
+def connection(index: Index) -> Connection:
+    """The index's connection, for the reads below (the store's own business)."""
+    return index._conn
+
+
+def feedback(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """id -> (helpful, unhelpful) verdicts (the lifecycle wing's card_stats counts); {} for an
+    index without them."""
+    if not _has_column(conn, "card_stats", "helpful_count"):
+        return {}
+    wanted = sorted(set(ids))
+    out: dict[int, tuple[int, int]] = {}
+    for chunk in _chunks(wanted, 500):
+        for row in conn.execute(
+            "SELECT id, helpful_count, unhelpful_count FROM card_stats WHERE id IN "
+            f"({', '.join('?' * len(chunk))}) AND (helpful_count > 0 OR unhelpful_count > 0)", chunk,
+        ):
+            out[row[0]] = (row[1] or 0, row[2] or 0)
+    return out
 
 
 def project_cards(conn: Connection, scope: Scope, today: str) -> list[Row]:
@@ -117,22 +139,6 @@ def titles_by_path(conn: Connection, pairs: Iterable[tuple[str, str]]) -> dict[t
         row = conn.execute("SELECT id, title FROM cards WHERE source = ? AND path = ?", (source, path)).fetchone()
         if row:
             out[(source, path)] = (row[0], row[1])
-    return out
-
-
-def feedback(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[int, int]]:
-    """id -> (helpful, unhelpful) from the lifecycle wing's feedback table, when this index has
-    one (`card_feedback` with `helpful` and `unhelpful` counts); {} otherwise."""
-    if not (_has_column(conn, "card_feedback", "helpful") and _has_column(conn, "card_feedback", "unhelpful")):
-        return {}
-    wanted = sorted(set(ids))
-    out: dict[int, tuple[int, int]] = {}
-    for chunk in _chunks(wanted, 500):
-        for row in conn.execute(
-            f"SELECT id, helpful, unhelpful FROM card_feedback WHERE id IN ({', '.join('?' * len(chunk))})",
-            chunk,
-        ):
-            out[row[0]] = (row[1] or 0, row[2] or 0)
     return out
 
 
