@@ -180,6 +180,8 @@ def run(searcher: Searcher, cases: list[Case], pairs: list[Pair], known=None) ->
         rows.append({
             "query": case.query, "group": case.group, "relevant": sorted(case.relevant),
             "as_of": case.as_of, "returned": ranked[:K], "matched": result.matched,
+            # the strict part: the hits of the tier that matched first (a filled page goes on below)
+            "strict": sum(1 for h in result.hits[:K] if getattr(h, "matched", result.matched) == result.matched),
             "first_hit": first_hit_ok(ranked, case.relevant),
             "p_at_5": capped_precision(ranked, case.relevant),
             "noise_at_5": noise_rate(ranked, case.relevant),

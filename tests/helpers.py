@@ -37,6 +37,13 @@ def found(text: str, **filters) -> list[str]:
     return [h["path"] for h in api.search(config.load(), Query(text, **filters))["hits"]]
 
 
+def found_strict(text: str, **filters) -> list[str]:
+    """Paths of the strict part of a search's page: the hits of the tier that matched first (a
+    page the strict tiers leave short is filled from looser ones below them)."""
+    result = api.search(config.load(), Query(text, **filters))
+    return [h["path"] for h in result["hits"] if h["matched"] == result["matched"]]
+
+
 def indexed_tokens(conn) -> dict:
     """What the full-text tables hold, read from their indexes (cards_fts keeps no text):
     seq -> every (column, offset, token) FTS5 has for that row, per table. A row left behind

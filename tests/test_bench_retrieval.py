@@ -97,7 +97,7 @@ def test_score_all_indexes_the_real_files_and_names_the_best_floor(built):
     assert r["systems"]["memsync"]["ndcg@10"] > 0.5  # memsync reads the alias from the frontmatter
     assert r["best_floor"] in floor.VARIANTS and set(r["floor"]) == set(floor.VARIANTS)
     assert r["by_kind"]["memsync"]["alias"]["queries"] == 1 and r["floor_by_kind"]["heading"]["queries"] == 3
-    assert "by kind (memsync / floor): alias 1.0000 / " in retrieval.summary(results)
+    assert "by kind (memsync / best floor for the kind): alias 1.0000 / " in retrieval.summary(results)
     assert set(results["skipped"]) == set()
 
 

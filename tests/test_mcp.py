@@ -153,7 +153,7 @@ def test_a_default_reply_is_text_only_and_its_ids_drive_the_other_tools(server_l
             "id": second["id"], "title": "backup deploy moved", "body": "The backup deploy now runs from ops-99."})
         newer_id = int(text_of(newer).split("(id ")[1].split(")")[0])
         assert not newer.is_error and newer.structured_content is None, text_of(newer)
-        assert [h["id"] for h in await _hits(session, "ops-99")] == [newer_id]
+        assert [h["id"] for h in await _hits(session, "ops-99")][0] == newer_id  # others fill below
         deleted = await session.call_tool("memory_delete", {"id": newer_id})
         trash = [line for line in text_of(deleted).splitlines() if line.startswith("trash_path: ")]
         assert not deleted.is_error and len(trash) == 1, text_of(deleted)

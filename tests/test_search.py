@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import write_card
-from .helpers import found, sync
+from .helpers import found, found_strict, sync
 
 JAPANESE = Path(__file__).resolve().parents[1] / "bench" / "japanese" / "vault"  # bench/ja_notes.py
 
@@ -44,7 +44,8 @@ def test_prefix_tier_finds_sqlite_in_sqlite3(ops_vault, cli):
 
 
 def test_cjk_phrase_is_an_exact_substring(ops_vault):
-    assert found("东京都") == ["03-Knowledge/tokyo2.md"]
+    assert found_strict("东京都") == ["03-Knowledge/tokyo2.md"]
+    assert found("东京都") == ["03-Knowledge/tokyo2.md", "03-Knowledge/tokyo.md"]  # 东京 … 京都, below
 
 
 @pytest.mark.parametrize("char,path", [
@@ -65,7 +66,7 @@ def test_characters_typed_as_words_match_anywhere_in_the_or_tiers_too(ops_vault)
 
 
 def test_a_single_cjk_character_narrows_a_multi_word_query(ops_vault):
-    assert found("京 酒店") == ["03-Knowledge/tokyo.md"]
+    assert found_strict("京 酒店") == ["03-Knowledge/tokyo.md"]
     assert sorted(found("京")) == ["03-Knowledge/tokyo.md", "03-Knowledge/tokyo2.md"]
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from memsync import dates
 from memsync.errors import BadArgument
 from memsync.model import Hit
-from memsync.search import codes, query
+from memsync.search import codes, query, ranking
 from memsync.search.codes import Note
 from memsync.search.ranking import FIELD_PARTS, WEIGHTS, Weights, score_parts
 from memsync.store import searchsql as sql
@@ -24,6 +24,10 @@ from memsync.store.index import Index
 
 MAX_LIMIT = 20
 SNIPPET_CHARS = 160
+# A token held by this share of the cards or more is weak: a question word or particle. Chosen on
+# the retrieval bench (every dev set and kind together, bench/RESULTS.md).
+WEAK_SHARE = 0.5
+MIN_CARDS_FOR_WEAK = 50  # in a handful of cards every word is common: none is weak
 
 
 @dataclass(frozen=True)
@@ -113,10 +117,12 @@ def _low_confidence(hits: list[Hit]) -> Note:
 
 
 class LexicalSearcher:
-    def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = False):
+    def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = True,
+                 weak_share: float = WEAK_SHARE):
         self.index = index
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
+        self.weak_share = weak_share  # a token in this share of the cards or more is weak (1: none)
 
     def search(self, q: Query, cap: int | None = None, snippets: bool = True) -> Result:
         """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher), which
@@ -125,7 +131,7 @@ class LexicalSearcher:
             raise BadArgument("the query is empty; pass keywords or identifiers, e.g. nginx or ecs-prod")
         limit = clamp_limit(q.limit, cap)
         where, args = _filters(q)
-        plan = query.plan(q.text)
+        plan = self.plan(q.text)
         result = Result(query=q.text, matched=None, terms=plan.terms)
         if not plan.tiers:
             result.notes.append(Note(codes.NO_WORDS))
@@ -139,7 +145,8 @@ class LexicalSearcher:
         for tier, expr in plan.tiers:
             rows, result.more = self._ranked(
                 expr, short[tier], exact if tier == "all" else {}, where, args,
-                limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"))
+                limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"),
+                held=tier.startswith("all"), terms=len(plan.content))
             result.tiers.append({"tier": tier, "match": expr, "fields_match": short[tier], "hits": len(rows)})
             if not rows:
                 continue
@@ -165,6 +172,23 @@ class LexicalSearcher:
         if result.more:
             result.notes.append(Note(codes.MORE, {"shown": limit, "max": MAX_LIMIT}))
         return result
+
+    def plan(self, text: str) -> query.Plan:
+        """The query's tiers, its weak tokens left out (memsync.search.query.plan)."""
+        first = query.plan(text)
+        weak = self._weak(first) if self.weak_share < 1 and len(first.terms) > 1 else frozenset()
+        return query.plan(text, weak) if weak else first
+
+    def _weak(self, plan: query.Plan) -> frozenset[str]:
+        """The tokens held by at least `weak_share` of the cards: question words and particles
+        (what, did, the, 的, は), decided by their document frequency, never by a list. Each is
+        counted only up to that share, so a common word costs a bounded count, not a scan."""
+        cards = sql.row_count(self.index.run(sql.averages()))
+        if cards < MIN_CARDS_FOR_WEAK:
+            return frozenset()
+        bar = int(self.weak_share * cards) + 1
+        return frozenset(t for t in plan.terms if not query.is_char(t)
+                         and self.index.run(sql.matches_upto(query.quote(t), bar))[0][0] >= bar)
 
     def _empty_note(self, q: Query) -> Note:
         run = self.index.run
@@ -205,9 +229,14 @@ class LexicalSearcher:
     def _scores(self, table: str, weights: tuple[float, ...], expr: str, window: int) -> dict:
         return dict(self.index.run(sql.bm25(table, weights, expr, window)))
 
+    def _columns(self, table: str, columns: tuple[str, ...], expr: str, window: int) -> dict:
+        """seq -> the bm25 of each column alone, for the `window` cards best by their sum."""
+        return {seq: tuple(scores) for seq, *scores in self.index.run(sql.bm25_columns(table, columns, expr, window))}
+
     def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
-                valid_first, checked: bool = False) -> tuple[list[tuple], bool]:
-        """The best `want` cards for one tier, as (row, score) pairs, and whether more cards
+                valid_first, checked: bool = False, held: bool = False,
+                terms: int = 1) -> tuple[list[tuple], bool]:
+        """The best `want` cards for one tier, as (row, score, parts), and whether more cards
         than that matched.
 
         Candidates: the top of the whole-card bm25 (cards_fts, which also decides what matches
@@ -216,17 +245,20 @@ class LexicalSearcher:
         over the FTS tables alone; only the candidates are joined to `cards` for filters and
         display. The window widens when filters leave it short. `checked`: every short-field
         match already matches the tier (the `any` tiers: each phrase holds a word of the OR).
+        `held`: the tier asks for every word, so a card whose names hold `expr` holds the query;
+        `terms`: how many query tokens the tier matches on (memsync.search.ranking.score_parts).
         """
         w = self.weights
         filters = sql.Where(where, tuple(args))
         window = max(40, 4 * (want + len(exclude)))
         run = self.index.run
+        none_names, none_fields = (0.0,) * len(ranking.NAMES), (0.0,) * len(ranking.FIELDS)
         while True:
             whole = self._scores("cards_fts", w.whole, expr, window)
             if not whole:  # nothing matches the tier: the short fields cannot either
                 return [], False
-            names = self._scores("names_fts", w.names, short_expr, window) if w.w_names else {}
-            fields = self._scores("fields_fts", w.fields, short_expr, window) if w.w_fields else {}
+            names = self._columns("names_fts", ranking.NAMES, short_expr, window)
+            fields = self._columns("fields_fts", ranking.FIELDS, short_expr, window)
             extra = (names.keys() | fields.keys() | exact.keys()) - whole.keys()
             if extra and len(whole) >= window and short_expr != expr and not checked:
                 # Not every match is in `whole`, and a short-field match may lack some words
@@ -235,8 +267,10 @@ class LexicalSearcher:
             elif len(whole) < window:
                 extra = set()  # `whole` holds every card that matches the tier
             seqs = list(whole.keys() | extra)
-            parts = {seq: score_parts(w, whole.get(seq, 0.0), names.get(seq, 0.0), fields.get(seq, 0.0),
-                                      exact.get(seq, 0)) for seq in seqs}
+            holding = {s for (s,) in run(sql.names_hold(expr, seqs))} if held and w.held else set()
+            parts = {seq: score_parts(w, whole.get(seq, 0.0), names.get(seq, none_names),
+                                      fields.get(seq, none_fields), exact.get(seq, 0), seq in holding,
+                                      terms) for seq in seqs}
             scores = {seq: sum(p.values()) for seq, p in parts.items()}
             rows = run(sql.hit_rows(seqs, filters))
             rows = [r for r in rows if r["id"] not in exclude]
@@ -255,10 +289,10 @@ class LexicalSearcher:
         with matching (stemming, prefixes). Shown to the caller, never used to rank."""
         seqs = [r["seq"] for r, _, _ in rows]
         found = dict.fromkeys(seqs, 0)
-        for term in plan.terms:
+        for term in plan.content:
             for (seq,) in self.index.run(sql.matching(plan.term_expr(term, tier.endswith("prefix")), seqs)):
                 found[seq] += 1
-        return {seq: n / len(plan.terms) for seq, n in found.items()}
+        return {seq: n / len(plan.content) for seq, n in found.items()}
 
     def _hit(self, row, rank: float, parts: dict[str, float], tier: str, plan: query.Plan | None,
              coverage: float | None, day: str) -> Hit:

@@ -23,6 +23,7 @@ class Plan:
     # tier name -> the query's phrases OR-ed: what scores the short-field tables, where a card
     # holding some of the phrases still earns part of the credit.
     short: tuple[tuple[str, str], ...] = ()
+    content: tuple[str, ...] = ()  # the tokens the tiers match on (terms less the weak ones)
 
     def term_expr(self, token: str, prefix: bool) -> str:
         """One query token as a MATCH expression (used alone to measure coverage)."""
@@ -59,26 +60,33 @@ def _token(token: str, prefix: bool, words: frozenset[str]) -> str:
     return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
 
 
-def _any_phrase(tokens, prefix: bool, words: frozenset[str]) -> str:
+def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str] = frozenset()) -> str:
     """A phrase as the `any` tiers credit it in the short fields: a CJK run whole (its bigrams
     are fragments of words), words of other scripts each alone (each is a word), written as
     the tier writes a lone token (a lone CJK character stays exact)."""
     if len(tokens) > 1 and cjk.is_cjk(tokens[0]):
         return _phrase(tokens, prefix)
-    return " OR ".join(_token(t, prefix, words) for t in tokens)
+    return " OR ".join(_token(t, prefix, words) for t in tokens if t not in weak or set(tokens) <= weak)
 
 
-def plan(query: str) -> Plan:
-    phrases = tuple(tuple(p) for p in cjk.phrases(query))
-    terms = tuple(dict.fromkeys(t for p in phrases for t in p))
+def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
+    """The tiers of `query`. `weak`: tokens too common to decide anything (question words and
+    particles, found by their document frequency: memsync.search.lexical). A phrase made only
+    of weak tokens is left out of the tiers, and a weak token out of the `any` tiers' OR, so a
+    question is matched on its content words and never pays for scanning its common ones;
+    when every token is weak, the query is taken as written."""
+    every = tuple(tuple(p) for p in cjk.phrases(query))
+    terms = tuple(dict.fromkeys(t for p in every for t in p))
     if not terms:
         return Plan((), (), ())
+    phrases = tuple(p for p in every if not set(p) <= weak) or every
+    content = tuple(t for t in terms if t not in weak) or terms
     words = frozenset(w for w in cjk.normalize(query).split() if is_char(w))
     candidates = [
         ("all", " AND ".join(_phrase(p, False) for p in phrases)),
         ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
-        ("any", " OR ".join(_token(t, False, words) for t in terms)),
-        ("any-prefix", " OR ".join(_token(t, True, words) for t in terms)),
+        ("any", " OR ".join(_token(t, False, words) for t in content)),
+        ("any-prefix", " OR ".join(_token(t, True, words) for t in content)),
     ]
     # In the `any` tiers the short fields are credited for a CJK run only whole: its lone
     # bigrams would let a heading or tag that shares two characters of a question (a particle
@@ -86,12 +94,12 @@ def plan(query: str) -> Plan:
     short = {
         "all": " OR ".join(_phrase(p, False) for p in phrases),
         "all-prefix": " OR ".join(_phrase(p, True) for p in phrases),
-        "any": " OR ".join(_any_phrase(p, False, words) for p in phrases),
-        "any-prefix": " OR ".join(_any_phrase(p, True, words) for p in phrases),
+        "any": " OR ".join(_any_phrase(p, False, words, weak) for p in phrases),
+        "any-prefix": " OR ".join(_any_phrase(p, True, words, weak) for p in phrases),
     }
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
-    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()))
+    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content)

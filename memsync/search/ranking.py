@@ -1,10 +1,23 @@
 """How a card's field scores become one score. Pure: numbers in, a number out.
 
-Each FTS5 table gives a bm25() over its own fields (memsync.store.migrations): the whole card, the
-names (title, aliases, file name, H1), the other short fields (headings, tags, link text). A
-title match is scored against the document frequencies and lengths of titles, so a word in most
-bodies still counts there and a long body does not dilute it. A query equal to a whole title,
-alias or heading (memsync.store.fields) adds a bonus larger than any bm25 sum, so it ranks first.
+Obsidian's order of a note's parts: the title and aliases name the note, a heading names a part
+of it (an H1 nearly as much as the title, deeper levels less), the body mentions. The score is
+the sum of named parts (`memsync search --explain` shows each):
+
+- `whole`: FTS5's bm25 over the whole card with column weights (memsync.store.fts cards_fts):
+  BM25's saturation over the weighted term counts of every field, normalised by the card's
+  length. It carries the body and orders long-text matches (questions, claims) as plain BM25.
+- one part per short field (title, h1, headings, tags, links): that field's own bm25 (names_fts,
+  fields_fts: document frequencies and lengths of that field alone, so a word common in bodies
+  still weighs in a title and a long body does not dilute it), saturated to s / (s + k) and
+  weighted by the field's place. Each field is worth at most its weight: the strongest field
+  wins, several weak ones add up only moderately, and no field jumps a tier.
+- `held`: the names (title, aliases, file name) hold every word of the query; with the title's
+  own length normalisation this is what lets a short title that holds the query beat an exact
+  heading of another note.
+- `exact`: a title, alias, H1 or heading equal to the whole query (memsync.store.fields), by
+  field: bounded like the others, so an exact heading finds its note first when no title or
+  alias holds the query, and loses to a note named for it.
 Scores are positive; larger is better.
 """
 
@@ -12,35 +25,53 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Larger than any sum of bm25 scores seen on the bench sets (they stay below ~60).
-EXACT_BONUS = 100.0
+from memsync.store.fields import EXACT_H1, EXACT_HEADING, EXACT_NAME
+
+NAMES = ("title", "h1")  # names_fts columns
+FIELDS = ("headings", "tags", "links")  # fields_fts columns
 
 
 @dataclass(frozen=True)
 class Weights:
     whole: tuple[float, ...] = (3.0, 2.5, 2.0, 2.0, 1.5, 1.0)  # cards_fts columns
-    names: tuple[float, ...] = (1.0, 0.7)  # names_fts: title, h1
-    fields: tuple[float, ...] = (1.0, 0.8, 0.6)  # fields_fts: headings, tags, links
-    # How much the short-field bm25s add to the whole-card one. Measured with bench.retrieval
-    # (score_all, all dev sets, nDCG@10): SciFact train 0.6606 with names at 1.0, 0.6989 at
-    # 0.2, 0.7002 at 0.1, 0.7025 at 0.05, 0.7009 at 0 (best floor 0.7009); the Obsidian vaults
-    # moved by at most 0.3 points between 0 and 1.0 (the exact bonus carries their titles);
-    # fields at 0.5 were best or tied on every Obsidian vault and cannot move SciFact or CMRC
-    # (no headings, tags or links). bench/RESULTS.md has the full run.
-    w_names: float = 0.05
-    w_fields: float = 0.5
+    # What each short field's saturated bm25 is worth at most, in the units of `whole`.
+    title: float = 3.0
+    h1: float = 2.0
+    headings: float = 1.0
+    tags: float = 1.0
+    links: float = 0.5
+    held: float = 2.0
+    exact_name: float = 2.0
+    exact_h1: float = 1.5
+    exact_heading: float = 2.0
+    k: float = 3.0  # a short field's bm25 at which it earns half its weight
 
 
 WEIGHTS = Weights()
 # The parts of a score that are evidence of a field (the rest are priors): --explain names them.
-FIELD_PARTS = ("exact", "whole", "names", "fields")
+FIELD_PARTS = ("whole", *NAMES, *FIELDS, "held", "exact")
 
 
-def score_parts(w: Weights, whole: float, names: float, fields: float, exact: int) -> dict[str, float]:
-    """The named parts of a card's score; the score is their sum (`--explain` shows them)."""
-    return {"exact": EXACT_BONUS * exact, "whole": whole, "names": w.w_names * names,
-            "fields": w.w_fields * fields}
+def _sat(score: float, k: float) -> float:
+    return score / (score + k) if score > 0 else 0.0
 
 
-def combine(w: Weights, whole: float, names: float, fields: float, exact: int) -> float:
-    return sum(score_parts(w, whole, names, fields, exact).values())
+def score_parts(w: Weights, whole: float, names: tuple[float, ...], fields: tuple[float, ...],
+                exact: int, held: bool, terms: int = 1) -> dict[str, float]:
+    """The named parts of a card's score; the score is their sum. `names` and `fields` are the
+    bm25s of the NAMES and FIELDS columns, `exact` the strength of an exact key (0: none),
+    `terms` the number of query tokens matched on: a field's bm25 sums over them, so it is
+    saturated against k per token (a title holding 3 words of a 15-word claim earns a little,
+    one holding the whole of a 1-word query most of its weight)."""
+    parts = {"whole": whole}
+    k = w.k * max(1, terms)
+    for column, score in zip(NAMES + FIELDS, (*names, *fields)):
+        parts[column] = getattr(w, column) * _sat(score, k)
+    parts["held"] = w.held if held else 0.0
+    parts["exact"] = {EXACT_NAME: w.exact_name, EXACT_H1: w.exact_h1, EXACT_HEADING: w.exact_heading}.get(exact, 0.0)
+    return parts
+
+
+def combine(w: Weights, whole: float, names: tuple[float, ...], fields: tuple[float, ...],
+            exact: int, held: bool, terms: int = 1) -> float:
+    return sum(score_parts(w, whole, names, fields, exact, held, terms).values())

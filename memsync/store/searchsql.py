@@ -78,6 +78,50 @@ def bm25(table: str, weights: tuple[float, ...], expr: str, window: int) -> Stat
         f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (expr, window))
 
 
+def bm25_columns(table: str, columns: tuple[str, ...], expr: str, window: int) -> Statement:
+    """(rowid, the bm25 of each column alone...) of the best `window` rows of an FTS table, by
+    FTS5's own rank (every column weighted 1), each score negated (larger is better)."""
+    each = ", ".join(f"-bm25({table}, {', '.join('1' if c == col else '0' for c in columns)})"
+                     for col in columns)
+    return Statement(f"SELECT rowid, {each} FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+                     (expr, window))
+
+
+def names_hold(expr: str, seqs: Iterable[int]) -> Statement:
+    """The seqs among `seqs` whose names (title, aliases, file name: names_fts.title) hold all
+    of a MATCH expression."""
+    return Statement(
+        "SELECT rowid FROM names_fts WHERE names_fts MATCH ? "
+        "AND rowid IN (SELECT value FROM json_each(?))", (f"title : ({expr})", _ids(seqs)))
+
+
+def matches_upto(expr: str, limit: int) -> Statement:
+    """How many cards match a MATCH expression, counted no further than `limit`: bounded cost,
+    however common the words."""
+    return Statement("SELECT count(*) FROM (SELECT 1 FROM cards_fts WHERE cards_fts MATCH ? LIMIT ?)",
+                     (expr, limit))
+
+
+def averages() -> Statement:
+    """FTS5's averages record of cards_fts (rowid 1 of its data table): the row count and the
+    token count of each column, kept up to date by FTS5 itself."""
+    return Statement("SELECT block FROM cards_fts_data WHERE id = 1")
+
+
+def row_count(rows: list) -> int:
+    """The number of cards from the averages record (its first varint, in SQLite's varint
+    format: 7 bits a byte, big-endian, a 9th byte of 8 bits); 0 when there is none."""
+    block = rows[0][0] if rows and rows[0][0] else b""
+    value = 0
+    for i, byte in enumerate(block[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return value
+
+
 def matching(expr: str, seqs: Iterable[int]) -> Statement:
     """The seqs among `seqs` whose cards match a MATCH expression."""
     return Statement(

@@ -1,0 +1,64 @@
+"""Obsidian's order of a note's parts in the ranking, and a full page for every query."""
+
+from .conftest import write_card
+from .helpers import sync
+
+PHONES = ("Obsidian for Android", "Obsidian for iOS", "Obsidian CLI")
+
+
+def _search(cli, *args):
+    code, out = cli("search", *args, "--json")
+    assert code == 0, out
+    return out
+
+
+def _notes_with_a_section(vault, heading: str, words: str) -> None:
+    for title in PHONES:
+        write_card(vault, f"{title}.md", title,
+                   f"{title} runs on its platform.\n\n## Install\n\nGet it from the store.\n\n"
+                   f"## {heading}\n\n{words}\n\n## Settings\n\nOpen the settings.\n")
+
+
+def test_a_note_named_for_a_topic_beats_notes_with_a_section_of_that_name(vault, cli):
+    _notes_with_a_section(vault, "Sync", "Turn on sync to keep your notes the same on every device.")
+    write_card(vault, "Introduction to Obsidian Sync.md", "Introduction to Obsidian Sync",
+               "A paid service that keeps your vaults the same on all your devices.\n")
+    sync()
+    out = _search(cli, "sync")
+    assert out["hits"][0]["path"] == "Introduction to Obsidian Sync.md"
+    assert {h["path"] for h in out["hits"][1:]} == {f"{t}.md" for t in PHONES}
+
+
+def test_the_cjk_twin_a_title_holding_同步_beats_sections_named_同步(vault, cli):
+    _notes_with_a_section(vault, "同步", "開啟同步，讓每台裝置上的筆記都一樣。")
+    write_card(vault, "Obsidian 同步簡介.md", "Obsidian 同步簡介", "一項付費服務，讓你所有裝置上的保險庫保持一致。\n")
+    sync()
+    assert _search(cli, "同步")["hits"][0]["path"] == "Obsidian 同步簡介.md"
+
+
+def test_an_exact_heading_no_title_holds_still_finds_its_note_first(vault, cli):
+    write_card(vault, "Manage vaults.md", "Manage vaults",
+               "Open another vault from the vault switcher.\n\n## Create a new vault\n\nPick a folder.\n")
+    write_card(vault, "Vault settings.md", "Vault settings", "Create a shortcut to a new file in the vault.\n")
+    write_card(vault, "New notes.md", "Create new notes", "Create a note in any vault folder.\n")
+    sync()
+    out = _search(cli, "Create a new vault", "--explain")
+    assert out["hits"][0]["path"] == "Manage vaults.md"
+    assert "exact" in out["hits"][0]["explain"]["fields"]
+
+
+def test_a_question_whose_every_word_matches_two_cards_still_gets_a_full_page(vault, cli):
+    write_card(vault, "a.md", "Tuesday", "Melanie painted a sunrise over the lake on Tuesday morning.")
+    write_card(vault, "b.md", "Lake trip", "Melanie painted the lake at sunrise, her favourite view.")
+    for n in range(8):
+        write_card(vault, f"c{n}.md", f"Day {n}", f"Melanie talked about the lake trip number {n}.")
+    sync()
+    out = _search(cli, "Melanie painted sunrise lake")
+    hits = out["hits"]
+    assert len(hits) == 10  # every card holding a word of the question, not the two alone
+    strict = [h for h in hits if h["matched"] == out["matched"]]
+    assert {h["path"] for h in strict} == {"a.md", "b.md"} and hits[:2] == strict
+    part = next(n for n in out["notes"] if n["code"] == "strict_part")
+    assert part["strict"] == 2 and part["rest"] == 8
+    assert out["note"].startswith("2 matched every word; 8 below matched some of the words")
+    assert all(h["matched"] == "any" for h in hits[2:])
