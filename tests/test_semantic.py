@@ -186,6 +186,23 @@ def test_a_page_whose_words_all_matched_says_when_more_cards_matched(memory):
     assert search("the", limit=1)["more"] is True
 
 
+@pytest.mark.parametrize("text", ["nginx", "how often is the cat fed"])
+def test_a_hybrid_search_runs_one_lexical_pass(memory, text):
+    class Counting(LexicalSearcher):
+        passes = 0
+
+        def search(self, q, cap=None, snippets=True):
+            Counting.passes += 1
+            return super().search(q, cap, snippets)
+
+    index = Index(config.load().db.path)
+    try:
+        result = HybridSearcher(index, shared(), lexical=Counting(index)).search(Query(text, limit=3))
+    finally:
+        index.close()
+    assert Counting.passes == 1 and result.hits and len(result.hits) <= 3
+
+
 def test_a_long_card_scores_by_its_best_passage(vault, memory):
     filler = "\n\n".join(
         f"Meeting {n}: the team discussed the quarterly roadmap, hiring plans and budget." for n in range(90))

@@ -77,10 +77,15 @@ def clamp_limit(limit: int | None, cap: int | None = None) -> int:
     return max(1, min(cap or MAX_LIMIT, int(limit if limit is not None else 10)))
 
 
+def filters(q: Query) -> sql.Where:
+    """The filter clauses of a query (memsync.store.searchsql.filters): the lexical searcher's,
+    and the hybrid's for the cards it finds by meaning."""
+    return sql.filters(today=dates.today(), kind=q.kind, source=q.source, tag=q.tag,
+                       as_of=q.as_of, include_invalid=q.include_invalid)
+
+
 def _filters(q: Query) -> tuple[str, list]:
-    """The filter clauses of a query (memsync.store.searchsql.filters) and their parameters."""
-    where = sql.filters(today=dates.today(), kind=q.kind, source=q.source, tag=q.tag,
-                        as_of=q.as_of, include_invalid=q.include_invalid)
+    where = filters(q)
     return where.sql, list(where.params)
 
 

@@ -18,9 +18,8 @@ from memsync.search.lexical import (
     LexicalSearcher,
     Query,
     Result,
-    _filters,
     clamp_limit,
-    query,
+    filters,
     shown_text,
 )
 from memsync.store import searchsql as sql
@@ -66,17 +65,18 @@ class HybridSearcher:
         self.floor, self.spread, self.min_group = floor, spread, min_group
 
     def search(self, q: Query) -> Result:
-        page = self.lexical.search(q)  # its notes and `more` speak of the page asked for
-        if self.wants_dense(page.matched):
-            deep = replace(q, limit=self.depth)
-            lexical = self.lexical.search(deep, cap=self.depth, snippets=False).hits
-            found = self.candidates(q, lexical, page.matched)
+        # One lexical pass, `depth` deep: the query is planned once, and the page asked for is
+        # its top (its notes speak of the deep list; `_result` says them for the page).
+        deep = self.lexical.search(replace(q, limit=self.depth), cap=self.depth, snippets=False)
+        if self.wants_dense(deep.matched):
+            lexical = deep.hits
+            found = self.candidates(q, lexical, deep.matched)
             order = self.order(found)
         else:  # lexical's page and order; the dense part is still reported
-            lexical = page.hits
-            found = self.candidates(q, lexical, page.matched)
+            lexical = deep.hits[: clamp_limit(q.limit)]
+            found = self.candidates(q, lexical, deep.matched)
             order = sorted(fusion.minmax(found.lexical).items(), key=lambda kv: -kv[1])
-        return self._result(q, page, lexical, found.dense, order)
+        return self._result(q, deep, lexical, found.dense, order)
 
     def wants_dense(self, matched: str | None) -> bool:
         return self.dense_when != "weak" or not _strong(matched)
@@ -104,15 +104,13 @@ class HybridSearcher:
                   for i, s in order if i in by_id or i in rows]
         if q.include_invalid and not q.as_of:
             ranked.sort(key=lambda r: not r[2])  # stable: fused order otherwise
-        terms = query.plan(q.text).terms
-        shown = {h.id: h.snippet for h in page.hits if h.snippet}  # lexical's page made these
+        terms = page.terms  # the lexical pass planned the query
         hits = []
         for card_id, score, valid in ranked[:limit]:  # snippets only for the page shown
             if card_id in by_id:
                 hit = by_id[card_id]
-                made = hit.snippet or shown.get(card_id)
                 hits.append(replace(hit, score=score, lexical=hit.score, dense=dense.get(card_id),
-                                    snippet=made or shown_text(*self._body(card_id), terms)))
+                                    snippet=hit.snippet or shown_text(*self._body(card_id), terms)))
             else:
                 row = rows[card_id]
                 hits.append(Hit(
@@ -121,7 +119,7 @@ class HybridSearcher:
                     snippet=shown_text(row["summary"], row["body"], terms), valid=valid,
                     dense=dense[card_id],
                 ))
-        more = page.more or len(ranked) > limit  # page: lexical alone knows
+        more = page.more or len(page.hits) > limit or len(ranked) > limit  # page: the deep lexical pass
         notes = [n for n in page.notes if n.code not in (codes.MORE, codes.STRICT_PART)]
         if hits and not lexical:  # the lexical page's "nothing matched" does not hold any more
             notes = [Note(codes.MEANING_ONLY)]
@@ -162,11 +160,10 @@ class HybridSearcher:
                           {c: float(standing[i]) for c, i in top}, _strong(matched))
 
     def _passing(self, q: Query, ids: list[int]) -> set[int]:
-        where, args = _filters(q)
-        if not where:
+        where = filters(q)
+        if not where.sql:
             return set(ids)
-        return {r[0] for r in self.index.run(sql.passing(ids, sql.Where(where, tuple(args))))}
+        return {r[0] for r in self.index.run(sql.passing(ids, where))}
 
     def _rows(self, q: Query, ids: list[int]) -> dict:
-        where, args = _filters(q)
-        return {r["id"]: r for r in self.index.run(sql.id_rows(ids, sql.Where(where, tuple(args))))}
+        return {r["id"]: r for r in self.index.run(sql.id_rows(ids, filters(q)))}
