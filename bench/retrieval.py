@@ -26,7 +26,7 @@ Scoring another ranking from Python (what the relevance work calls for each cand
 
     from bench.retrieval import score_all, summary
     from memsync.search.lexical import LexicalSearcher
-    weights = dataclasses.replace(memsync.search.ranking.WEIGHTS, w_names=0.5)
+    weights = dataclasses.replace(memsync.search.ranking.WEIGHTS, title=2.0)
     results = score_all(lambda index: LexicalSearcher(index, weights=weights), sets="obsidian,public")
     print(summary(results))
 
@@ -62,8 +62,10 @@ from . import datasets, engines, evalsets, floor, machine, metrics
 DEEP = 100  # figures go to recall@100
 QUICK_QUERIES = 150
 GOLDEN_TARGETS = {"keyword_first_hit": 1.0, "keyword_hits_contain": 1.0, "pairs_held": 0.95}
-# (w_names, w_fields) of memsync.search.ranking.Weights: how much the short-field bm25s add.
-GRID_WEIGHTS = [(0.0, 0.0), (0.0, 0.5), (0.1, 0.5), (0.2, 0.5), (0.5, 0.5), (1.0, 1.0)]
+# (title, exact_heading) of memsync.search.ranking.Weights, each with the weak-token share of
+# memsync.search.lexical (1: no token is weak): what the shipped values were chosen among.
+GRID_WEIGHTS = [(3.0, 2.0, 0.5), (2.0, 2.0, 0.5), (4.0, 2.0, 0.5), (3.0, 3.0, 0.5), (3.0, 2.0, 0.25),
+                (3.0, 2.0, 1.0)]
 
 SearcherFactory = Callable[[Index], Searcher]
 
@@ -325,11 +327,12 @@ def summary(results: dict) -> str:
 
 def grid_systems() -> dict[str, SearcherFactory]:
     out = {}
-    for names, fields in GRID_WEIGHTS:
-        weights = replace(WEIGHTS, w_names=names, w_fields=fields)
+    for title, heading, weak in GRID_WEIGHTS:
+        weights = replace(WEIGHTS, title=title, exact_heading=heading)
         for fill in (False, True):
-            name = f"names={names:g} fields={fields:g} {'fill' if fill else 'strict'}"
-            out[name] = lambda index, w=weights, f=fill: LexicalSearcher(index, weights=w, fill=f)
+            name = f"title={title:g} heading={heading:g} weak={weak:g} {'fill' if fill else 'strict'}"
+            out[name] = lambda index, w=weights, f=fill, k=weak: LexicalSearcher(index, weights=w, fill=f,
+                                                                                  weak_share=k)
     return out
 
 

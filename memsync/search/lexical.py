@@ -1,8 +1,10 @@
 """Search: the `Searcher` seam and the lexical searcher behind it.
 
-Tiers are tried in order (all → all-prefix → any → any-prefix); by default a lower tier runs
-only when the one above found nothing. Ranking is BM25 with field weights; invalid cards, when
-asked for, always rank below valid ones.
+Tiers are tried in order (all → all-prefix → any → any-prefix); a lower tier fills the page a
+higher one left short, its hits ranked below and labelled with their tier (the `strict_part` note
+says where the strict part ends). Tokens most cards hold (question words, particles) are weak:
+left out of the tiers. Ranking is memsync.search.ranking (per-field BM25, saturated, in Obsidian's
+order of a note's parts); invalid cards, when asked for, always rank below valid ones.
 """
 
 from __future__ import annotations
@@ -246,7 +248,7 @@ class LexicalSearcher:
 
         Candidates: the top of the whole-card bm25 (cards_fts, which also decides what matches
         the tier), plus the top of each short-field table and the exact matches, once checked
-        against the tier. Each is scored by memsync.search.ranking.combine. Scores come from FTS5
+        against the tier. Each is scored by memsync.search.ranking.score_parts. Scores come from FTS5
         over the FTS tables alone; only the candidates are joined to `cards` for filters and
         display. The window widens when filters leave it short. `checked`: every short-field
         match already matches the tier (the `any` tiers: each phrase holds a word of the OR).
