@@ -28,10 +28,11 @@ $(STAMP): setup.cfg pyproject.toml requirements/semantic.txt
 	$(BIN)/pip install --quiet -e '.[dev,semantic]'
 	touch $(STAMP)
 
-# First run: `memsync init` sets up the home and the vault (asks before adding any agent memory
-# file; safe to run again), then the watcher keeps the index live until Ctrl-C.
+# First run: `memsync init` sets up the home and the vault (offers Obsidian's vaults, asks before
+# adding any agent memory file; safe to run again), then the watcher keeps the index live until
+# Ctrl-C. `make run VAULT=~/Notes` names the vault instead of asking.
 run: install
-	$(BIN)/memsync init
+	$(BIN)/memsync init $(if $(VAULT),--vault "$(VAULT)")
 	$(BIN)/memsync watch
 
 test: lint

@@ -357,3 +357,16 @@ def write_vault(cfg: Config, vault: Path) -> None:
     data = _read_config_file(cfg.config_file)
     data["vault"] = str(vault)
     _write_config_file(cfg, data)
+
+
+def declined_sources(cfg: Config) -> list[dict]:
+    """The agent memory sources the user said no to in `memsync init` ({"adapter", "path"}),
+    so a second run does not ask again."""
+    entries = _read_config_file(cfg.config_file).get("declined")
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def write_declined(cfg: Config, entries: list[dict]) -> None:
+    data = _read_config_file(cfg.config_file)
+    data["declined"] = entries
+    _write_config_file(cfg, data)

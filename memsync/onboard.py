@@ -7,6 +7,7 @@ run changes nothing and says so. Asking the user is the CLI's job, not this modu
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memsync import private
@@ -49,8 +50,41 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
     return config_mod.load(str(home), db=db, vault=str(vault)), changes
 
 
+def vault_choices(cfg: config_mod.Config, obsidian: list) -> list[tuple[Path, str]]:
+    """What `init` offers as the vault: Obsidian's vaults, last opened first, then the folder in
+    effect now (memsync's own default unless one was given); (folder, what it is)."""
+    choices = [(v.path, "Obsidian vault" + (", last opened" if i == 0 else ""))
+               for i, v in enumerate(obsidian)]
+    own = cfg.vault.path
+    if not any(vaults.same_folder(own, path) for path, _ in choices):
+        what = "memsync's own folder" if cfg.vault.origin == "default" else f"from {cfg.vault.origin}"
+        choices.append((own, what + ("" if has_notes(own) else ", empty")))
+    return choices
+
+
+def has_notes(folder: Path) -> bool:
+    """Whether a folder holds at least one Markdown note outside dot-folders (stops at the first)."""
+    for _root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if any(name.endswith(".md") and not name.startswith(".") for name in files):
+            return True
+    return False
+
+
+def empty_vault_note(vault: Path) -> str | None:
+    if has_notes(vault):
+        return None
+    return (f"the vault {vault} holds no notes yet: memsync is watching an empty folder. If your "
+            "notes are elsewhere, point memsync at them with `memsync init --vault DIR`")
+
+
+def declined_key(entry: dict) -> dict:
+    return {"adapter": entry["adapter"], "path": entry["path"]}
+
+
 def summary(cfg: config_mod.Config, changes: list[str], report: dict, mcp: dict,
-            added: list[dict], declined: list[dict]) -> dict:
+            added: list[dict], declined: list[dict], notes: list[str] | None = None,
+            vaults_offered: list[str] | None = None) -> dict:
     return {
         "status": "initialized" if changes else "unchanged",
         "home": str(cfg.home.path),
@@ -63,6 +97,8 @@ def summary(cfg: config_mod.Config, changes: list[str], report: dict, mcp: dict,
         "sources_offered": declined,
         "index": report,
         "mcp": mcp,
+        "notes": notes or [],
+        "vaults_offered": vaults_offered or [],
     }
 
 
@@ -86,6 +122,8 @@ def render(data: dict) -> str:
         f"  vault  {data['vault']}",
         f"  index  {data['db']} ({data['cards']} cards)",
     ]
+    for note in data.get("notes", []):
+        lines.append(f"  note: {note}")
     for offer in data["sources_offered"]:
         lines.append(f"  not added: {offer['what']}; add it later with `memsync sources --add "
                      f"{offer['name']} --adapter {offer['adapter']} --path {offer['path']}`")

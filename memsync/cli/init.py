@@ -6,61 +6,126 @@ from pathlib import Path
 
 import click
 
-from .. import api, clients, discover, onboard
+from .. import api, clients, discover, obsidian_vaults, onboard
 from .. import config as config_mod
 from .. import sources as sources_mod
+from ..store import vaults
 from . import Context, command, emit, main, progress_bar
 
 
-def _ask(found) -> bool:
-    """One question per source found; no answer (no terminal, end of input) counts as no."""
+def _ask(found) -> bool | None:
+    """One question per source found; None for no answer (no terminal, end of input), which
+    adds nothing and is not remembered as a no."""
     s = found.source
     try:
         return click.confirm(f"Found {found.what} in {s.root}. Add it as the read-only source "
                              f"{s.name!r}?", default=True, err=True)
     except click.Abort:  # end of input: end the question's line, then take it as a no
         click.echo(err=True)
-        return False
+        return None
+
+
+def _choose_vault(choices: list[tuple[Path, str]]) -> Path | None:
+    """Ask which folder is the vault; None when there is no answer (end of input)."""
+    click.echo("Which folder is your vault? memsync indexes its notes (and writes the cards "
+               "agents capture there):", err=True)
+    for n, (path, what) in enumerate(choices, 1):
+        click.echo(f"  {n}  {path}  ({what})", err=True)
+    while True:
+        try:
+            answer = click.prompt("Number, or the path of another folder", default="1",
+                                  err=True).strip()
+        except click.Abort:
+            click.echo(err=True)
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(choices):
+            return choices[int(answer) - 1][0]
+        folder = Path(answer).expanduser()
+        if folder.is_dir():
+            return folder.absolute()
+        click.echo(f"{answer} is neither a number from the list nor a folder", err=True)
 
 
 @command(main, "init")
 @click.option("--vault", "vault_dir", metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
-              help="The vault to use from now on (default: the one in use now).")
-@click.option("-y", "--yes", is_flag=True, help="Add every agent memory file found without asking.")
-def init(obj: Context, as_json: bool, vault_dir, yes):
+              help="The vault to use from now on (default: asks, offering Obsidian's vaults).")
+@click.option("-y", "--yes", is_flag=True,
+              help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
+                   "and add every agent memory file found.")
+@click.option("--ask-again", is_flag=True,
+              help="Offer again the agent memory files declined before.")
+def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     """Set memsync up: data home, vault in config.json, agent memory sources, a first index.
 
-    Every later command, `memsync watch` and MCP servers started by desktop apps then use the
-    same vault without env vars. It also looks for the memory files agents keep on this machine
-    (~/.claude, ~/.gemini/GEMINI.md, ~/.codex/AGENTS.md, a memory.jsonl, and AGENTS.md /
-    .cursor/rules in the current folder) and offers each as a read-only source. Ends with the
+    Without --vault, and before a vault is configured, it offers the vaults Obsidian knows
+    (its obsidian.json) and the folder in effect. Every later command, `memsync watch` and MCP
+    servers started by desktop apps then use the same vault without env vars. It also looks for
+    the memory files agents keep on this machine (~/.claude, ~/.gemini/GEMINI.md,
+    ~/.codex/AGENTS.md, a memory.jsonl, and AGENTS.md / .cursor/rules in the current folder)
+    and offers each as a read-only source; what you decline is not asked again. Ends with the
     MCP set-up for Claude Code, Claude Desktop and Cursor, ready to paste. Safe to run again.
 
     \b
     Example:
       memsync init --vault ~/Obsidian/Main
-      memsync init --yes        # accept every source found, ask nothing
+      memsync init --yes        # the last opened Obsidian vault, every source found
     """
-    cfg, changes = onboard.set_vault(obj.cfg, vault_dir or (obj.cfg.vault.path
-                                                            if obj.cfg.vault.origin == "cli" else None))
-    added, declined = [], []
+    cfg = obj.cfg
+    target = vault_dir or (cfg.vault.path if cfg.vault.origin in ("cli", "env") else None)
+    offered: list[str] = []
+    if target is None and cfg.configured_vault is None:
+        choices = onboard.vault_choices(cfg, obsidian_vaults.installed(Path.home()))
+        if len(choices) > 1:
+            if yes:
+                target = choices[0][0]
+            elif not as_json:
+                target = _choose_vault(choices)
+            if target is None:
+                offered = [str(path) for path, _ in choices[:-1]]
+    cfg, changes = onboard.set_vault(cfg, target)
+    notes = [f"Obsidian knows the vault {path}: to use it, run `memsync init --vault {path}`"
+             for path in offered]
+    added, declined, skipped = [], [], 0
+    said_no = config_mod.declined_sources(cfg)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
         entry = onboard.offer_dict(found)
-        if yes or (not as_json and _ask(found)):
+        key = onboard.declined_key(entry)
+        if key in said_no and not ask_again:
+            skipped += 1
+            continue
+        answer = True if yes else (None if as_json else _ask(found))
+        if answer:
             sources_mod.add(cfg, found.source.name, found.source.adapter, found.source.root)
             changes.append(f"added {found.what} as the read-only source {found.source.name!r}")
             added.append(entry)
+            if key in said_no:
+                said_no.remove(key)
+                config_mod.write_declined(cfg, said_no)
             cfg = config_mod.reload(cfg)
         else:
             declined.append(entry)
+            if answer is False and key not in said_no:
+                said_no.append(key)
+                config_mod.write_declined(cfg, said_no)
     with progress_bar("indexing", enabled=not as_json) as progress:
         report = api.reindex(cfg, progress=progress)
     change = onboard.index_changed(report)
     if change:
         changes.append(change)
+    if skipped:
+        notes.append(f"{skipped} agent memory source(s) you declined before were not offered "
+                     "again (`memsync init --ask-again` offers them)")
+    empty = onboard.empty_vault_note(cfg.vault.path)
+    if empty:
+        notes.append(empty)
+        if not offered:  # a vault chosen before: name Obsidian's vaults with the note
+            offered = [str(v.path) for v in obsidian_vaults.installed(Path.home())
+                       if not vaults.same_folder(v.path, cfg.vault.path)]
+            notes += [f"Obsidian knows the vault {path}: to use it, run `memsync init --vault "
+                      f"{path}`" for path in offered]
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
-    data = onboard.summary(cfg, changes, report, mcp, added, declined)
+    data = onboard.summary(cfg, changes, report, mcp, added, declined, notes, offered)
     data["hooks"] = _hooks(cfg, yes, as_json)
     emit(data, as_json, onboard.render)
 

@@ -1,0 +1,142 @@
+"""`memsync init` finds the vault: it offers the vaults of Obsidian's obsidian.json (wherever the
+system and the install put it), `--yes` takes the last opened one, an empty vault is said aloud,
+and a declined agent memory file is not offered twice. A fake HOME per test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memsync import obsidian_vaults
+
+from .conftest import write_card
+
+LAYOUTS = {
+    "linux": ".config/obsidian",
+    "flatpak": ".var/app/md.obsidian.Obsidian/config/obsidian",
+    "snap": "snap/obsidian/current/.config/obsidian",
+    "macos": "Library/Application Support/obsidian",
+    "windows": "AppData/Roaming/obsidian",  # %APPDATA%\obsidian
+}
+
+
+@pytest.fixture(autouse=True)
+def fake_home(tmp_path, monkeypatch) -> Path:
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    user.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.setenv("APPDATA", str(user / "AppData" / "Roaming"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("MEMORY_FILE_PATH", raising=False)
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    monkeypatch.chdir(project)
+    return user
+
+
+def obsidian_install(user: Path, layout: str, vaults: dict[str, tuple[int, bool]]) -> None:
+    """obsidian.json as Obsidian writes it: vault id -> {path, ts, open}."""
+    folder = user / LAYOUTS[layout]
+    folder.mkdir(parents=True)
+    entries = {f"id{n}": {"path": path, "ts": ts, **({"open": True} if is_open else {})}
+               for n, (path, (ts, is_open)) in enumerate(vaults.items())}
+    (folder / "obsidian.json").write_text(json.dumps({"vaults": entries}))
+
+
+def notes(user: Path, name: str, text: str) -> Path:
+    vault = user / name
+    write_card(vault, "notes/one.md", None, text)
+    (vault / ".obsidian").mkdir()
+    return vault
+
+
+def config_json(home: Path) -> dict:
+    return json.loads((home / "config.json").read_text())
+
+
+def test_parse_orders_by_last_opened_and_skips_what_it_cannot_read():
+    text = json.dumps({"vaults": {
+        "a": {"path": "/v/old", "ts": 10}, "b": {"path": "/v/new", "ts": 30},
+        "c": {"path": "/v/open", "ts": 20, "open": True}, "d": {"ts": 40}, "e": "junk"}})
+    assert [str(v.path) for v in obsidian_vaults.parse(text)] == ["/v/new", "/v/open", "/v/old"]
+    assert obsidian_vaults.parse("{not json") == [] and obsidian_vaults.parse("[]") == []
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_init_offers_obsidians_vaults_and_takes_the_one_chosen(home, fake_home, cli, layout):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    private = notes(fake_home, "Private", "the boat is moored at pier eleven")
+    obsidian_install(fake_home, layout, {str(work): (200, True), str(private): (100, False)})
+    code, text = cli("init", stdin="2\n")
+    assert code == 0
+    assert config_json(home)["vault"] == str(private)
+    code, out = cli("search", "pier", "--json")
+    assert code == 0 and [h["path"] for h in out["hits"]] == ["notes/one.md"]
+
+
+def test_the_question_lists_each_vault_and_memsyncs_own_folder(home, fake_home, run_cli):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    obsidian_install(fake_home, "linux", {str(work): (200, False)})
+    code, _out, err = run_cli("init", stdin="\n")  # Enter: the first, the last opened
+    assert code == 0 and config_json(home)["vault"] == str(work)
+    assert f"1  {work}  (Obsidian vault, last opened)" in err
+    assert f"2  {home / 'vault'}  (memsync's own folder, empty)" in err
+
+
+def test_yes_takes_the_last_opened_vault(home, fake_home, cli):
+    vaults = {str(notes(fake_home, name, f"a note of the {name} vault, long enough")): (ts, False)
+              for name, ts in (("Old", 100), ("Latest", 300), ("Middle", 200))}
+    obsidian_install(fake_home, "macos", vaults)
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and out["vault"] == str(fake_home / "Latest")
+    assert config_json(home)["vault"] == str(fake_home / "Latest") and out["cards"] == 1
+
+
+def test_a_vault_folder_obsidian_lost_is_not_offered(home, fake_home, cli):
+    obsidian_install(fake_home, "linux", {str(fake_home / "Gone"): (500, True)})
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and out["vault"] == str(home / "vault")
+
+
+def test_yes_without_obsidian_uses_the_default_folder_and_says_it_is_empty(home, cli):
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and out["vault"] == str(home / "vault")
+    assert any("holds no notes" in n and "memsync init --vault DIR" in n for n in out["notes"])
+    code, text = cli("init")
+    assert "holds no notes yet" in text and "`memsync init --vault DIR`" in text
+
+
+def test_without_an_answer_the_vaults_found_are_named_with_the_command(home, fake_home, cli):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    obsidian_install(fake_home, "snap", {str(work): (200, True)})
+    code, out = cli("init", "--json")
+    assert code == 0 and out["vault"] == str(home / "vault") and out["vaults_offered"] == [str(work)]
+    assert any(f"memsync init --vault {work}" in n for n in out["notes"])
+
+
+def test_a_configured_vault_is_not_asked_about_again(home, fake_home, cli, tmp_path):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    other = notes(fake_home, "Other", "the other vault has a note as well")
+    obsidian_install(fake_home, "linux", {str(work): (200, True)})
+    assert cli("init", "--vault", other)[0] == 0
+    code, out = cli("init", "--json")
+    assert code == 0 and out["vault"] == str(other) and out["status"] == "unchanged"
+
+
+def test_a_declined_source_is_not_offered_again_until_ask_again(home, fake_home, cli):
+    (fake_home / ".gemini").mkdir()
+    (fake_home / ".gemini" / "GEMINI.md").write_text(
+        "# Gemini\n\n## Gemini Added Memories\n- the staging box is called tern-3\n")
+    code, text = cli("init", stdin="n\n")
+    assert code == 0 and "sources" not in config_json(home)
+    code, text = cli("init", stdin="y\n")  # an answer it does not ask for is never read
+    assert code == 0 and "sources" not in config_json(home)
+    assert "declined before" in text and "--ask-again" in text
+    code, out = cli("init", "--yes", "--json")
+    assert out["sources_added"] == [] and out["sources_offered"] == []
+    code, text = cli("init", "--ask-again", stdin="y\n")
+    assert code == 0 and [s["name"] for s in config_json(home)["sources"]] == ["gemini"]
+    assert config_json(home)["declined"] == []
