@@ -169,9 +169,16 @@ def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
 
 
 def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None) -> dict:
-    """`threads`: worker processes reading the files (None: config.json's, else every core)."""
+    """`threads`: worker processes reading the files (None: config.json's, else every core).
+    `rebuild` also replaces a damaged index file (memsync.store.salvage): the report's
+    "recovered" says what was kept and what was lost."""
     from .sources import drop_unconfigured
 
+    recovered = None
+    if rebuild:
+        from memsync.store import salvage
+
+        recovered = salvage.recover(cfg.db.path)
     with open_index(cfg) as index:
         work = indexer(cfg, index)
         if threads:
@@ -179,7 +186,10 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
         report = work.rebuild(progress) if rebuild else work.reconcile(progress=progress)
         # A source removed from config.json while a watcher still read it: its cards go too.
         report.merge(drop_unconfigured(cfg, index))
-        return report.to_dict()
+        result = report.to_dict()
+    if recovered:
+        result["recovered"] = recovered
+    return result
 
 
 def vault_warnings(cfg: Config) -> list[str]:

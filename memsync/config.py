@@ -103,9 +103,16 @@ class Config:
         if problem:
             raise BadEnvironment(problem)
         self.vault.path.mkdir(parents=True, exist_ok=True)
+        self.settle_home()
         if self.db.origin in ("default", "vault"):  # memsync.store.vaults: whose index this is
             vaults.claim(self.db.path, self.vault.path)
         return self.vault.path
+
+    def settle_home(self) -> None:
+        """Once, for a home an older memsync left open, by the commands that write into it (never
+        by a reader, nor by `memsync doctor`, which reports it); a vault or source kept below it
+        is the user's own folder of cards and keeps its modes."""
+        private.settle_home(self.home.path, skip=(self.vault.path, *(Path(s.root) for s in self.sources)))
 
     def vault_problem(self) -> str | None:
         path, origin = self.vault.path, self.vault.origin
@@ -252,9 +259,6 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         lifecycle=_lifecycle(file_data, config_file),
         threads=_count(file_data, "threads", config_file),
     )
-    # Once, for a home an older memsync left open; a vault or source kept below it is the
-    # user's own folder of cards and keeps its modes.
-    private.settle_home(home_setting.path, skip=(cfg.vault.path, *(Path(s.root) for s in cfg.sources)))
     return cfg
 
 

@@ -30,6 +30,12 @@ class BadEnvironment(MemsyncError):
     exit_code = 2
 
 
+class Damaged(BadEnvironment):
+    """The index file is malformed or truncated: `memsync doctor --fix` rebuilds it."""
+
+    code = "index_damaged"
+
+
 class NotFound(MemsyncError):
     code = "not_found"
     exit_code = 1

@@ -154,7 +154,22 @@ def index_report(data: dict) -> str:
     text = ", ".join(parts) + f" in {data['seconds']:.2f}s"
     for problem in data.get("problems", [])[:20]:
         text += f"\n  problem: {problem['path']}: {problem['message']}"
+    recovered = data.get("recovered")
+    if recovered:
+        text = "\n".join([*recovery_lines(recovered), text])
     return text
+
+
+def recovery_lines(recovered: dict) -> list[str]:
+    """What replacing a damaged index file kept and lost (memsync.store.salvage.recover)."""
+    saved = recovered["saved"]
+    lines = [f"the index was damaged ({recovered['damaged']}): rebuilt it from the files; the "
+             f"damaged file is kept as {recovered['kept_as']}",
+             f"  carried over: {saved.get('card_ids', 0)} ids, {saved.get('card_stats', 0)} read "
+             "counts" + "".join(f", {n} rows of {t}" for t, n in saved.items()
+                                if t not in ("card_ids", "card_stats"))]
+    lines += [f"  not saved: {lost}" for lost in recovered["lost"]]
+    return lines
 
 
 def semantic_status(s: dict) -> str:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memsync.config import Config
-from memsync.store.index import Index
+from memsync.store.index import DB_ERRORS, Index, as_error
 
 if TYPE_CHECKING:
     from memsync.sync import Indexer
@@ -22,6 +22,8 @@ def open_index(cfg: Config) -> Iterator[Index]:
     index = Index(cfg.db.path)
     try:
         yield index
+    except DB_ERRORS as exc:  # damaged, busy past the timeout, read-only: said, never a traceback
+        raise as_error(exc, cfg.db.path) from None
     finally:
         index.close()
 

@@ -365,7 +365,11 @@ def test_a_damaged_database_file_is_reported_with_what_to_do(indexed, doctor, ho
     code, result = doctor()
     assert code == 1
     [finding] = only(result, "integrity")
-    assert f"move {db} aside and run `memsync index`" in finding["fix"] and not finding["fixable"]
+    assert "memsync doctor --fix" in finding["fix"] and finding["fixable"]
+    code, result = doctor("--fix")
+    assert code == 0, result
+    assert any(done.startswith("the index was damaged") for done in result["fixed"])
+    assert list(home.glob("memsync.db.damaged-*"))
 
 
 def test_an_older_schema_is_migrated_by_fix(indexed, doctor, home):

@@ -105,19 +105,37 @@ def test_an_mcp_server_makes_a_private_home(vault, home, tmp_path):
     anyio.run(main)
 
 
-def test_an_open_home_is_tightened_once_with_a_message(vault, home, run_cli):
-    write_card(vault, "note.md", "a note", "an older memsync left this home open")
-    assert run_cli("index")[0] == 0
+def open_up(home: Path) -> None:
     home.chmod(0o755)
     for name in ("memsync.db", "memsync.db-wal", "memsync.db-shm"):
         if (home / name).exists():
             (home / name).chmod(0o644)
-    code, _out, err = run_cli("stats")
+
+
+def test_an_open_home_is_tightened_once_with_a_message(vault, home, run_cli):
+    write_card(vault, "note.md", "a note", "an older memsync left this home open")
+    assert run_cli("index")[0] == 0
+    open_up(home)
+    code, _out, err = run_cli("index")  # a command that writes into the home
     assert code == 0
     assert "readable by other users; made it private" in err
     assert_private(home)
-    code, _out, err = run_cli("stats")
+    code, _out, err = run_cli("index")
     assert code == 0 and "private" not in err
+
+
+def test_readers_and_doctor_leave_modes_alone_and_doctor_says_so_each_time(vault, home, run_cli):
+    write_card(vault, "note.md", "a note", "a home opened by hand after the first index")
+    assert run_cli("index")[0] == 0
+    for _round in range(2):  # found, fixed, opened again: found again
+        open_up(home)
+        for command in (("stats",), ("search", "note"), ("doctor",)):
+            run_cli(*command)
+            assert stat.S_IMODE(home.stat().st_mode) == 0o755, command
+        code, out, _err = run_cli("doctor", "--json")
+        assert code == 1 and [f["check"] for f in out["findings"]] == ["permissions"]
+        assert run_cli("doctor", "--fix")[0] == 0
+        assert_private(home)
 
 
 def test_an_index_outside_the_home_leaves_its_folder_alone(vault, tmp_path, run_cli, monkeypatch):
@@ -152,7 +170,7 @@ def test_tightening_an_open_home_leaves_a_vault_kept_inside_it_alone(home, run_c
     home.chmod(0o755)
     cards.chmod(0o755)
     card.chmod(0o644)
-    code, _out, err = run_cli("stats")
+    code, _out, err = run_cli("index")
     assert code == 0 and "made it private" in err
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert stat.S_IMODE(cards.stat().st_mode) == 0o755 and stat.S_IMODE(card.stat().st_mode) == 0o644

@@ -14,6 +14,8 @@ def human(result: dict) -> str:
     lines = []
     for done in result.get("fixed", []):
         lines.append(f"fixed: {done}")
+    if result.get("not_fixed"):
+        lines.append(result["not_fixed"])
     checked = result["checked"]
     if result["sound"]:
         lines.append(f"the index is sound ({plural(checked['cards'], 'card')} from "

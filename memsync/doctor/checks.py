@@ -8,6 +8,7 @@ with --fix, repairs what lives in the index.
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
 from memsync.store import health, migrations
-from memsync.store.index import Index
+from memsync.store.index import Index, failure_kind
 from memsync.sync import MAX_FILE_BYTES, Indexer
 from memsync.watch import lock
 from memsync.write import journal, vaultio
@@ -30,7 +31,7 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | schema | drift | supersede | journal | problem | id | source | semantic | lock | permissions
+    check: str  # integrity | busy | writable | schema | drift | supersede | journal | problem | id | source | semantic | lock | permissions
     message: str
     fix: str  # what to do, in a sentence
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
@@ -66,17 +67,14 @@ def schema(index: Index) -> list[Finding]:
                     fixable=True, action="migrate")]
 
 
-def integrity(cfg: Config, index: Index) -> list[Finding]:
+def integrity(cfg: Config, index: Index, writable: bool = True) -> list[Finding]:
+    """SQLite's and FTS5's own checks; FTS5's needs the write lock, so a read-only index gets
+    SQLite's only (the writable check says why)."""
     found = []
-    for problem in health.integrity(index):
-        if problem.startswith("SQLite"):
-            found.append(Finding(
-                "integrity", f"the index file is damaged ({problem})",
-                f"move {cfg.db.path} aside and run `memsync index` to build a new one from the "
-                "files (read counts live only in the old file)"))
-        else:
-            found.append(Finding("integrity", f"the full-text index is damaged ({problem})",
-                                 REBUILD, fixable=True, action="rebuild"))
+    for problem in health.integrity(index, fts=writable):
+        what = "the index file" if problem.startswith("SQLite") else "the full-text index"
+        found.append(Finding("integrity", f"{what} is damaged ({problem})", REBUILD,
+                             fixable=True, action="rebuild"))
     unpaired = health.unpaired(index)
     if any(unpaired):
         found.append(Finding(
@@ -261,13 +259,13 @@ def permissions(cfg: Config) -> list[Finding]:
                     paths=[str(p) for p in loose], action="tighten")]
 
 
-def index_checks(cfg: Config, index: Index) -> list[Finding]:
+def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Finding]:
     """Every check that reads the index; a schema behind ours stops them (columns may differ)."""
     behind = schema(index)
     if behind:
-        return behind + integrity(cfg, index)
-    found = integrity(cfg, index)
-    if any(f.check == "integrity" and not f.fixable for f in found):
+        return behind + integrity(cfg, index, writable)
+    found = integrity(cfg, index, writable)
+    if any(f.check == "integrity" and "index file" in f.message for f in found):
         return found  # a damaged file: what else it says cannot be trusted
     return (found + drift(cfg, index) + supersede_pointers(index) + card_problems(index)
             + stray_ids(cfg, index))
@@ -278,7 +276,40 @@ def home_checks(cfg: Config) -> list[Finding]:
             + permissions(cfg))
 
 
+def writable(cfg: Config) -> list[Finding]:
+    """The index, its sidecars and its folder must be writable by us, or nothing can update it
+    (the watcher, the write commands, `doctor --fix`)."""
+    db = cfg.db.path
+    places = [db, db.parent, *(p for p in (db.with_name(db.name + t) for t in ("-wal", "-shm"))
+                               if p.exists())]
+    blocked = [str(p) for p in places if p.exists() and not os.access(p, os.W_OK)]
+    if not blocked:
+        return []
+    return [Finding("writable", f"the index cannot be written: {named(blocked)} not writable by "
+                    "you, so no command can update it and `doctor --fix` cannot repair it",
+                    f"make it writable (chmod u+w {' '.join(blocked)}), then run `memsync "
+                    "doctor` again", paths=blocked)]
+
+
+def db_failure(cfg: Config, exc: Exception, wait: float) -> Finding:
+    """A database error met while checking, as what it means: busy is no damage."""
+    kind = failure_kind(exc)
+    if kind == "busy":
+        return Finding("busy", f"the index is busy (another process is writing): it stayed locked "
+                       f"for {wait:g} s, so it was not checked", "run `memsync doctor` again in "
+                       "a moment (a watcher or an MCP server writes in short bursts; one holding "
+                       "the lock for long is shown by `memsync stats`)")
+    if kind == "damaged":
+        return Finding("integrity", f"the index file is damaged ({exc})", REBUILD, fixable=True,
+                       action="rebuild")
+    if kind in ("read_only", "cannot_open"):
+        return Finding("writable", f"the index at {cfg.db.path} cannot be opened for writing "
+                       f"({exc})", f"make it and its folder writable by you (chmod u+w "
+                       f"{cfg.db.path} {cfg.db.path.parent}), then run `memsync doctor` again")
+    return unreadable(cfg, exc)
+
+
 def unreadable(cfg: Config, exc: Exception) -> Finding:
     return Finding("integrity", f"the index at {cfg.db.path} cannot be read ({exc})",
-                   f"move {cfg.db.path} aside and run `memsync index` to build a new one")
-
+                   f"run `memsync doctor --fix`: it keeps {cfg.db.path} beside a new index built "
+                   "from the files", fixable=True, action="rebuild")

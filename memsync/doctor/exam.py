@@ -18,41 +18,63 @@ from pathlib import Path
 
 from memsync import api, private
 from memsync.config import Config
-from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state, unreadable
+from memsync.doctor import checks
+from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state
 from memsync.errors import BadEnvironment
 from memsync.store import health, migrations, tally
 from memsync.store.index import DB_ERRORS, Index
 from memsync.write import journal
 
+BUSY_WAIT = 5.0  # seconds a check waits for another process's write lock before it says busy
 
-def diagnose(cfg: Config) -> tuple[list[Finding], dict]:
-    """(findings, what was looked at). BadEnvironment when there is nothing to check."""
+
+def diagnose(cfg: Config, wait: float = BUSY_WAIT) -> tuple[list[Finding], dict]:
+    """(findings, what was looked at). BadEnvironment when there is nothing to check. A busy,
+    read-only or damaged index is a finding saying so, never an exception."""
     db = cfg.db.path
+    if db.is_dir():
+        raise BadEnvironment(f"{db} is a folder, not an index file: move it away (or point --db / "
+                             "MEMSYNC_DB at a file) and run `memsync index`")
     if not db.is_file():
         raise BadEnvironment(f"no index at {db}: run `memsync index` first (see `memsync paths`)")
-    try:
-        index = Index.existing(db)
-    except DB_ERRORS as exc:
-        raise BadEnvironment(f"cannot open the index at {db} ({exc}); check its permissions") from None
     checked = {"cards": 0, "files": 0, "sources": len(cfg.sources)}
+    found = checks.writable(cfg)
+    try:
+        index = Index.existing(db, wait)
+    except DB_ERRORS as exc:
+        return _without_repeats(found + [checks.db_failure(cfg, exc, wait)]) + home_checks(cfg), checked
     try:
         version = health.schema_version(index)
         if version > len(migrations.MIGRATIONS):
             raise BadEnvironment(
                 f"the index at {db} was written by a newer memsync (schema {version}); "
                 "upgrade memsync to check it")
-        found = index_checks(cfg, index)
+        found += index_checks(cfg, index, writable=not found)
         checked["cards"], checked["files"] = tally.rows(index, "cards"), tally.rows(index, "files")
     except DB_ERRORS as exc:
-        found = [unreadable(cfg, exc)]
+        found = _without_repeats(found + [checks.db_failure(cfg, exc, wait)])
     finally:
         index.close()
     return found + home_checks(cfg), checked
 
 
-def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: bool = False) -> dict:
-    findings, checked = diagnose(cfg)
+def _without_repeats(found: list[Finding]) -> list[Finding]:
+    """A read-only index said once: the writable check names it better than the error does."""
+    if any(f.check == "writable" for f in found[:-1]) and found[-1].check == "writable":
+        return found[:-1]
+    return found
+
+
+def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: bool = False,
+        wait: float = BUSY_WAIT) -> dict:
+    findings, checked = diagnose(cfg, wait)
     fixed: list[str] = []
+    blocked = [f for f in findings if f.check in ("writable", "busy")]
+    if blocked and (fix or finish_writes):
+        not_fixed = ("nothing was repaired: " + ("the index is not writable" if blocked[0].check
+                     == "writable" else "the index is busy") + f"; {blocked[0].fix}")
+        return {"sound": False, "findings": [f.to_dict() for f in findings], "checked": checked,
+                "fixed": [], "not_fixed": not_fixed}
     if finish_writes:
         from memsync.write.supersede import recover
 
@@ -63,9 +85,13 @@ def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: 
         for rel in sorted({p for f in findings if f.action == "unpair" for p in f.paths}):
             fixed += unpair(cfg, rel)
     if fix and any(f.fixable for f in findings):
-        fixed += repair(cfg, findings)
+        try:
+            fixed += repair(cfg, findings)
+        except OSError as exc:  # a folder of the home that cannot be written, a full disk
+            raise BadEnvironment(f"doctor --fix could not repair: {exc}; make the home "
+                                 f"{cfg.home.path} writable (or free space) and run it again") from None
     if fixed:
-        findings, checked = diagnose(cfg)
+        findings, checked = diagnose(cfg, wait)
     result = {"sound": not findings, "findings": [f.to_dict() for f in findings],
               "checked": checked}
     if fix or finish_writes or fix_pairs:
@@ -108,7 +134,11 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     if rebuild or any(f.action == "migrate" for f in todo):
         # Opening the index migrates it; then every file is looked at again (a rebuild re-reads
         # them all), which also settles any drift and stray id the checks could not see.
-        api.reindex(cfg, rebuild=rebuild)
+        report = api.reindex(cfg, rebuild=rebuild)
+        if report.get("recovered"):
+            from memsync.output import recovery_lines
+
+            done.append("; ".join(line.strip() for line in recovery_lines(report["recovered"])))
         return done + ["rebuilt the index from the files" if rebuild else "migrated the index"]
     syncs = [f for f in todo if f.action == "sync"]
     retires = [f for f in todo if f.action == "retire"]

@@ -12,9 +12,10 @@ def schema_version(index: Index) -> int:
     return index._conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-def integrity(index: Index) -> list[str]:
-    """What SQLite's and FTS5's own checks find (memsync.store.index.integrity_problems)."""
-    return integrity_problems(index._conn)
+def integrity(index: Index, fts: bool = True) -> list[str]:
+    """What SQLite's and FTS5's own checks find (memsync.store.index.integrity_problems); only
+    SQLite's without `fts` (FTS5's needs the write lock)."""
+    return integrity_problems(index._conn, fts=fts)
 
 
 def unpaired(index: Index) -> tuple[int, int]:

@@ -19,16 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from memsync import private
-from memsync.errors import BadEnvironment, NotFound
+from memsync.errors import BadEnvironment, Damaged, NotFound
 from memsync.model import Card, Signature
 from memsync.store import fts, migrations
 from memsync.store.fields import CardFields, note_name
 from memsync.store.searchsql import Statement
 
 BUSY_TIMEOUT_MS = 60_000
+FTS_TABLES = tuple(fts.FTS_COLUMNS)
 # What a caller outside this module may catch when the database fails (locked past the busy
 # timeout, disk I/O error), without importing sqlite3 itself.
 DB_ERRORS = (sqlite3.Error,)
+# SQLite's primary result codes that say what a failure means for the user (failure_kind).
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 11, 14, 26, 3
 ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
 
 CARD_COLUMNS = (
@@ -66,9 +69,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
         migrations.migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise BadEnvironment(
-            f"{path} is not a usable memsync index ({exc}); move it aside and run `memsync index`"
-        ) from None
+        raise as_error(exc, path) from None
     except migrations.NewerSchema as newer:
         conn.close()
         raise BadEnvironment(
@@ -92,10 +93,10 @@ class Index:
         self.rewritten = 0
 
     @classmethod
-    def existing(cls, path: Path | str) -> Index:
+    def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
         """An index opened as it is, for `memsync doctor`: never created, never migrated."""
         index = cls.__new__(cls)
-        index.path, index._conn = Path(path), open_existing(path)
+        index.path, index._conn = Path(path), open_existing(path, wait)
         index.touched, index.rewritten = set(), 0
         return index
 
@@ -428,27 +429,72 @@ class Index:
         ]
 
 
+# --- failures said in the user's words -----------------------------------------------------
+
+def failure_kind(exc: BaseException) -> str:
+    """What a database error means: busy | read_only | damaged | cannot_open | other."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:  # Python 3.10's sqlite3 gives no code: its message is all there is
+        text = str(exc).lower()
+        code = (_BUSY if "locked" in text or "busy" in text else _READONLY if "readonly" in text
+                else _CORRUPT if "malformed" in text or "not a database" in text
+                else _CANTOPEN if "unable to open" in text else 0)
+    primary = code & 0xFF
+    if primary in (_BUSY, _LOCKED):
+        return "busy"
+    if primary in (_READONLY, _PERM):
+        return "read_only"
+    if primary in (_CORRUPT, _NOTADB):
+        return "damaged"
+    if primary == _CANTOPEN:
+        return "cannot_open"
+    return "other"
+
+
+def as_error(exc: BaseException, path: Path | str) -> BadEnvironment:
+    """A database failure as the error a user can act on."""
+    kind = failure_kind(exc)
+    if kind == "damaged":
+        return Damaged(f"the index is damaged; run `memsync doctor --fix` to rebuild it from the "
+                       f"files (ids and read counts are kept; SQLite said: {exc})")
+    if kind == "busy":
+        return BadEnvironment(f"the index {path} is busy (another process is writing); try again "
+                              "in a moment")
+    if kind in ("read_only", "cannot_open"):
+        return BadEnvironment(f"the index {path} cannot be written ({exc}): make it and its folder "
+                              f"writable by you (chmod u+w {path} {Path(path).parent})")
+    return BadEnvironment(f"the index {path} failed ({exc}); run `memsync doctor`")
+
+
 # --- health (memsync doctor) ----------------------------------------------------------------
 
-def open_existing(path: Path | str) -> sqlite3.Connection:
-    """Open an index that must exist; nothing is created or migrated (DB_ERRORS if it cannot)."""
+def open_existing(path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
+    """Open an index that must exist; nothing is created or migrated (DB_ERRORS if it cannot).
+    `wait`: how long a statement waits for another process's write lock before it fails busy."""
     uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=rw"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+    conn = sqlite3.connect(uri, uri=True, timeout=wait, isolation_level=None,
                            check_same_thread=False)
     conn.row_factory = sqlite3.Row
     return conn
 
 
-def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+def integrity_problems(conn: sqlite3.Connection, fts: bool = True) -> list[str]:
     """What SQLite's integrity_check and FTS5's integrity-check find; [] when both pass.
-    FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back."""
+    FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back; that
+    transaction takes the write lock first (BEGIN IMMEDIATE waits for a writer, within the
+    connection's busy timeout), so a writer committing meanwhile cannot make the check fail.
+    A busy or read-only database raises (DB_ERRORS): that is no damage."""
     found = [f"SQLite: {r[0]}" for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
-    conn.execute("BEGIN")
+    if found or not fts:
+        return found
+    conn.execute("BEGIN IMMEDIATE")
     try:
-        for table in fts.FTS_COLUMNS:  # names_fts, fields_fts: also against their text (card_terms)
+        for table in FTS_TABLES:  # names_fts, fields_fts: also against their text (card_terms)
             try:
                 conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
+                if failure_kind(exc) in ("busy", "read_only", "cannot_open"):
+                    raise
                 found.append(f"full-text index {table}: {exc}")
     finally:
         conn.execute("ROLLBACK")

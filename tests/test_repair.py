@@ -1,0 +1,147 @@
+"""A damaged index is rebuilt by the commands a user (or an agent) is told to run: `doctor --fix`,
+`index --rebuild`, MCP `memory_reindex {"rebuild": true}`. The bad file stays beside the new one,
+ids and read counts come over, and what could not be saved is said. Search on a damaged index
+says what to do, never a traceback."""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from memsync import config
+from memsync.store.index import Index
+
+from .conftest import write_card
+from .mcp_helpers import LEAKS, refused, scenario, server_log, tool
+
+__all__ = ["server_log"]  # a fixture, imported for the tests below
+
+CARDS = 40
+READS = ("03-Knowledge/c3.md", "03-Knowledge/c3.md", "03-Knowledge/c7.md")
+
+
+def db_path() -> Path:
+    return config.load().db.path
+
+
+def ids_and_reads() -> tuple[dict[str, int], dict[int, int]]:
+    with closing(Index(db_path())) as index:
+        ids = {r["path"]: r["id"] for r in index.cards()}
+        reads = {card_id: index.read_stats(card_id)[0] for card_id in ids.values()}
+    return ids, {card_id: n for card_id, n in reads.items() if n}
+
+
+@pytest.fixture
+def before(vault, cli) -> tuple[dict[str, int], dict[int, int]]:
+    """CARDS cards indexed, two of them read (one twice): their ids and read counts."""
+    for n in range(CARDS):
+        write_card(vault, f"03-Knowledge/c{n}.md", f"card {n}",
+                   f"the body of card {n} names host-{n} and port {8000 + n}; " + "filler " * 60)
+    assert cli("index")[0] == 0
+    ids, _ = ids_and_reads()
+    for path in READS:
+        assert cli("show", ids[path], "--json")[0] == 0
+    state = ids_and_reads()
+    assert state[1] == {ids["03-Knowledge/c3.md"]: 2, ids["03-Knowledge/c7.md"]: 1}
+    return state
+
+
+def truncate(db: Path) -> None:
+    """Cut the index file in half, its last writes checkpointed into it first (a disk that
+    filled up, a copy that stopped half-way)."""
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    with db.open("r+b") as handle:
+        handle.truncate(size // 2)
+
+
+def damaged_copies(db: Path) -> list[Path]:
+    return sorted(db.parent.glob(db.name + ".damaged-*[0-9]"))
+
+
+def test_doctor_fix_rebuilds_a_truncated_index_keeping_ids_and_reads(before, cli):
+    db = db_path()
+    truncate(db)
+    code, result = cli("doctor", "--json")
+    assert code == 1 and [f["check"] for f in result["findings"]] == ["integrity"]
+    assert result["findings"][0]["fixable"]
+    code, result = cli("doctor", "--fix", "--json")
+    assert code == 0, result
+    assert any("carried over: 40 ids, 2 read counts" in done for done in result["fixed"])
+    assert ids_and_reads() == before
+    [aside] = damaged_copies(db)
+    assert aside.stat().st_size > 0  # kept for a person to look at
+
+
+def test_index_rebuild_rebuilds_a_truncated_index_and_says_what_it_kept(before, run_cli):
+    db = db_path()
+    truncate(db)
+    code, out, err = run_cli("index", "--rebuild")
+    assert code == 0 and "Traceback" not in err, err
+    assert "the index was damaged" in out and "carried over: 40 ids, 2 read counts" in out
+    assert f"kept as {damaged_copies(db)[0]}" in out
+    assert ids_and_reads() == before
+    code, found, _err = run_cli("search", "host-7", "--json")
+    assert code == 0 and found["hits"][0]["id"] == before[0]["03-Knowledge/c7.md"]
+
+
+def test_what_cannot_be_read_is_said(vault, cli):
+    write_card(vault, "a.md", "a card", "a card whose index will be overwritten with noise")
+    assert cli("index")[0] == 0
+    db = db_path()
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 8192)
+    code, result = cli("index", "--rebuild", "--json")
+    assert code == 0, result
+    recovered = result["recovered"]
+    assert recovered["saved"] == {} and recovered["lost"], recovered
+    assert result["added"] == 1 and damaged_copies(db)
+
+
+def test_memory_reindex_rebuilds_a_truncated_index(before, server_log):
+    truncate(db_path())
+
+    async def body(session):
+        broken = await refused(session, "memory_search", query="host-7")
+        assert "the index is damaged" in broken and "memsync doctor --fix" in broken
+        result = await tool(session, "memory_reindex", rebuild=True)
+        assert result["recovered"]["saved"]["card_ids"] == CARDS
+        found = await tool(session, "memory_search", query="host-7")
+        assert found["hits"][0]["id"] == before[0]["03-Knowledge/c7.md"]
+
+    scenario(body)(server_log)
+    assert ids_and_reads() == before
+
+
+def damage_full_text(db: Path) -> None:
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE cards_fts_data SET block = x'00ff00ff00ff' WHERE id > 10")
+        conn.commit()
+
+
+def test_search_on_a_damaged_full_text_index_says_run_doctor_fix(before, run_cli):
+    damage_full_text(db_path())
+    code, out, err = run_cli("search", "host-7")
+    assert code == 2 and out == ""
+    assert "the index is damaged; run `memsync doctor --fix`" in err
+    assert not any(leak in err for leak in LEAKS), err
+    code, out, _err = run_cli("search", "host-7", "--json")
+    assert code == 2 and out["error"]["code"] == "index_damaged"
+    assert run_cli("doctor", "--fix")[0] == 0
+    code, out, _err = run_cli("search", "host-7", "--json")
+    assert code == 0 and out["hits"][0]["id"] == before[0]["03-Knowledge/c7.md"]
+
+
+def test_memory_search_on_a_damaged_full_text_index_says_run_doctor_fix(before, server_log):
+    damage_full_text(db_path())
+
+    async def body(session):
+        text = await refused(session, "memory_search", query="host-7")
+        assert "the index is damaged" in text and "memsync doctor --fix" in text
+
+    scenario(body)(server_log)
