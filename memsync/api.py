@@ -178,7 +178,10 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     if rebuild:
         from memsync.store import salvage
 
-        recovered = salvage.recover(cfg.db.path)
+        try:
+            recovered = salvage.recover(cfg.db.path)
+        except DB_ERRORS as exc:  # busy or unreadable, not damaged: nothing was touched
+            raise as_error(exc, cfg.db.path) from None
     with open_index(cfg) as index:
         work = indexer(cfg, index)
         if threads:

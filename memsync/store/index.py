@@ -478,6 +478,16 @@ def open_existing(path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> sql
     return conn
 
 
+def open_read_only(path: Path | str, lenient: bool = False) -> sqlite3.Connection:
+    """A connection that can never write (memsync.store.salvage reads a damaged file with it)."""
+    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    if lenient:  # a truncated file is refused whole (its header counts more pages than it
+        # holds) unless the schema is taken as written; read-only, so nothing is ever written
+        conn.execute("PRAGMA writable_schema = ON")
+    return conn
+
+
 def integrity_problems(conn: sqlite3.Connection, fts: bool = True) -> list[str]:
     """What SQLite's integrity_check and FTS5's integrity-check find; [] when both pass.
     FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back; that

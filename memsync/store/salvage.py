@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sqlite3
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsync.store.index import BUSY_TIMEOUT_MS, Index, failure_kind
+from memsync.store.index import DB_ERRORS, Index, failure_kind, open_read_only
 
 # Tables with no second source, oldest first; a table missing from a file is skipped.
 KEPT = ("card_ids", "card_stats", "retrieval_log", "feedback")
@@ -33,22 +31,13 @@ class Saved:
         return {table: len(rows) for table, (_cols, rows) in self.rows.items()}
 
 
-def _read_only(path: Path, lenient: bool = False) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    if lenient:  # a truncated file is refused whole (its header counts more pages than it
-        # holds) unless the schema is taken as written; read-only, so nothing is ever written
-        conn.execute("PRAGMA writable_schema = ON")
-    return conn
-
-
 def damage(path: Path) -> str | None:
     """What is wrong with the file at `path` (SQLite's own words), None when it reads as sound.
     Busy or unreadable for other reasons is not damage: those errors are raised."""
     try:
-        with contextlib.closing(_read_only(path)) as conn:
+        with contextlib.closing(open_read_only(path)) as conn:
             found = [row[0] for row in conn.execute("PRAGMA quick_check") if row[0] != "ok"]
-    except sqlite3.DatabaseError as exc:
+    except DB_ERRORS as exc:
         if failure_kind(exc) == "damaged":
             return str(exc)
         raise
@@ -60,9 +49,9 @@ def read(path: Path) -> Saved:
     keeps the rows read before it."""
     saved = Saved()
     try:
-        conn = _read_only(path, lenient=True)
+        conn = open_read_only(path, lenient=True)
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.DatabaseError as exc:
+    except DB_ERRORS as exc:
         return Saved(lost=[f"ids and read counts: the file's table list cannot be read ({exc})"])
     with contextlib.closing(conn):
         for table in KEPT:
@@ -74,7 +63,7 @@ def read(path: Path) -> Saved:
                 columns = [d[0] for d in cursor.description]
                 for row in cursor:
                     rows.append(tuple(row))
-            except sqlite3.DatabaseError as exc:
+            except DB_ERRORS as exc:
                 saved.lost.append(f"{table}: the damage stopped the read after {len(rows)} rows "
                                   f"({exc}); the rest is lost")
                 if not rows:
