@@ -11,12 +11,14 @@ needs to open the index or index files is in memsync.session, below it.
 from __future__ import annotations
 
 import json
+import os
+from contextlib import suppress
 
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.session import indexer, open_index
 from memsync.store import tally
-from memsync.store.index import Index
+from memsync.store.index import DB_ERRORS, Index, as_error
 from memsync.write import trashsize
 
 from . import dates, paging
@@ -28,9 +30,18 @@ __all__ = ["indexer", "open_index"]  # the edges open the index through api too 
 
 def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | None = None,
            explain: bool = False) -> dict:
-    """`semantic` None follows config.json; asking for it without the extra installed is an
-    error that says how to install it (before anything is read). Every search is written to the
-    retrieval log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
+    """`semantic` None follows config.json: where the extra is missing, that falls back to the
+    keyword search with a warning. Asking for it outright without the extra is an error that
+    says how to install it (before anything is read). Every search is written to the retrieval
+    log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
+    warnings = []
+    if semantic is None and cfg.semantic:
+        from .semantic import available, install_hint
+
+        if not available():
+            semantic = False
+            warnings.append(f"{cfg.config_file} turns semantic search on, but memsync[semantic] "
+                            f"is not installed: searched by keywords only; {install_hint()}")
     semantic = cfg.semantic if semantic is None else semantic
     if semantic:
         from .semantic import require
@@ -49,7 +60,49 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         from .lifecycle import log
 
         log.record(cfg, index, q, result, bool(semantic), client)
-        return result
+        warnings += staleness(cfg, [index.meta("last_sync"), index.meta("last_change")])
+    if warnings:
+        result["warnings"] = warnings
+    return result
+
+
+STALE_AFTER = 60  # seconds without a watcher before search says how old the index is
+
+
+def staleness(cfg: Config, updates: list[str | None], now: float | None = None) -> list[str]:
+    """Why the hits may not match the files: the vault folder is gone (an unmounted disk, a
+    cloud folder not synced yet), or no watcher keeps the index live and it is not fresh."""
+    import time
+    from datetime import datetime
+
+    said = []
+    if not cfg.vault.path.is_dir():
+        said.append(f"the vault folder {cfg.vault.path} is gone (an unmounted disk? a cloud "
+                    "folder not synced yet?): the index is stale, these hits are from when it "
+                    "was last seen")
+    times = []
+    for stamp in filter(None, updates):  # the last catch-up and the last change, whichever is later
+        with suppress(ValueError):
+            times.append(datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S%z").timestamp())
+    if not times:
+        return said
+    age = (time.time() if now is None else now) - max(times)
+    if age < STALE_AFTER:
+        return said
+    from memsync.watch import lock  # only for an old index: it loads logging
+
+    if not lock.status(cfg.lock_file)["live"]:
+        said.append(f"no watcher running; index last updated {_ago(age)} ago (`memsync watch` "
+                    "keeps it live; `memsync index` catches it up)")
+    return said
+
+
+def _ago(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    hours = minutes // 60
+    return f"{hours} h" if hours < 48 else f"{hours // 24} days"
 
 
 def searcher(index: Index, semantic: bool = False):
@@ -168,7 +221,8 @@ def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
         return embed_foreground(index, threads or cfg.threads, progress=progress)
 
 
-def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None) -> dict:
+def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None,
+            allow_mass_removal: bool = False) -> dict:
     """`threads`: worker processes reading the files (None: config.json's, else every core).
     `rebuild` also replaces a damaged index file (memsync.store.salvage): the report's
     "recovered" says what was kept and what was lost."""
@@ -186,6 +240,7 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
         work = indexer(cfg, index)
         if threads:
             work.workers = threads
+        work.allow_mass_removal = allow_mass_removal
         report = work.rebuild(progress) if rebuild else work.reconcile(progress=progress)
         # A source removed from config.json while a watcher still read it: its cards go too.
         report.merge(drop_unconfigured(cfg, index))
@@ -193,6 +248,17 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     if recovered:
         result["recovered"] = recovered
     return result
+
+
+def check_removal(cfg: Config) -> None:
+    """What `memsync watch` asks before it starts: would catching up remove most of a source?
+    (MassRemoval if so; a watcher started anyway would keep those cards, saying why in its log.)"""
+    with open_index(cfg) as index:
+        work = indexer(cfg, index)
+        for source in cfg.sources:
+            if os.path.isdir(source.root):
+                work.guard_removal(source.name, work.files_on_disk(source.name),
+                                   index.file_states(source.name))
 
 
 def vault_warnings(cfg: Config) -> list[str]:

@@ -148,8 +148,8 @@ class Config:
         if not self.semantic or available():
             return None
         return (f"{self.config_file} turns semantic search on (\"semantic\": true), but "
-                "memsync[semantic] is not installed: every search fails and nothing is embedded "
-                "until it is")
+                "memsync[semantic] is not installed: searches use keywords only and nothing is "
+                "embedded until it is")
 
 
 def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path) -> Setting:

@@ -36,6 +36,13 @@ class Damaged(BadEnvironment):
     code = "index_damaged"
 
 
+class MassRemoval(BadEnvironment):
+    """A sync would remove most (or all) of a source's cards at once: an unmounted disk or a
+    cloud folder not synced yet looks exactly like that, so nothing is removed until confirmed."""
+
+    code = "mass_removal"
+
+
 class NotFound(MemsyncError):
     code = "not_found"
     exit_code = 1

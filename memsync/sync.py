@@ -65,12 +65,27 @@ def start_method() -> str:
 __all__ = ["MAX_FILE_BYTES", "Indexer", "storable"]
 
 
+MASS_REMOVAL_FROM = 10  # indexed files a source needs before "more than half gone" stops a sync
+CONFIRM = "--allow-mass-removal"
+
+
+def mass_removal(gone: int, stored: int) -> bool:
+    """Whether removing `gone` of a source's `stored` indexed files at once needs a yes: all of
+    them (two or more), or more than half of a source of MASS_REMOVAL_FROM files or more."""
+    if stored >= 2 and gone == stored:
+        return True
+    return stored >= MASS_REMOVAL_FROM and gone * 2 > stored
+
+
 class Indexer:
     def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES,
                  workers: int | None = None):
         self.index = index
         # processes reading files in a big reconcile or a rebuild; None: one per usable core
         self.workers = default_workers() if workers is None else max(1, workers)
+        # A reconcile or rebuild that would drop most of a source's files refuses (MassRemoval)
+        # unless this is set: what a person confirmed with --allow-mass-removal.
+        self.allow_mass_removal = False
         self.sources = {s.name: s for s in sources}
         self.adapters = {s.name: adapters.get(s.adapter) for s in sources}
         self.excluded = {s.name: Exclusions(s.root) for s in sources}  # Obsidian's own setting
@@ -127,6 +142,8 @@ class Indexer:
         report = SyncReport()
         for name in [source] if source else list(self.sources):
             self._reconcile_source(name, under, report, progress)
+        if under is None:
+            self.index.mark_synced()
         if under is None and report.added + report.updated:
             self.index.compact_if_sparse()
         report.seconds = time.perf_counter() - started
@@ -136,10 +153,13 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
+        for name in self.sources:
+            self.guard_removal(name, self.files_on_disk(name), self.index.file_states(name))
         with self.index.transaction():
             self.index.clear_derived()
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
+        self.index.mark_synced()
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
         return report
@@ -243,11 +263,28 @@ class Indexer:
             found.update(_walk(adapter, excluded, folders))
         return found
 
+    def guard_removal(self, source: str, on_disk, stored) -> None:
+        """Refuse (MassRemoval) to drop most of a source's files at once, unless allowed."""
+        gone = sum(1 for rel in stored if rel not in on_disk)
+        if self.allow_mass_removal or not mass_removal(gone, len(stored)):
+            return
+        from .errors import MassRemoval
+
+        root = self.sources[source].root
+        empty = " (the folder is empty)" if not on_disk else ""
+        raise MassRemoval(
+            f"{gone} of the {len(stored)} files of {source} indexed before are gone from "
+            f"{root}{empty}; nothing was removed and ids and read counts are kept. If the folder "
+            "is only unmounted or not synced yet, bring it back and run the command again; if "
+            f"you removed those files, confirm with `memsync index {CONFIRM}`")
+
     def _reconcile_source(self, source, under, report, progress) -> None:
         stored_rows = self.index.file_rows(source, under)
         # A big tree is walked by a few threads; a small one, or a first index, is not worth it.
         threads = min(2 * self.workers, 8) if len(stored_rows) >= WALK_THREADS_FROM else 1
         on_disk = self.files_on_disk(source, under, threads)
+        if under is None:
+            self.guard_removal(source, on_disk, stored_rows)
         report.scanned += len(on_disk)
         work = []
         for rel, sig in on_disk.items():

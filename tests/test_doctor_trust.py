@@ -18,6 +18,9 @@ from memsync import config
 from memsync.doctor import exam
 
 from .conftest import write_card
+from .mcp_helpers import server_log
+
+__all__ = ["server_log"]  # a fixture, imported for the tests below
 
 HOLDER = """
 import sqlite3, sys, time
@@ -144,3 +147,16 @@ def test_a_read_only_index_is_not_writable_with_the_fix_and_fix_says_so(indexed,
     write_card(indexed.parent.parent / "vault", "new.md", "new", "a card the index must take in")
     code, out, err = run_cli("index")  # SQLite may still write its -wal file beside a read-only one
     assert "Traceback" not in err and (code == 0 or "memsync: " in err), err
+
+
+def test_memory_stats_check_under_a_writer_holding_the_lock_says_busy(indexed, server_log):
+    from .mcp_helpers import scenario, tool  # the MCP SDK loads for this test only
+
+    async def body(session):
+        with writer_holding_the_lock(indexed):
+            data = await tool(session, "memory_stats", check=True)
+        checks = [f["check"] for f in data["doctor"]["findings"]]
+        assert "busy" in checks and "integrity" not in checks, data["doctor"]
+        assert not any("damaged" in f["message"] for f in data["doctor"]["findings"])
+
+    scenario(body)(server_log)

@@ -90,6 +90,19 @@ def test_the_sdist_holds_every_file_of_the_package(dist):
     assert not missing, f"the sdist lacks {missing}: check MANIFEST.in / setup.py"
 
 
+def install_hint(python: Path, cwd: Path) -> str:
+    proc = subprocess.run([str(python), "-I", "-c", "from memsync.semantic import install_hint; "
+                           "print(install_hint())"], capture_output=True, text=True, cwd=cwd,
+                          env=clean_env(), check=True)
+    return proc.stdout
+
+
+def test_the_installed_wheel_names_its_own_wheel_to_add_the_extra(installed, dist, tmp_path):
+    (wheel,) = dist.glob("*.whl")
+    hint = install_hint(installed / "python", tmp_path)
+    assert f"-m pip install '{wheel}[semantic]'" in hint and "'memsync[semantic]'" not in hint
+
+
 def test_the_installed_wheel_passes_the_smoke_run(installed, tmp_path):
     proc = smoke(installed, installed / "python", tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -152,6 +165,8 @@ def test_pipx_and_uv_tool_install_give_a_working_memsync(tool, tool_bin, tmp_pat
     checkout = tmp_path / "checkout"
     shutil.copytree(REPO, checkout, ignore=shutil.ignore_patterns(*COPY_IGNORE))
     bin_dir, python = tool_install(tool, tool_bin, checkout, tmp_path)
+    want = "pipx install --force" if tool == "pipx" else "uv tool install --force"
+    assert f"`{want} '{checkout}[semantic]'`" in install_hint(python, tmp_path)
     proc = smoke(bin_dir, python, tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "smoke: every step passed" in proc.stdout

@@ -66,9 +66,9 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
     """A watcher started where config.json asks for a model that is not installed."""
     problem = cfg.semantic_problem()
     if problem:
-        from ..semantic import INSTALL_HINT
+        from ..semantic import install_hint
 
-        click.echo(f"memsync: warning: {problem}; {INSTALL_HINT}", err=True)
+        click.echo(f"memsync: warning: {problem}; {install_hint()}", err=True)
 
 
 @contextmanager

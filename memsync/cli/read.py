@@ -41,7 +41,10 @@ def paths(obj: Context, as_json: bool):
 @click.option("--threads", type=click.IntRange(min=1), metavar="N",
               help="Cores to use for reading and embedding (default: config.json \"threads\", "
                    "else all usable cores).")
-def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int | None):
+@click.option("--allow-mass-removal", is_flag=True,
+              help="Remove the cards of a source that lost most (or all) of its files at once.")
+def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int | None,
+          allow_mass_removal: bool):
     """Bring the index up to date with the vault and sources.
 
     \b
@@ -57,7 +60,8 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int 
         require(EMBED_INSTEAD)  # before indexing: a missing extra is said at once, not after the work
     warn_ignored_sources(obj.cfg)
     with progress_bar("indexing", enabled=not as_json) as progress:
-        report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress, threads=threads)
+        report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress, threads=threads,
+                             allow_mass_removal=allow_mass_removal)
     if not embed:
         emit(report, as_json, output.index_report)
         return
@@ -124,6 +128,8 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
             click.echo(output.explain_tiers(data))
         if data["note"]:  # a search that found nothing always says why (memsync.search.codes)
             click.echo(f"memsync: {data['note']}", err=True)
+        for warning in data.get("warnings", []):
+            click.echo(f"memsync: warning: {warning}", err=True)
     if not data["hits"]:
         sys.exit(1)
 

@@ -22,7 +22,9 @@ from . import (
 
 @command(main, "watch")
 @click.option("-v", "--verbose", count=True, help="-v: one line per batch; -vv: every event.")
-def watch(obj: Context, as_json: bool, verbose: int):
+@click.option("--allow-mass-removal", is_flag=True,
+              help="Catch up even if a source lost most (or all) of its files since the last index.")
+def watch(obj: Context, as_json: bool, verbose: int, allow_mass_removal: bool):
     """Watch the vault and the sources, and keep the index up to date as files change.
 
     Changes made while no watcher ran are picked up at start. Sources added or removed
@@ -38,6 +40,12 @@ def watch(obj: Context, as_json: bool, verbose: int):
     _log_to_stderr(verbose)
     faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` prints every thread's stack
     cfg = obj.cfg
+    from .. import api
+
+    if allow_mass_removal:  # confirmed: catch up now, so the watcher starts from the disk as it is
+        api.reindex(cfg, allow_mass_removal=True)
+    else:
+        api.check_removal(cfg)  # an unmounted or unsynced folder stops us here, cards kept
     from ..semantic.background import idle_work
 
     watcher = Watcher(cfg, idle_work=idle_work(cfg))

@@ -234,10 +234,10 @@ def sources(cfg: Config) -> list[Finding]:
 
 
 def semantic_extra(cfg: Config) -> list[Finding]:
-    from memsync.semantic import INSTALL_HINT
+    from memsync.semantic import install_hint
 
     problem = cfg.semantic_problem()
-    return [Finding("semantic", problem, f"{INSTALL_HINT}; or set \"semantic\": false")] if problem else []
+    return [Finding("semantic", problem, f"{install_hint()}; or set \"semantic\": false")] if problem else []
 
 
 def stale_lock(cfg: Config) -> list[Finding]:

@@ -18,6 +18,7 @@ from memsync.store.index import Index
 from memsync.watch import plan
 
 from ..config import Config
+from ..errors import MassRemoval
 from ..model import SyncReport
 from ..sources import drop_unconfigured
 from ..sync import Indexer
@@ -255,7 +256,11 @@ class WorkerLoop:
             report.merge(part)
         for source, why in rescan.items():
             log.info("reconciling %s: %s", source, why)
-            part = indexer.reconcile(source)
+            try:
+                part = indexer.reconcile(source)
+            except MassRemoval as refused:
+                log.warning("%s", refused.message)
+                continue
             self._requeue(source, part.retry)
             report.merge(part)
         report.seconds = time.perf_counter() - started
@@ -288,7 +293,11 @@ class WorkerLoop:
         started = time.perf_counter()
         for source in self.cfg.sources:
             if os.path.isdir(source.root):
-                part = indexer.reconcile(source.name)
+                try:
+                    part = indexer.reconcile(source.name)
+                except MassRemoval as refused:  # kept, and said: the folder may come back
+                    log.warning("%s", refused.message)
+                    continue
                 self._requeue(source.name, part.retry)
                 report.merge(part)
         # Sources removed from config.json while no watcher ran (or just before this one
