@@ -167,7 +167,7 @@ def recovery_lines(recovered: dict) -> list[str]:
              f"damaged file is kept as {recovered['kept_as']}",
              f"  carried over: {saved.get('card_ids', 0)} ids, {saved.get('card_stats', 0)} read "
              "counts" + "".join(f", {n} rows of {t}" for t, n in saved.items()
-                                if t not in ("card_ids", "card_stats"))]
+                                if t not in ("card_ids", "card_stats") and n)]
     lines += [f"  not saved: {lost}" for lost in recovered["lost"]]
     return lines
 

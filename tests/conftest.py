@@ -45,6 +45,20 @@ def home(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def fake_user(tmp_path, monkeypatch) -> Path:
+    """A HOME of its own and a project folder to run in, for `memsync init`: the machine's real
+    agent memory files and Obsidian vaults are never looked at."""
+    user = tmp_path / "user"
+    project = tmp_path / "project"
+    user.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("MEMORY_FILE_PATH", raising=False)
+    monkeypatch.chdir(project)
+    return user
+
+
+@pytest.fixture
 def vault(home) -> Path:
     return Path(os.environ["MEMSYNC_VAULT"])
 

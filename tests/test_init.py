@@ -17,15 +17,8 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 @pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch) -> Path:
-    user = tmp_path / "user"
-    project = tmp_path / "project"
-    user.mkdir()
-    project.mkdir()
-    monkeypatch.setenv("HOME", str(user))
-    monkeypatch.delenv("MEMORY_FILE_PATH", raising=False)
-    monkeypatch.chdir(project)
-    return user
+def fake_home(fake_user) -> Path:
+    return fake_user
 
 
 @pytest.fixture

@@ -23,18 +23,12 @@ LAYOUTS = {
 
 
 @pytest.fixture(autouse=True)
-def fake_home(tmp_path, monkeypatch) -> Path:
-    user = tmp_path / "user"
-    project = tmp_path / "project"
-    user.mkdir()
-    project.mkdir()
-    monkeypatch.setenv("HOME", str(user))
-    monkeypatch.setenv("APPDATA", str(user / "AppData" / "Roaming"))
+def fake_home(fake_user, monkeypatch) -> Path:
+    """No vault named: init is to find one (Obsidian's places under the fake HOME only)."""
+    monkeypatch.setenv("APPDATA", str(fake_user / "AppData" / "Roaming"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("MEMORY_FILE_PATH", raising=False)
     monkeypatch.delenv("MEMSYNC_VAULT")
-    monkeypatch.chdir(project)
-    return user
+    return fake_user
 
 
 def obsidian_install(user: Path, layout: str, vaults: dict[str, tuple[int, bool]]) -> None:

@@ -51,11 +51,16 @@ def test_an_emptied_vault_is_not_emptied_in_the_index(vault, run_cli):
         assert index.read_stats(ids["notes/n3.md"])[0] == 1
 
 
-def test_more_than_half_gone_stops_and_the_flag_confirms(vault, run_cli):
+def indexed_then_lost(vault, run_cli, lost: int) -> None:
+    """12 notes indexed, then `lost` of them gone from the disk."""
     cards_of(vault, 12)
     assert run_cli("index")[0] == 0
-    for i in range(7):
+    for i in range(lost):
         (vault / f"notes/n{i}.md").unlink()
+
+
+def test_more_than_half_gone_stops_and_the_flag_confirms(vault, run_cli):
+    indexed_then_lost(vault, run_cli, 7)
     code, out, _err = run_cli("index", "--json")
     assert code == 2 and out["error"]["code"] == "mass_removal"
     assert "7 of the 12 files" in out["error"]["message"]
@@ -65,10 +70,7 @@ def test_more_than_half_gone_stops_and_the_flag_confirms(vault, run_cli):
 
 
 def test_a_few_files_gone_are_removed_as_always(vault, run_cli):
-    cards_of(vault, 12)
-    assert run_cli("index")[0] == 0
-    for i in range(3):
-        (vault / f"notes/n{i}.md").unlink()
+    indexed_then_lost(vault, run_cli, 3)
     code, out, _err = run_cli("index", "--json")
     assert code == 0 and out["removed"] == 3
 

@@ -65,6 +65,9 @@ def damaged_copies(db: Path) -> list[Path]:
 
 def test_doctor_fix_rebuilds_a_truncated_index_keeping_ids_and_reads(before, cli):
     db = db_path()
+    with closing(sqlite3.connect(db)) as conn:  # a vector of semantic search: hours to remake
+        conn.execute("INSERT INTO vectors VALUES ('e5', 'abc', 1, x'0102')")
+        conn.commit()
     truncate(db)
     code, result = cli("doctor", "--json")
     assert code == 1 and [f["check"] for f in result["findings"]] == ["integrity"]
@@ -73,6 +76,8 @@ def test_doctor_fix_rebuilds_a_truncated_index_keeping_ids_and_reads(before, cli
     assert code == 0, result
     assert any("carried over: 40 ids, 2 read counts" in done for done in result["fixed"])
     assert ids_and_reads() == before
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT text_hash, vecs FROM vectors").fetchall() == [("abc", b"\x01\x02")]
     [aside] = damaged_copies(db)
     assert aside.stat().st_size > 0  # kept for a person to look at
 

@@ -17,8 +17,10 @@ from pathlib import Path
 
 from memsync.store.index import DB_ERRORS, Index, failure_kind, open_read_only
 
-# Tables with no second source, oldest first; a table missing from a file is skipped.
-KEPT = ("card_ids", "card_stats", "retrieval_log", "feedback")
+# Tables a rebuild keeps, oldest first: ids and read counts (no second source), the retrieval
+# log and feedback (memsync.lifecycle), and the vectors of semantic search (derived, but hours
+# of embedding). A table missing from a file is skipped.
+KEPT = ("card_ids", "card_stats", "vectors", "card_vectors", "retrieval_log", "feedback")
 SIDECARS = ("-wal", "-shm")
 
 
