@@ -18,7 +18,6 @@ from memsync.store.index import Index
 from memsync.watch import plan
 
 from ..config import Config
-from ..errors import MassRemoval
 from ..model import SyncReport
 from ..sources import drop_unconfigured
 from ..sync import Indexer
@@ -256,11 +255,7 @@ class WorkerLoop:
             report.merge(part)
         for source, why in rescan.items():
             log.info("reconciling %s: %s", source, why)
-            try:
-                part = indexer.reconcile(source)
-            except MassRemoval as refused:
-                log.warning("%s", refused.message)
-                continue
+            part = reporting.reconciled(indexer, source)
             self._requeue(source, part.retry)
             report.merge(part)
         report.seconds = time.perf_counter() - started
@@ -293,11 +288,7 @@ class WorkerLoop:
         started = time.perf_counter()
         for source in self.cfg.sources:
             if os.path.isdir(source.root):
-                try:
-                    part = indexer.reconcile(source.name)
-                except MassRemoval as refused:  # kept, and said: the folder may come back
-                    log.warning("%s", refused.message)
-                    continue
+                part = reporting.reconciled(indexer, source.name)
                 self._requeue(source.name, part.retry)
                 report.merge(part)
         # Sources removed from config.json while no watcher ran (or just before this one

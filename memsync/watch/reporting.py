@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from ..errors import MassRemoval
 from ..model import SyncReport
 
 log = logging.getLogger(__name__)
@@ -17,6 +18,17 @@ def log_batch(report: SyncReport, items: int) -> None:
         report.seconds * 1000,
     )
     warn_problems(report)
+
+
+def reconciled(indexer, source: str) -> SyncReport:
+    """A whole source reconciled; where that would remove most of its files at once (an
+    unmounted disk looks so) nothing is done and the refusal is logged: the cards are kept,
+    the folder may come back."""
+    try:
+        return indexer.reconcile(source)
+    except MassRemoval as refused:
+        log.warning("%s", refused.message)
+        return SyncReport()
 
 
 def log_reconcile(report: SyncReport, why: str) -> None:
