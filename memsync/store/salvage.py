@@ -50,10 +50,11 @@ def read(path: Path) -> Saved:
     """Every row of KEPT that can still be read, table by table; a table cut short by the damage
     keeps the rows read before it."""
     saved = Saved()
+    conn = open_read_only(path, lenient=True)
     try:
-        conn = open_read_only(path, lenient=True)
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except DB_ERRORS as exc:
+        conn.close()
         return Saved(lost=[f"ids and read counts: the file's table list cannot be read ({exc})"])
     with contextlib.closing(conn):
         for table in KEPT:
