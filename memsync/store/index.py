@@ -360,11 +360,11 @@ class Index:
         """Record when the index last caught up with every file (a whole reconcile or rebuild),
         changed or not: search says how old that is when no watcher runs."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        if self.conn.in_transaction:
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
+        if self._conn.in_transaction:
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
             return
         with self.transaction():
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
+            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
 
     def mark_changed(self) -> None:
         """Record when the index content last changed (shown by `stats`)."""
