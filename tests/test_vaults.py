@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -171,3 +172,33 @@ def test_a_damaged_index_is_reported_not_taken_for_empty(tmp_path):
     db.write_bytes(bytes(data))
     with pytest.raises(BadEnvironment, match=str(db)):
         vaults.card_count(db)
+
+
+def test_an_empty_file_holds_no_cards(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    assert vaults.card_count(empty) == 0
+
+
+def test_reading_an_index_keeps_this_processs_locks_on_it(tmp_path, vault):
+    # A server's watcher keeps its connection open while a tool call reads the same file
+    # (vaults.claim before a first write). Closing any plain handle of the file would drop every
+    # POSIX lock the process holds on it: another process closing its own connection would then
+    # take itself for the last one and delete the WAL the watcher still writes into.
+    from memsync.store.index import Index
+
+    db = tmp_path / "memsync.db"
+    index = Index(db)
+    try:
+        with index.transaction() as conn:
+            conn.execute("INSERT INTO meta (key, value) VALUES ('probe', '1')")
+        wal = db.with_name(db.name + "-wal")
+        assert wal.is_file()
+        vaults.claim(db, vault)  # unlabelled: looks into the index for its vault's files
+        vaults.card_count(db)
+        subprocess.run([sys.executable, "-c", "import sqlite3, sys; "
+                        "c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM meta').fetchall(); "
+                        "c.close()", str(db)], check=True)
+        assert wal.is_file(), "another process deleted the WAL under an open connection"
+    finally:
+        index.close()

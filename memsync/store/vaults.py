@@ -116,9 +116,9 @@ def _read(db: Path, query: Callable[[sqlite3.Connection], T], not_an_index: T) -
     from memsync.errors import BadEnvironment
     from memsync.store.index import Index
 
-    with suppress(OSError), open(db, "rb") as handle:
-        if handle.read(16) != b"SQLite format 3\x00":  # not SQLite at all (or empty)
-            return not_an_index
+    # SQLite alone opens the file, never open()/close() here: closing any other descriptor of
+    # it drops every POSIX lock this process holds on it, so a server's own connections would
+    # lose theirs and another process could checkpoint and delete the WAL under them.
     try:
         index = Index.existing(db)
     except sqlite3.Error as exc:
@@ -127,9 +127,16 @@ def _read(db: Path, query: Callable[[sqlite3.Connection], T], not_an_index: T) -
         tables = {name for (name,) in index._conn.execute("SELECT name FROM sqlite_master")}
         return query(index._conn) if {"cards", "files"} <= tables else not_an_index
     except sqlite3.DatabaseError as exc:
+        if _not_sqlite(exc):  # not SQLite at all: nothing of a vault in it
+            return not_an_index
         raise BadEnvironment(f"cannot read the index {db} ({exc}); run `memsync doctor`") from None
     finally:
         index.close()
+
+
+def _not_sqlite(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF == 26 if code is not None else "not a database" in str(exc)  # SQLITE_NOTADB
 
 
 def known(home: Path) -> list[tuple[Path, Path]]:
