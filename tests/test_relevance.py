@@ -62,3 +62,40 @@ def test_a_question_whose_every_word_matches_two_cards_still_gets_a_full_page(va
     assert part["strict"] == 2 and part["rest"] == 8
     assert out["note"].startswith("2 matched every word; 8 below matched some of the words")
     assert all(h["matched"] == "any" for h in hits[2:])
+
+
+def _common_word_vault(vault, holding: int, total: int = 60) -> None:
+    for n in range(total):
+        said = "what the weather did today" if n < holding else "a quiet day"
+        write_card(vault, f"day{n}.md", f"Day {n}", f"Notes of day {n}: {said}.")
+    write_card(vault, "heron.md", "Heron", "The grey heron eats small fish at the river.")
+
+
+def test_a_word_most_cards_hold_is_weak_in_a_question_and_not_required(vault, cli):
+    _common_word_vault(vault, holding=45)  # "what" in 45 of 61 cards: weak
+    sync()
+    out = _search(cli, "what did the heron eat", "--explain")
+    assert out["hits"][0]["path"] == "heron.md"
+    assert out["matched"] == "all"  # the heron card lacks "what" and "did", yet holds the question
+    first = out["explain"]["tiers"][0]["match"]
+    assert "heron" in first and "what" not in first
+
+
+def test_a_word_stops_being_weak_once_fewer_cards_hold_it(vault, cli):
+    # The weak decision is kept between searches of one process only while the index is the
+    # same: the library's searcher, twice over one index, with cards removed in between.
+    from memsync import config
+    from memsync.search.lexical import LexicalSearcher
+    from memsync.store.index import Index
+
+    _common_word_vault(vault, holding=45)
+    sync()
+    index = Index(config.load().db.path)
+    try:
+        assert "what" not in LexicalSearcher(index).plan("what heron").content
+        for n in range(10, 45):
+            write_card(vault, f"day{n}.md", f"Day {n}", f"Notes of day {n}: a quiet day.")
+        sync()
+        assert "what" in LexicalSearcher(index).plan("what heron").content  # 10 of 61 cards
+    finally:
+        index.close()

@@ -32,6 +32,19 @@ WEAK_SHARE = 0.5
 MIN_CARDS_FOR_WEAK = 50  # in a handful of cards every word is common: none is weak
 
 
+# Per index file: which tokens were found weak, valid while FTS5's averages record (card and
+# token counts, rewritten by every change to the index) stays the same.
+_WEAK_MEMO: dict[str, tuple[object, dict[str, bool]]] = {}
+WEAK_MEMO_TERMS = 10_000
+
+
+def _weak_memo(path: str, state: object) -> dict[str, bool]:
+    held = _WEAK_MEMO.get(path)
+    if held is None or held[0] != state or len(held[1]) > WEAK_MEMO_TERMS:
+        held = _WEAK_MEMO[path] = (state, {})
+    return held[1]
+
+
 @dataclass(frozen=True)
 class Query:
     text: str
@@ -167,7 +180,7 @@ class LexicalSearcher:
                 break
         if not result.hits:
             result.notes.append(self._empty_note(q))
-        elif (closer := self._hidden_closer(q, result.matched)) is not None:
+        elif (closer := self._hidden_closer(q, plan, result.matched)) is not None:
             result.notes.append(closer)
         if result.hits and result.matched and result.matched.startswith("any"):
             result.notes.append(_low_confidence(result.hits))
@@ -189,13 +202,18 @@ class LexicalSearcher:
     def _weak(self, plan: query.Plan) -> frozenset[str]:
         """The tokens held by at least `weak_share` of the cards: question words and particles
         (what, did, the, 的, は), decided by their document frequency, never by a list. Each is
-        counted only up to that share, so a common word costs a bounded count, not a scan."""
-        cards = sql.row_count(self.index.run(sql.averages()))
+        counted only up to that share, so a common word costs a bounded count, not a scan, and
+        the answer is kept until the index changes (question words come back in every question)."""
+        rows = self.index.run(sql.averages())
+        cards = sql.row_count(rows)
         if cards < MIN_CARDS_FOR_WEAK:
             return frozenset()
         bar = int(self.weak_share * cards) + 1
-        return frozenset(t for t in plan.terms if not query.is_char(t)
-                         and self.index.run(sql.matches_upto(query.quote(t), bar))[0][0] >= bar)
+        known = _weak_memo(str(self.index.path), (rows[0][0], self.weak_share))
+        for t in plan.terms:
+            if t not in known and not query.is_char(t):
+                known[t] = self.index.run(sql.matches_upto(query.quote(t), bar))[0][0] >= bar
+        return frozenset(t for t in plan.terms if known.get(t))
 
     def _empty_note(self, q: Query) -> Note:
         run = self.index.run
@@ -212,18 +230,23 @@ class LexicalSearcher:
                    (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as_of", q.as_of)) if value}
         return Note(codes.EMPTY, {"filters": filters})
 
-    def _hidden_closer(self, q: Query, matched: str | None) -> Note | None:
+    def _hidden_closer(self, q: Query, plan: query.Plan, matched: str | None) -> Note | None:
         """The hits came from a weaker tier, and invalid cards match the query more strictly
         (all its words, as written): say so, or the fact looks lost (its successor deleted, say)
-        while unrelated prefix or partial hits stand in for it."""
+        while unrelated prefix or partial hits stand in for it. The stricter tiers matched no
+        valid card, so a bounded count of their matches with invalid cards let in is enough."""
         if q.include_invalid or q.as_of or matched is None or matched == query.TIERS[0]:
             return None
-        strict = LexicalSearcher(self.index, self.weights, fill=False).search(
-            replace(q, include_invalid=True, limit=MAX_LIMIT), snippets=False)
-        if strict.matched is None or query.TIERS.index(strict.matched) >= query.TIERS.index(matched):
-            return None
-        return Note(codes.HIDDEN_CLOSER, {"count": len(strict.hits), "more": strict.more,
-                                          "tier": strict.matched, "hits_tier": matched})
+        where = sql.filters(today=dates.today(), kind=q.kind, source=q.source, tag=q.tag,
+                            include_invalid=True)
+        for tier, expr in plan.tiers:
+            if query.TIERS.index(tier) >= query.TIERS.index(matched):
+                return None
+            found = self.index.run(sql.count_matching(expr, where, MAX_LIMIT + 1))[0][0]
+            if found:
+                return Note(codes.HIDDEN_CLOSER, {"count": min(found, MAX_LIMIT), "more": found > MAX_LIMIT,
+                                                  "tier": tier, "hits_tier": matched})
+        return None
 
     def _exact(self, text: str) -> dict[int, int]:
         """Cards with a title, alias, file name or heading equal to the whole query (folded),

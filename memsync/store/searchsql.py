@@ -102,6 +102,14 @@ def matches_upto(expr: str, limit: int) -> Statement:
                      (expr, limit))
 
 
+def count_matching(expr: str, where: Where, limit: int) -> Statement:
+    """How many cards that pass the filters match a MATCH expression, counted no further than
+    `limit`."""
+    return Statement(
+        "SELECT count(*) FROM (SELECT 1 FROM cards_fts JOIN cards c ON c.seq = cards_fts.rowid "
+        f"WHERE cards_fts MATCH ?{where.sql} LIMIT ?)", (expr, *where.params, limit))
+
+
 def averages() -> Statement:
     """FTS5's averages record of cards_fts (rowid 1 of its data table): the row count and the
     token count of each column, kept up to date by FTS5 itself."""
