@@ -43,7 +43,7 @@ def mark(text: str, terms: list[str], style) -> str:
 # What each tier asked of a card, in a person's words.
 TIER_WORDS = {"all": "every word", "all-prefix": "every word (some as a prefix)",
               "any": "some of the words", "any-prefix": "some of the words (some as a prefix)",
-              "semantic": "by meaning alone"}
+              "any-common": "only its common words", "semantic": "by meaning alone"}
 
 
 def _note(n: dict) -> str:

@@ -99,3 +99,15 @@ def test_a_word_stops_being_weak_once_fewer_cards_hold_it(vault, cli):
         assert "what" in LexicalSearcher(index).plan("what heron").content  # 10 of 61 cards
     finally:
         index.close()
+
+
+def test_a_question_whose_content_words_match_few_cards_is_topped_up_by_its_common_words(vault, cli):
+    _common_word_vault(vault, holding=45)
+    sync()
+    out = _search(cli, "what did the heron eat")
+    hits = out["hits"]
+    assert len(hits) == 10 and hits[0]["path"] == "heron.md"
+    assert all(h["matched"] == "any-common" for h in hits[1:])  # below, and labelled
+    part = next(n for n in out["notes"] if n["code"] == "strict_part")
+    assert part["strict"] == 1 and part["rest_tier"] == "any-common"
+    assert "only its common words" in out["note"]

@@ -34,7 +34,7 @@ def record(cfg: Config, index: Index, q: Query, result: dict, semantic: bool = F
         [(h["id"], h["score"]) for h in result["hits"]], client, settings.log_cap)
 
 
-_TIERS = ("all", "all-prefix", "any", "any-prefix", "semantic")
+_TIERS = ("all", "all-prefix", "any", "any-prefix", "any-common", "semantic")
 
 
 def _tier_order(tier: str) -> int:

@@ -94,7 +94,8 @@ def search(data: dict) -> str:
 
 # What each tier asked of a card, in a model's words.
 _TIER = {"all": "every word", "all-prefix": "every word (some as prefixes)", "any": "some words",
-         "any-prefix": "some words (some as prefixes)", "semantic": "meaning only"}
+         "any-prefix": "some words (some as prefixes)", "any-common": "common words only",
+         "semantic": "meaning only"}
 
 
 def _note(n: dict) -> str | None:

@@ -1,9 +1,10 @@
 """Search: the `Searcher` seam and the lexical searcher behind it.
 
-Tiers are tried in order (all → all-prefix → any → any-prefix); a lower tier fills the page a
-higher one left short, its hits ranked below and labelled with their tier (the `strict_part` note
-says where the strict part ends). Tokens most cards hold (question words, particles) are weak:
-left out of the tiers. Ranking is memsync.search.ranking (per-field BM25, saturated, in Obsidian's
+Tiers are tried in order (all → all-prefix → any → any-prefix → any-common); a lower tier fills
+the page a higher one left short, its hits ranked below and labelled with their tier (the
+`strict_part` note says where the strict part ends). Tokens most cards hold (question words,
+particles) are weak: left out of every tier but the last, which only a page the others left
+short reaches. Ranking is memsync.search.ranking (per-field BM25, saturated, in Obsidian's
 order of a note's parts); invalid cards, when asked for, always rank below valid ones.
 """
 

@@ -1,4 +1,4 @@
-"""Build the FTS5 MATCH expressions for the four tiers. Pure: a query string in, SQL text out.
+"""Build the FTS5 MATCH expressions for the tiers. Pure: a query string in, SQL text out.
 
 Every token is quoted, so nothing a user types can be read as FTS5 syntax (`-`, `NEAR`, `*`,
 `:`, parentheses); the only operators are the ones written here.
@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from memsync import cjk
 
-TIERS = ("all", "all-prefix", "any", "any-prefix")
+# The last tier exists only when the query has weak tokens: any token at all, common ones
+# included, so a question whose content words match few cards still gets a full page.
+TIERS = ("all", "all-prefix", "any", "any-prefix", "any-common")
 MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
 
 
@@ -74,7 +76,8 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
     particles, found by their document frequency: memsync.search.lexical). A phrase made only
     of weak tokens is left out of the tiers, and a weak token out of the `any` tiers' OR, so a
     question is matched on its content words and never pays for scanning its common ones;
-    when every token is weak, the query is taken as written."""
+    when every token is weak, the query is taken as written. Only a page the content words
+    left short reaches the last tier, `any-common`, where the weak tokens count too."""
     every = tuple(tuple(p) for p in cjk.phrases(query))
     terms = tuple(dict.fromkeys(t for p in every for t in p))
     if not terms:
@@ -88,6 +91,8 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
         ("any", " OR ".join(_token(t, False, words) for t in content)),
         ("any-prefix", " OR ".join(_token(t, True, words) for t in content)),
     ]
+    if content != terms:
+        candidates.append(("any-common", " OR ".join(_token(t, False, words) for t in terms)))
     # In the `any` tiers the short fields are credited for a CJK run only whole: its lone
     # bigrams would let a heading or tag that shares two characters of a question (a particle
     # pair such as に行) outrank the note that answers it (bench: ja-notes).
@@ -96,6 +101,7 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
         "all-prefix": " OR ".join(_phrase(p, True) for p in phrases),
         "any": " OR ".join(_any_phrase(p, False, words, weak) for p in phrases),
         "any-prefix": " OR ".join(_any_phrase(p, True, words, weak) for p in phrases),
+        "any-common": " OR ".join(_any_phrase(p, False, words) for p in every),
     }
     tiers, seen = [], set()
     for name, expr in candidates:
