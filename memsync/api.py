@@ -57,6 +57,12 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
             from .lifecycle import reranking
 
             result["hits"] = reranking.apply(index, q.text, result["hits"])
+        if explain and result["hits"]:  # each hit's use and what the prior made of it
+            from .lifecycle import reranking
+
+            use = reranking.explain_use(index, [h["id"] for h in result["hits"]], cfg.lifecycle.use_prior)
+            for hit in result["hits"]:
+                hit.setdefault("explain", {})["use"] = use[hit["id"]]
         from .lifecycle import log
 
         log.record(cfg, index, q, result, bool(semantic), client)

@@ -103,7 +103,11 @@ def _explain(hit: dict) -> list[str]:
         line += f"; fields {', '.join(e['fields'])}"
     if e.get("coverage") is not None:
         line += f"; coverage {e['coverage']:.0%}"
-    return [line]
+    use = e.get("use")
+    if not use:
+        return [line]
+    counts = ", ".join(f"{k} {use[k]}" for k in ("returned", "opened", "helpful", "unhelpful"))
+    return [line, f"    use: {counts}" + (f"; prior {use['boost']:+.3g}" if use.get("boost") else "")]
 
 
 def explain_tiers(data: dict) -> str:

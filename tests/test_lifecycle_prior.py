@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,11 +74,7 @@ def test_through_the_cli_the_prior_is_off_unless_config_turns_it_on(cli, vault, 
     assert [h["id"] for h in lifted["hits"]] == order[::-1]
 
 
-def test_explain_use_gives_counts_and_the_boost(cli, vault):
-    from memsync import config
-    from memsync.lifecycle.reranking import explain_use
-    from memsync.store.index import Index
-
+def test_explain_shows_each_hits_use_and_the_priors_boost(cli, vault, home):
     from .conftest import write_card
 
     write_card(vault, "a.md", "alpha", "the rsync flag list for backups lives here, see below")
@@ -84,10 +82,14 @@ def test_explain_use_gives_counts_and_the_boost(cli, vault):
     _, found = cli("search", "rsync", "--json")
     card = found["hits"][0]["id"]
     cli("feedback", card, "--helpful")
-    index = Index(config.load().db.path)
-    try:
-        shown = explain_use(index, [card], enabled=True)[card]
-        assert shown["helpful"] == 1 and shown["returned"] == 1 and 0 < shown["boost"] <= prior.CAP
-        assert explain_use(index, [card], enabled=False)[card]["boost"] == 0.0
-    finally:
-        index.close()
+    _, off = cli("search", "rsync", "--json", "--explain")
+    use = off["hits"][0]["explain"]["use"]
+    assert use["helpful"] == 1 and use["returned"] == 1 and use["boost"] == 0.0  # prior off; this search not yet counted
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"use_prior": True}))
+    _, on = cli("search", "rsync", "--json", "--explain")
+    assert 0 < on["hits"][0]["explain"]["use"]["boost"] <= prior.CAP
+    _, text = cli("search", "rsync", "--explain")
+    assert "use: returned 3, opened 0, helpful 1, unhelpful 0" in text
+    _, plain = cli("search", "rsync", "--json")
+    assert "explain" not in plain["hits"][0]
