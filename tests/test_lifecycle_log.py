@@ -134,11 +134,21 @@ def test_purge_clears_a_cards_feedback(cli, vault):
     _cards(vault, cli)
     _, found = cli("search", "deploy", "--json")
     card = found["hits"][0]["id"]
+    cli("search", "ecs-prod OR deploy", "--json")  # more cards than the purged one
     cli("feedback", card, "--helpful")
+
+    def logged():
+        with _open() as index:
+            return [json.loads(h) for (h,) in index._conn.execute("SELECT hits FROM retrieval_log ORDER BY seq")]
+
+    before = logged()
+    assert any(i == card for hits in before for i, _ in hits) and any(i != card for hits in before for i, _ in hits)
     _, deleted = cli("delete", card, "--json")
     cli("delete", "--purge", deleted["trash_path"])
     with _open() as index:
         assert index._conn.execute("SELECT count(*) FROM feedback WHERE id = ?", (card,)).fetchone()[0] == 0
+    # the searches stay logged; the purged card leaves their hits, the others keep their place
+    assert logged() == [[h for h in hits if h[0] != card] for hits in before]
 
 
 def _open():

@@ -419,13 +419,20 @@ class Index:
         return (row[0], row[1]) if row else (0, None)
 
     def clear_stats_for_path(self, source: str, path: str) -> None:
-        """Purge: the card is gone for good, so its id is retired and its stats dropped."""
+        """Purge: the card is gone for good, so its id is retired, its stats and feedback dropped
+        and it is taken out of the logged searches' hits."""
         for (card_id,) in self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND (path = ? OR path LIKE ?)",
             (source, path, path + "#%"),
         ).fetchall():
             self._conn.execute("DELETE FROM card_stats WHERE id = ?", (card_id,))
             self._conn.execute("DELETE FROM feedback WHERE id = ?", (card_id,))
+            # the logged searches forget it too: their queries stay, this card leaves their hits
+            self._conn.execute(
+                "UPDATE retrieval_log SET hits = (SELECT json_group_array(json(h.value)) "
+                "FROM json_each(retrieval_log.hits) h WHERE h.value ->> 0 != ?1) "
+                "WHERE EXISTS (SELECT 1 FROM json_each(retrieval_log.hits) h WHERE h.value ->> 0 = ?1)",
+                (card_id,))
             self._conn.execute("UPDATE card_ids SET path = NULL WHERE id = ?", (card_id,))
 
     def meta(self, key: str) -> str | None:
