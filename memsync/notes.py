@@ -13,7 +13,7 @@ import re
 import frontmatter
 import yaml
 
-from memsync.store.fields import stem
+from memsync.pathnames import stem
 
 from . import dates, outline
 from .model import FOLDER_KINDS, Card

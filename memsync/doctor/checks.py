@@ -9,7 +9,6 @@ with --fix, repairs what lives in the index.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from memsync.store import health, migrations
 from memsync.store.index import Index, failure_kind
 from memsync.sync import MAX_FILE_BYTES, Indexer
 from memsync.watch import lock
-from memsync.write import journal, vaultio
+from memsync.write import journal, pairs, vaultio
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
 REINDEX = "run `memsync index` (or `memsync doctor --fix`)"
@@ -121,35 +120,8 @@ def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]
 
 def supersede_pointers(index: Index) -> list[Finding]:
     """superseded_by / supersedes naming a missing card, or a pair that does not agree."""
-    cards = {(r["source"], r["path"]): r for r in health.supersede_links(index)}
-    found = []
-    for (source, path), row in sorted(cards.items()):
-        for key, back in (("superseded_by", "supersedes"), ("supersedes", "superseded_by")):
-            target = row[key]
-            if not target:
-                continue
-            other = cards.get((source, target)) or index.card_by_path(source, target)
-            if other is None:
-                found.append(Finding(
-                    "supersede", f"{source}:{path} says {key}: {target}, and no such card is "
-                    "indexed", _dangling_fix(source, path, key, target), paths=[path], source=source,
-                    action="unpair" if source == "vault" else None))
-            elif other[back] != path:
-                says = f"says {back}: {other[back]}" if other[back] else f"has no {back}"
-                found.append(Finding(
-                    "supersede", f"{source}:{path} says {key}: {target}, but {target} {says}",
-                    f"make the two agree: set `{back}: {path}` in {target}, or remove `{key}` "
-                    f"from {path}", paths=[path, target], source=source))
-    return found
-
-
-def _dangling_fix(source: str, path: str, key: str, target: str) -> str:
-    if source == "vault":
-        lines = "`superseded_by` and `invalid_at` lines" if key == "superseded_by" else "`supersedes` line"
-        return (f"if {target} is in the trash, bring it back with `memsync delete --restore "
-                f"{shlex.quote(TRASH + '/' + target)}`; otherwise `memsync doctor --fix-pairs` removes the {lines} "
-                f"from {path} (a vault edit, so only when asked)")
-    return f"remove the `{key}` line from {path}, or restore {target}"
+    return [Finding("supersede", p.message, p.fix, paths=list(p.paths), source=p.source,
+                    action="unpair" if p.unpairable else None) for p in pairs.problems(index)]
 
 
 def card_problems(index: Index) -> list[Finding]:

@@ -80,7 +80,7 @@ def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: 
 
         fixed += [f"supersede of {r['old']}: {r['action']}" for r in recover(cfg)]
     if fix_pairs:
-        from memsync.write.supersede import unpair
+        from memsync.write.pairs import unpair
 
         for rel in sorted({p for f in findings if f.action == "unpair" for p in f.paths}):
             fixed += unpair(cfg, rel)

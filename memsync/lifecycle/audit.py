@@ -70,9 +70,9 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
             misfiled.append(entry(r, kind=r["kind"], folder=folder,
                                   to=posixpath.join(folder, posixpath.basename(r["path"]))))
 
-    from memsync.doctor import checks  # the supersede-pointer check doctor runs too
+    from memsync.write import pairs  # the supersede-pointer check doctor runs too
 
-    loose = [{"message": f.message, "fix": f.fix} for f in checks.supersede_pointers(index)]
+    loose = [{"message": p.message, "fix": p.fix} for p in pairs.problems(index)]
     expired = [entry(r, invalid_at=r["invalid_at"]) for r in rows
                if r["invalid_at"] and not r["superseded_by"] and dates.starts_with_day(r["invalid_at"])
                and dates.invalid_by(r["invalid_at"], today)]

@@ -14,10 +14,10 @@ so a query that *is* one of them is found by one index lookup (memsync.search.le
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from memsync import cjk
 from memsync.model import Card
+from memsync.pathnames import stem
 
 # Exact-match strength by field: a query equal to a title, alias or file name beats one equal
 # to an H1, which beats one equal to any other heading.
@@ -35,11 +35,6 @@ class CardFields:
     exact: tuple[tuple[str, int], ...]  # (key, strength)
     name: str | None  # folded file stem, what wikilinks resolve by; None for entry cards
     links: tuple[tuple[str, str, str], ...]  # outgoing: (target, its last segment, anchor text)
-
-
-def stem(rel_path: str) -> str:
-    """The note's name as Obsidian shows it and as wikilinks resolve it: the file stem."""
-    return PurePosixPath(rel_path.split("#", 1)[0]).stem
 
 
 def key(text: str) -> str:

@@ -243,9 +243,9 @@ def recover(cfg: Config) -> list[dict]:
         return True
 
     journal.replay(cfg.home.path, handle)
-    from memsync.lifecycle import consolidate  # a consolidate run killed midway, likewise
+    from memsync.write import runs  # a run (memsync consolidate) killed midway, likewise
 
-    return done + consolidate.recover(cfg)
+    return done + runs.recover(cfg)
 
 
 def _replay(cfg: Config, vault: Path, plan: dict) -> str:
@@ -269,42 +269,3 @@ def _replay(cfg: Config, vault: Path, plan: dict) -> str:
         if index is not None:
             vaultio.sync(cfg, index, [old_rel, new_rel], warnings)
     return action
-
-
-# --- a pair whose partner is gone (memsync doctor --fix-pairs) --------------------------------
-
-def unpair(cfg: Config, rel: str) -> list[str]:
-    """Drop the supersede pointers of one card that name a vault card no longer on disk: a card
-    whose successor is gone loses `superseded_by` and `invalid_at`, so it is valid (and found)
-    again; one whose predecessor is gone loses `supersedes`. A vault write, so it runs only when
-    asked (doctor --fix-pairs), under the write lock; returns what was done, one line per card."""
-    vault = vaultio.root(cfg)
-    with journal.writing(cfg.home.path):
-        full = vaultio.inside(vault, rel)
-        data = vaultio.read_bytes(full)
-        if data is None:
-            return [f"{rel}: no longer on disk, nothing to change"]
-        text, card = vaultio.editable_text(data, rel)
-        edits: dict[str, str | None] = {}
-        expect: dict = {}
-        for key in ("superseded_by", "supersedes"):
-            target = getattr(card, key)
-            if target and vaultio.read_bytes(vaultio.inside(vault, target)) is None:
-                edits[key] = None
-                expect[key] = None
-                if key == "superseded_by" and card.invalid_at:
-                    edits["invalid_at"] = expect["invalid_at"] = None
-        if not edits:
-            return [f"{rel}: its supersede partner is on disk again, nothing to change"]
-        new_text = fe.set_keys(text, edits)
-        verify_edit(new_text, card, expect)
-        try:
-            atomic.replace(full, new_text.encode("utf-8"))
-        except OSError as exc:
-            raise vaultio.failed(rel, exc) from None
-    warnings: list[str] = []
-    with vaultio.index_or_none(cfg, warnings) as index:
-        vaultio.sync(cfg, index, [rel], warnings)
-    removed = ", ".join(f"`{key}`" for key in edits)
-    valid = " (it is valid again)" if "superseded_by" in edits else ""
-    return [f"removed {removed} from {rel}{valid}", *warnings]

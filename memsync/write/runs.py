@@ -1,0 +1,187 @@
+"""A run: many files of the vault changed as one write, saved before and after beside it.
+
+memsync consolidate writes its plan as a run. Every file's bytes before and after go into
+`<home>/consolidate/<RUN>/` (private) with a manifest, before the first file changes, and the
+journal (memsync.write.journal) names the run while its files move. A run killed midway is
+settled by the next write of any kind (memsync.write.supersede.recover): finished when every file
+is at one of its two sides, else rolled back, so the vault is as before or as after, never
+between. `undo` puts every file back, byte for byte, the same way, and refuses (changing
+nothing) when one was edited after the run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+from memsync import private
+from memsync.config import Config
+from memsync.errors import BadArgument, MemsyncError, NotFound, Rejected
+from memsync.write import atomic, journal, vaultio
+
+OP = "consolidate"  # the journal's name for a run (the command that makes them)
+
+
+class Change(Protocol):
+    rel: str
+    to: str | None
+    before: bytes
+    after: bytes
+
+
+def folder(cfg: Config) -> Path:
+    """Where the runs are kept: one folder each, named by the run."""
+    return Path(cfg.home.path) / "consolidate"
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def save(cfg: Config, run: str, changes: Iterable[Change]) -> list[dict]:
+    """Keep both sides of every change and the manifest; returns the manifest's files."""
+    kept = private.mkdir(private.mkdir(folder(cfg)) / run)
+    files = []
+    for n, change in enumerate(changes):
+        for side, data in (("before", change.before), ("after", change.after)):
+            with atomic.Staged(kept, data, private.FILE_MODE) as staged:
+                staged.replace(kept / f"{n}.{side}")
+        files.append({"n": n, "rel": change.rel, "to": change.to or change.rel,
+                      "before": _sha(change.before), "after": _sha(change.after)})
+    manifest = {"run": run, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files,
+                "vault": str(vaultio.root(cfg))}
+    with atomic.Staged(kept, json.dumps(manifest, ensure_ascii=False, indent=1).encode(),
+                       private.FILE_MODE) as staged:
+        staged.replace(kept / "manifest.json")
+    return files
+
+
+def _state(vault: Path, item: dict) -> str:
+    """'before', 'after' or 'changed': where one file of a run stands now."""
+    at_rel = vaultio.read_bytes(vaultio.inside(vault, item["rel"]))
+    if item["to"] == item["rel"]:
+        return {item["before"]: "before", item["after"]: "after"}.get(_sha(at_rel), "changed")
+    at_to = vaultio.read_bytes(vaultio.inside(vault, item["to"]))
+    if at_to is None and _sha(at_rel) == item["before"]:
+        return "before"
+    if at_rel is None and _sha(at_to) == item["after"]:
+        return "after"
+    return "changed"
+
+
+def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
+    """Bring one file to `side` ('before' or 'after')."""
+    data = (folder(cfg) / run / f"{item['n']}.{side}").read_bytes()
+    if _sha(data) != item[side]:
+        raise Rejected(f"the saved copy of {item['rel']} in run {run} is damaged; nothing more was changed")
+    here, there = (item["rel"], item["to"]) if side == "after" else (item["to"], item["rel"])
+    target = vaultio.inside(vault, there)
+    if here == there:
+        atomic.replace(target, data)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not atomic.create(target, data):
+        raise Rejected(f"{there} is taken; nothing more was changed")
+    os.unlink(vaultio.inside(vault, here))
+
+
+def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction: str) -> None:
+    """Move every file of a run to its 'after' (apply) or 'before' (undo) side, journaled."""
+    target, source = ("after", "before") if direction == "apply" else ("before", "after")
+    entry = journal.Entry(cfg.home.path, {"op": OP, "run": run, "direction": direction,
+                                          "vault": str(vault)})
+    try:
+        for item in files:
+            if _state(vault, item) == source:
+                _put(cfg, vault, run, item, target)
+    except BaseException:
+        try:
+            _settle(cfg, vault, run, files, target, source)
+        except (OSError, MemsyncError):
+            entry.release()  # the next consolidate finishes it
+            raise
+        entry.finish()
+        raise
+    entry.finish()
+
+
+def _settle(cfg: Config, vault: Path, run: str, files: list[dict], target: str, source: str) -> str:
+    """After an interruption: finish when every file is at one of the two sides, else put the
+    ones already moved back (a file edited meanwhile is left as it is)."""
+    states = [_state(vault, item) for item in files]
+    if "changed" not in states:
+        for item, state in zip(files, states, strict=True):
+            if state == source:
+                _put(cfg, vault, run, item, target)
+        return "finished"
+    for item, state in zip(files, states, strict=True):
+        if state == target:
+            _put(cfg, vault, run, item, source)
+    return "rolled back"
+
+
+def _manifest(cfg: Config, run: str) -> dict:
+    if not run or "/" in run or run.startswith("."):
+        raise BadArgument(f"{run!r} is not a consolidate run; runs are listed in {folder(cfg)}")
+    try:
+        return json.loads((folder(cfg) / run / "manifest.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NotFound(f"no consolidate run {run!r} in {folder(cfg)}") from None
+
+
+def undo(cfg: Config, run: str) -> dict:
+    recovered = recover(cfg)
+    manifest = _manifest(cfg, run)
+    vault = Path(manifest["vault"])
+    files = manifest["files"]
+    with journal.writing(cfg.home.path):
+        states = [_state(vault, item) for item in files]
+        changed = [item["to"] for item, state in zip(files, states, strict=True) if state == "changed"]
+        if changed:
+            raise Rejected(f"{len(changed)} file(s) of run {run} changed after it ({', '.join(changed[:5])}); "
+                           "nothing was undone: put them back as the run left them, or edit by hand")
+        if all(state == "before" for state in states):
+            return {"status": "unchanged", "run": run, "note": "this run is already undone"}
+        transition(cfg, vault, run, files, "undo")
+    result = {"status": "undone", "run": run, "files": len(files), "indexed": sync(cfg, files)}
+    if recovered:
+        result["recovered"] = recovered
+    return result
+
+
+def sync(cfg: Config, files: list[dict]) -> bool | None:
+    warnings: list[str] = []
+    rels = sorted({p for item in files for p in (item["rel"], item["to"])})
+    with vaultio.index_or_none(cfg, warnings) as index:
+        return vaultio.sync(cfg, index, rels, warnings)
+
+
+def recover(cfg: Config) -> list[dict]:
+    """Finish (or roll back) a run whose process died midway."""
+    done: list[dict] = []
+
+    def handle(entry: dict) -> bool:
+        if entry.get("op") != OP:
+            return False
+        run = entry.get("run", "")
+        try:
+            manifest = _manifest(cfg, run)
+            vault = Path(manifest["vault"])
+            target, source = (("after", "before") if entry.get("direction") == "apply"
+                              else ("before", "after"))
+            with journal.writing(cfg.home.path):
+                action = _settle(cfg, vault, run, manifest["files"], target, source)
+            sync(cfg, manifest["files"])
+        except (MemsyncError, OSError, KeyError, ValueError) as exc:
+            done.append({"op": OP, "run": run, "action": f"left for later ({getattr(exc, 'message', exc)})"})
+            return False
+        done.append({"op": OP, "run": run, "direction": entry.get("direction"), "action": action})
+        return True
+
+    journal.replay(cfg.home.path, handle)
+    return done
