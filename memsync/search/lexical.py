@@ -109,7 +109,22 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     """A window of the body around the first match, in the body's own characters.
 
     Matching happens on the folded text (NFKC, lowercase), as in the index; the window is cut
-    from the original wherever folding kept every position (nearly always), so `，` stays `，`."""
+    from the original wherever folding kept every position (nearly always), so `，` stays `，`.
+    A term found by plain lowercasing lets only a stretch of the body around it be folded: a
+    long card costs what its window does."""
+    lowered = body.lower()
+    found = [p for p in (lowered.find(t) for t in terms if t) if p >= 0]
+    if found and len(body) > 6 * width:
+        lo = max(0, min(found) - 2 * width)
+        hi = lo + 5 * width
+        if lo:  # begin the stretch at a space, so the window's own rule for its start holds
+            space = body.rfind(" ", max(0, lo - 20), lo + 1)
+            lo = space + 1 if space >= 0 else lo
+        return _window(body[lo:hi], terms, width, bool(lo), hi < len(body))
+    return _window(body, terms, width, False, False)
+
+
+def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut_after: bool) -> str:
     text = re.sub(r"\s+", " ", body).strip()
     folded = unicodedata.normalize("NFKC", text).lower()
     if len(folded) != len(text):  # a few characters change length when folded
@@ -121,7 +136,8 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     if start and space >= 0:  # begin at a word, not inside one
         start = space + 1
     piece = text[start : start + width]
-    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+    return (("…" if start or cut_before else "") + piece
+            + ("…" if start + width < len(text) or cut_after else ""))
 
 
 def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
