@@ -34,6 +34,24 @@ def test_search_shows_the_summary_instead_of_a_body_window(cli, vault):
     assert SUMMARY in text and "同步静态文件" not in text
 
 
+def test_a_summarys_words_find_the_card_and_rank_it_near_a_title(cli, vault):
+    write_card(vault, "03-Knowledge/runbook.md", "runbook 7", "Stop the web tier first, then copy the files.",
+               summary="how the quarterly failover drill goes")
+    for n in range(3):  # the same word, only in bodies
+        write_card(vault, f"03-Knowledge/other{n}.md", f"note {n}",
+                   f"We talked about the failover drill again today, note {n}, at length.")
+    cli("index")
+    _, data = cli("search", "failover drill", "--json", "--explain")
+    assert data["hits"][0]["path"] == "03-Knowledge/runbook.md"
+    assert "h1" in data["hits"][0]["explain"]["fields"]  # counted with the top-level headings
+    _, cjk = cli("search", "同步", "--json")
+    assert cjk["hits"] == []
+    write_card(vault, "03-Knowledge/sync.md", "部署", "先停掉 nginx。", summary="每晚同步静态文件")
+    cli("index")
+    _, cjk = cli("search", "同步", "--json")
+    assert [h["path"] for h in cjk["hits"]] == ["03-Knowledge/sync.md"]
+
+
 def test_capture_update_and_supersede_take_a_summary(cli, vault):
     code, made = cli("capture", "--title", "发布步骤", "--body", LONG, "--summary", SUMMARY, "--json")
     assert code == 0 and "warnings" not in made

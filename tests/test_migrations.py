@@ -275,3 +275,19 @@ def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vau
         assert conn.execute("PRAGMA page_size").fetchone()[0] == migrations.PAGE_SIZE
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("SELECT read_count FROM card_stats WHERE id = 16560436947").fetchone() == (2,)
+
+
+def test_schema_11_reads_again_only_the_files_of_cards_with_a_summary(vault, home):
+    write_card(vault, "a.md", "with a summary", "the body", summary="a failover drill")
+    write_card(vault, "b.md", "without", "another body")
+    sync()
+    db = config.load().db.path
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA user_version = 10")
+        conn.commit()
+    Index(db).close()  # opening migrates
+    with closing(sqlite3.connect(db)) as conn:
+        hashes = dict(conn.execute("SELECT path, hash FROM files"))
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+    assert hashes["a.md"] == "" and hashes["b.md"] != ""
+    assert sync().updated == 1

@@ -90,7 +90,9 @@ def card_fields(card: Card) -> CardFields:
                 exact[key(text)] = strength  # the strongest field wins for a shared key
     return CardFields(
         title=cjk.to_index_text(" ".join(names)),
-        h1=cjk.to_index_text(" ".join(h1)),
+        # a summary (DESIGN §12) names what the card is about as its top heading does: searched
+        # and weighted with the H1s, next to the title
+        h1=cjk.to_index_text(" ".join([*h1, *([card.summary] if card.summary else [])])),
         headings=cjk.to_index_text(" ".join(other)),
         tags=cjk.to_index_text(" ".join(tags)),
         body=cjk.to_index_text(card.body),

@@ -362,6 +362,19 @@ def m010_card_project(conn) -> None:
               "once more by the next `memsync index` or watcher start", file=sys.stderr)
 
 
+def m011_summary_searched(conn) -> None:
+    """A card's `summary:` is searched, with its top-level headings (memsync.store.fields): the
+    files of the cards that have one are read once more by the next `memsync index` or watcher
+    start. An index with no summary reads nothing again."""
+    stale = conn.execute(
+        "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
+        "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
+        "WHERE summary IS NOT NULL AND summary != '')").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 11 (summaries searched); {stale} file(s) will be "
+              "read once more by the next `memsync index` or watcher start", file=sys.stderr)
+
+
 # Every column the brief filters and lists cards by (memsync.store.brief), so it scans this index
 # instead of the cards table: a card's row holds its body, and project and tag_set sit after it,
 # so a scan of the table read every body (250 ms at 10,000 cards; the index: a few ms).
@@ -372,7 +385,7 @@ BRIEF_INDEX = """CREATE INDEX IF NOT EXISTS cards_brief ON cards(
 
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
               m006_markdown_links, m007_smaller_links, m008_summary,
-              m009_retrieval_log, m010_card_project]
+              m009_retrieval_log, m010_card_project, m011_summary_searched]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->
