@@ -19,8 +19,8 @@ import memsync.adapters as adapters
 from memsync import private
 from memsync.store import vaults
 
+from . import lifecycle_config
 from .errors import BadEnvironment
-from .lifecycle import settings as lifecycle_settings
 from .model import IgnoredSource, Source
 from .overlap import sort_out
 
@@ -46,7 +46,7 @@ class Config:
     listed_sources: tuple[Source, ...] = field(default=())  # as config.json lists them, in order
     semantic: bool = False  # config.json "semantic": hybrid search by default (memsync[semantic])
     configured_vault: Path | None = None  # config.json's "vault", whatever is in use now
-    lifecycle: lifecycle_settings.Settings = lifecycle_settings.DEFAULT  # memsync.lifecycle
+    lifecycle: lifecycle_config.Settings = lifecycle_config.DEFAULT  # memsync.lifecycle
     # config.json "threads": cores a foreground rebuild or embedding may use (None: all usable)
     threads: int | None = None
 
@@ -262,9 +262,9 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
     return cfg
 
 
-def _lifecycle(data: dict, config_file: Path) -> lifecycle_settings.Settings:
+def _lifecycle(data: dict, config_file: Path) -> lifecycle_config.Settings:
     try:
-        return lifecycle_settings.read(data, str(config_file))
+        return lifecycle_config.read(data, str(config_file))
     except ValueError as exc:
         raise BadEnvironment(f"{exc}; fix it or remove the key") from None
 
