@@ -23,8 +23,16 @@ def pytest_addoption(parser):
     parser.addoption("--run-stress", action="store_true", help="run tests marked stress")
 
 
+# `make test`'s per-test timeout (setup.cfg) guards the quick suite; a stress test is long by
+# design (thousands of examples, a soak), so it gets this unless it names its own.
+STRESS_TIMEOUT = 3600
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--run-stress"):
+        for item in items:
+            if item.get_closest_marker("stress") and not item.get_closest_marker("timeout"):
+                item.add_marker(pytest.mark.timeout(STRESS_TIMEOUT))
         return
     skip = pytest.mark.skip(reason="stress test: run with `make stress`")
     for item in items:
