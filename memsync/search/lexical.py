@@ -157,6 +157,7 @@ class LexicalSearcher:
     def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = True,
                  weak_share: float = WEAK_SHARE):
         self.index = index
+        index.map_for_search()
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
         self.weak_share = weak_share  # a token in this share of the cards or more is weak (1: none)

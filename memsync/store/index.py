@@ -26,9 +26,10 @@ from memsync.store.fields import CardFields, note_name
 from memsync.store.searchsql import Statement
 
 BUSY_TIMEOUT_MS = 60_000
-# Reads map the file instead of copying it page by page through read(): a search touches a few
+# A search maps the file instead of copying it page by page through read(): it touches a few
 # hundred scattered pages (FTS doclists, the hits' bodies), and a one-shot CLI process starts
-# with an empty page cache. Address space only; writes still go through the WAL.
+# with an empty page cache. Only searches ask for it (Index.map_for_search): a rebuild or its
+# compaction reads every page, and mapped they would all count in the writer's memory.
 MMAP_BYTES = 1 << 30
 FTS_TABLES = tuple(fts.FTS_COLUMNS)
 # What a caller outside this module may catch when the database fails (locked past the busy
@@ -70,7 +71,6 @@ def connect(path: Path | str) -> sqlite3.Connection:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         migrations.migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -107,6 +107,10 @@ class Index:
 
     def close(self) -> None:
         self._conn.close()
+
+    def map_for_search(self) -> None:
+        """Read this index through a memory map from now on (see MMAP_BYTES)."""
+        self._conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}").fetchall()
 
     @property
     def in_transaction(self) -> bool:
