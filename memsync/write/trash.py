@@ -54,25 +54,30 @@ def delete(cfg: Config, card_id: int) -> dict:
 
 def _pair_warnings(index, vault: Path, card, trash_rel: str) -> list[str]:
     """What deleting one card of a supersede pair does to the other, said before it surprises."""
+    undo = shlex.quote(trash_rel)
+    older, newer = _partner(index, vault, card.supersedes, "superseded_by", card.path), \
+        _partner(index, vault, card.superseded_by, "supersedes", card.path)
     out = []
-    older = card.supersedes
-    if older and (other := vaultio.read_card(vault, older)) and other.superseded_by == card.path:
-        other_id = vaultio.card_id(index, older)
-        named = f"{older} (id {other_id})" if other_id else older
+    if older:
         out.append(
-            f"this card superseded {named}, which stays marked invalid, so the fact now leaves "
+            f"this card superseded {older}, which stays marked invalid, so the fact now leaves "
             f"search (only --include-invalid or --as-of find it); undo with `memsync delete "
-            f"--restore {shlex.quote(trash_rel)}`, or make {older} valid again with `memsync doctor --fix-pairs`")
-    newer = card.superseded_by
-    if newer and (other := vaultio.read_card(vault, newer)) and other.supersedes == card.path:
-        other_id = vaultio.card_id(index, newer)
-        named = f"{newer} (id {other_id})" if other_id else newer
+            f"--restore {undo}`, or make {card.supersedes} valid again with `memsync doctor --fix-pairs`")
+    if newer:
         out.append(
-            f"this card was superseded by {named}, which stays valid and keeps its "
+            f"this card was superseded by {newer}, which stays valid and keeps its "
             f"`supersedes: {card.path}`, so `memsync doctor` reports the history as gone; "
-            f"`memsync delete --restore {shlex.quote(trash_rel)}` brings it back, `memsync doctor --fix-pairs` "
+            f"`memsync delete --restore {undo}` brings it back, `memsync doctor --fix-pairs` "
             f"drops the pointer")
     return out
+
+
+def _partner(index, vault: Path, rel: str | None, back: str, path: str) -> str | None:
+    """The other card of a pair, named with its id, when its `back` pointer names `path`."""
+    if not rel or not (other := vaultio.read_card(vault, rel)) or getattr(other, back) != path:
+        return None
+    other_id = vaultio.card_id(index, rel)
+    return f"{rel} (id {other_id})" if other_id else rel
 
 
 def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
