@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .search import codes
 from .sizes import mib
 
 
@@ -48,13 +49,9 @@ TIER_WORDS = {"all": "every word", "all-prefix": "every word (some as a prefix)"
 
 def _note(n: dict) -> str:
     """One coded search note (memsync.search.codes) in the CLI's words."""
+    if (same := codes.plain_words(n)) is not None:
+        return same
     code = n["code"]
-    if code == "no_words":
-        return "the query has no searchable words"
-    if code == "no_kind":
-        return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
-    if code == "no_tag":
-        return f"no card has the tag {n['tag']!r} (frontmatter or inline #tags; a/b is found by a too)"
     if code == "hidden_invalid":
         return (f"no valid card matched, but {n['count']}{'+' if n['more'] else ''} no longer valid "
                 "(superseded) did: search again with --include-invalid to see them")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from memsync.search import codes
+
 # Hit fields the hit block shows in its own way (or leaves out: the score only orders the list,
 # and the order is already there; the folder mostly says the kind).
 _HIT_SHOWN = {"id", "title", "path", "source", "kind", "matched", "coverage", "snippet", "valid", "score",
@@ -102,13 +104,9 @@ def _note(n: dict) -> str | None:
     """One coded search note (memsync.search.codes) for a model: tool arguments, not flags.
     `more` says nothing here: the `N+ hits` head says it, and the tool's description says
     what to do about it (once per session, not in every reply)."""
+    if (same := codes.plain_words(n)) is not None:
+        return same
     code = n.get("code")
-    if code == "no_words":
-        return "the query has no searchable words"
-    if code == "no_kind":
-        return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
-    if code == "no_tag":
-        return f"no card has the tag {n['tag']!r} (frontmatter or inline #tags; a/b is found by a too)"
     if code == "hidden_invalid":
         return (f"no valid card matched, but {n['count']}{'+' if n['more'] else ''} no longer valid "
                 "(superseded) did: search again with include_invalid=true to see them")

@@ -41,3 +41,16 @@ class Note:
 def of(notes: list[dict[str, Any]] | None, code: str) -> dict[str, Any] | None:
     """The note with `code` among a result's notes (as dicts), or None."""
     return next((n for n in notes or [] if n.get("code") == code), None)
+
+
+def plain_words(n: dict[str, Any]) -> str | None:
+    """The notes that read the same to a person (CLI) and to a model (MCP text): no flag or
+    tool argument in them. None for the others, which each edge words itself."""
+    code = n.get("code")
+    if code == NO_WORDS:
+        return "the query has no searchable words"
+    if code == NO_KIND:
+        return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
+    if code == NO_TAG:
+        return f"no card has the tag {n['tag']!r} (frontmatter or inline #tags; a/b is found by a too)"
+    return None
