@@ -97,16 +97,20 @@ def _like_escape(text: str) -> str:
 
 def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
     """Valid cards with a priority or read at least once: the most read first (the caller orders
-    them finally, with priority and feedback)."""
+    them finally, with priority and feedback). Found from card_stats and cards_priority, not by
+    a scan of every card."""
     return conn.execute(
-        f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND (c.priority IS NOT NULL OR s.read_count > 0) "
+        f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND c.id IN (SELECT id FROM card_stats "
+        "WHERE read_count > 0 UNION ALL SELECT id FROM cards WHERE priority IS NOT NULL) "
         "ORDER BY coalesce(s.read_count, 0) DESC, c.id LIMIT ?", (today, limit),
     ).fetchall()
 
 
 def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
     """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
-    compares the full timestamps. A superseded card is here when its mark is that recent."""
+    compares the full timestamps. A superseded card is here when its mark is that recent. Each
+    term has its index (memsync.store.migrations.BRIEF_LOOKUPS): SQLite reads the three ranges
+    instead of every card."""
     return conn.execute(
         f"SELECT {_LIGHT} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
         "OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1) "

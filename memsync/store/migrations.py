@@ -375,6 +375,20 @@ def m011_summary_searched(conn) -> None:
               "read once more by the next `memsync index` or watcher start", file=sys.stderr)
 
 
+def m012_brief_lookups(conn) -> None:
+    """Indexes for the brief's "changed since" and "used most" lists (memsync.store.brief), which
+    were scans of every card: by creation, update and supersede time, and the cards with a
+    priority. A few milliseconds less per brief at 10,000 cards, tens at 100,000."""
+    _run(conn, BRIEF_LOOKUPS)
+
+
+BRIEF_LOOKUPS = """
+    CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
+    CREATE INDEX IF NOT EXISTS cards_updated ON cards(updated);
+    CREATE INDEX IF NOT EXISTS cards_superseded ON cards(invalid_at) WHERE superseded_by IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS cards_priority ON cards(priority) WHERE priority IS NOT NULL"""
+
+
 # Every column the brief filters and lists cards by (memsync.store.brief), so it scans this index
 # instead of the cards table: a card's row holds its body, and project and tag_set sit after it,
 # so a scan of the table read every body (250 ms at 10,000 cards; the index: a few ms).
@@ -385,7 +399,7 @@ BRIEF_INDEX = """CREATE INDEX IF NOT EXISTS cards_brief ON cards(
 
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
               m006_markdown_links, m007_smaller_links, m008_summary,
-              m009_retrieval_log, m010_card_project, m011_summary_searched]
+              m009_retrieval_log, m010_card_project, m011_summary_searched, m012_brief_lookups]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->
