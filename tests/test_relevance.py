@@ -111,3 +111,20 @@ def test_a_question_whose_content_words_match_few_cards_is_topped_up_by_its_comm
     part = next(n for n in out["notes"] if n["code"] == "strict_part")
     assert part["strict"] == 1 and part["rest_tier"] == "any-common"
     assert "only its common words" in out["note"]
+
+
+def test_a_title_holding_a_common_word_of_the_query_holds_the_query(vault, cli):
+    # "obsidian" is in nearly every card, so it is weak and left out of the matching; a title
+    # still names the note by it: "Obsidian Sync intro" holds `obsidian sync`, "Headless Sync" does not,
+    # though its headings say sync more often.
+    for n in range(60):
+        write_card(vault, f"o{n}.md", f"Note {n}", f"Obsidian keeps note {n} in a folder.")
+    write_card(vault, "Headless Sync.md", "Headless Sync",
+               "Obsidian can sync without the app.\n\n## Sync a vault\n\nRun it.\n\n## Sync settings\n\nSet it.\n")
+    write_card(vault, "Obsidian Sync intro.md", "Obsidian Sync intro", "A paid service that keeps devices the same.\n")
+    sync()
+    out = _search(cli, "Obsidian Sync", "--explain")
+    assert "obsidian" not in out["explain"]["tiers"][0]["match"]  # weak: not required
+    first, second = out["hits"][:2]
+    assert first["path"] == "Obsidian Sync intro.md" and second["path"] == "Headless Sync.md"
+    assert "held" in first["explain"]["fields"] and "held" not in second["explain"]["fields"]

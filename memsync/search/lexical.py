@@ -178,13 +178,13 @@ class LexicalSearcher:
         # was the current fact on that day.
         valid_first = q.include_invalid and not q.as_of
         seen: set[int] = set()
-        short = dict(plan.short)
+        short, held = dict(plan.short), dict(plan.held)
         exact = self._exact(q.text)
         for tier, expr in plan.tiers:
             rows, result.more = self._ranked(
                 expr, short[tier], exact if tier == "all" else {}, where, args,
                 limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"),
-                held=tier.startswith("all"), terms=len(plan.content))
+                held=held.get(tier), terms=len(plan.content))
             result.tiers.append({"tier": tier, "match": expr, "fields_match": short[tier], "hits": len(rows)})
             if not rows:
                 continue
@@ -282,7 +282,7 @@ class LexicalSearcher:
         return {seq: tuple(scores) for seq, *scores in self.index.run(sql.bm25_columns(table, columns, expr, window))}
 
     def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
-                valid_first, checked: bool = False, held: bool = False,
+                valid_first, checked: bool = False, held: str | None = None,
                 terms: int = 1) -> tuple[list[tuple], bool]:
         """The best `want` cards for one tier, as (row, score, parts), and whether more cards
         than that matched.
@@ -293,7 +293,8 @@ class LexicalSearcher:
         over the FTS tables alone; only the candidates are joined to `cards` for filters and
         display. The window widens when filters leave it short. `checked`: every short-field
         match already matches the tier (the `any` tiers: each phrase holds a word of the OR).
-        `held`: the tier asks for every word, so a card whose names hold `expr` holds the query;
+        `held`: what a card's names must match to hold the query (the `all` tiers; None: no
+        card holds it in this tier);
         `terms`: how many query tokens the tier matches on (memsync.search.ranking.score_parts).
         """
         w = self.weights
@@ -315,7 +316,7 @@ class LexicalSearcher:
             elif len(whole) < window:
                 extra = set()  # `whole` holds every card that matches the tier
             seqs = list(whole.keys() | extra)
-            holding = {s for (s,) in run(sql.names_hold(expr, seqs))} if held and w.held else set()
+            holding = {s for (s,) in run(sql.names_hold(held, seqs))} if held and w.held else set()
             parts = {seq: score_parts(w, whole.get(seq, 0.0), names.get(seq, none_names),
                                       fields.get(seq, none_fields), exact.get(seq, 0), seq in holding,
                                       terms) for seq in seqs}

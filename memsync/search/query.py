@@ -26,6 +26,10 @@ class Plan:
     # holding some of the phrases still earns part of the credit.
     short: tuple[tuple[str, str], ...] = ()
     content: tuple[str, ...] = ()  # the tokens the tiers match on (terms less the weak ones)
+    # tier name -> what a card's names must hold for it to hold the query (the `all` tiers): every
+    # phrase, the weak ones too. Weak is a share of whole cards; in a title the word still names
+    # (`Obsidian Sync` holds the query `obsidian sync`, `Headless Sync` does not).
+    held: tuple[tuple[str, str], ...] = ()
 
     def term_expr(self, token: str, prefix: bool) -> str:
         """One query token as a MATCH expression (used alone to measure coverage)."""
@@ -103,9 +107,11 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
         "any-prefix": " OR ".join(_any_phrase(p, True, words, weak) for p in phrases),
         "any-common": " OR ".join(_any_phrase(p, False, words) for p in every),
     }
+    held = (("all", " AND ".join(_phrase(p, False) for p in every)),
+            ("all-prefix", " AND ".join(_phrase(p, True) for p in every)))
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
-    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content)
+    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content, held)
