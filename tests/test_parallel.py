@@ -194,6 +194,9 @@ def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, mo
     index = Index(tmp_path / "walk.db")
     work = Indexer(index, config.load().sources, workers=2)
     one = work.files_on_disk("vault")
+    # as on a slow disk: a sample of 5 files, then threads whatever the stats cost
+    monkeypatch.setattr(sync, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(sync, "SLOW_STAT_NS", 0)
     assert work.files_on_disk("vault", threads=4) == one
     assert work.files_on_disk("vault", "bulk", threads=3) == {
         rel: sig for rel, sig in one.items() if rel.startswith("bulk/")}
