@@ -4,6 +4,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .conftest import write_card
 from .helpers import found, found_strict, sync
@@ -336,3 +338,19 @@ def test_an_invalid_card_matching_closer_than_the_hits_is_named(vault, cli):
     cli("index")
     _, out = cli("search", "nginx", "站点根目录", "--json")
     assert out["matched"] == "all" and not any(n["code"] == "hidden_closer" for n in out["notes"])
+
+
+_FILLER = st.lists(st.sampled_from(["alpha", "登录", "服务器，", "Ünïcode", "x" * 30, "ﬁle", "ǅ"]), max_size=300)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_FILLER, _FILLER, st.sampled_from(["needle", "beta"]))
+def test_a_long_cards_snippet_is_the_window_the_whole_body_gives(before, after, term):
+    # Only a stretch around the first match is folded; the window is the one folding all gives.
+    from memsync.search.lexical import SNIPPET_CHARS, _window, snippet
+
+    body = " ".join([*before, term, *after])
+    whole = _window(body, (term,), SNIPPET_CHARS, False, False)
+    piece = snippet(body, (term,))
+    assert piece.strip("…") == whole.strip("…")
+    assert piece.startswith("…") == whole.startswith("…")

@@ -10,7 +10,6 @@ order of a note's parts); invalid cards, when asked for, always rank below valid
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -114,9 +113,10 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     long card costs what its window does."""
     lowered = body.lower()
     found = [p for p in (lowered.find(t) for t in terms if t) if p >= 0]
-    if found and len(body) > 6 * width:
-        lo = max(0, min(found) - 2 * width)
-        hi = lo + 5 * width
+    if found and len(body) > 3 * width:
+        # the window starts at most width // 3 (+ 20 to a space) before the match
+        lo = max(0, min(found) - width)
+        hi = lo + 3 * width
         if lo:  # begin the stretch at a space, so the window's own rule for its start holds
             space = body.rfind(" ", max(0, lo - 20), lo + 1)
             lo = space + 1 if space >= 0 else lo
@@ -125,7 +125,7 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
 
 
 def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut_after: bool) -> str:
-    text = re.sub(r"\s+", " ", body).strip()
+    text = " ".join(body.split())  # runs of whitespace to one space, as \s+ would
     folded = unicodedata.normalize("NFKC", text).lower()
     if len(folded) != len(text):  # a few characters change length when folded
         text = folded
