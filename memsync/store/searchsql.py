@@ -89,10 +89,12 @@ def bm25_columns(table: str, columns: tuple[str, ...], expr: str, window: int) -
 
 def names_hold(expr: str, seqs: Iterable[int]) -> Statement:
     """The seqs among `seqs` whose names (title, aliases, file name: names_fts.title) hold all
-    of a MATCH expression."""
+    of a MATCH expression. `+rowid`: the list filters one pass over the match; a bare rowid
+    would be handed to FTS5 as one lookup per listed card (80 seqs: 1 ms, filtered: 0.03 ms,
+    as a name's doclist is short)."""
     return Statement(
         "SELECT rowid FROM names_fts WHERE names_fts MATCH ? "
-        "AND rowid IN (SELECT value FROM json_each(?))", (f"title : ({expr})", _ids(seqs)))
+        "AND +rowid IN (SELECT value FROM json_each(?))", (f"title : ({expr})", _ids(seqs)))
 
 
 def matches_upto(expr: str, limit: int) -> Statement:
