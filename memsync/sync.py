@@ -49,6 +49,10 @@ WALK_THREADS_FROM = 20_000  # indexed files: below this a reconcile walks the tr
 WALK_SAMPLE = 2_000
 SLOW_STAT_NS = 40_000
 WORKER_CHUNK = 100
+# Chunks read ahead of the writer, in write batches: the writer submits more only between
+# batches, so the workers need a batch's worth queued to stay busy while it writes one (with
+# two chunks a worker they idled through most of each write).
+IN_FLIGHT_BATCHES = 2
 
 
 def default_workers() -> int:
@@ -166,6 +170,7 @@ class Indexer:
             self.index.clear_derived()
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
+            self.index.merge_derived()
         self.index.mark_synced()
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
@@ -375,7 +380,7 @@ class Indexer:
         if executor is not None:
             report.readers = max(report.readers, self.workers)
         try:
-            for chunk in todo:  # a few chunks in flight per worker: memory stays bounded
+            for chunk in todo:  # a bounded number of chunks in flight: memory stays bounded
                 future = None
                 if pool is not None:
                     try:
@@ -383,7 +388,7 @@ class Indexer:
                     except (BrokenProcessPool, RuntimeError):
                         pool = None
                 ahead.append((chunk, future))
-                if len(ahead) >= 2 * self.workers:
+                if len(ahead) >= IN_FLIGHT_BATCHES * BATCH // WORKER_CHUNK + 2 * self.workers:
                     yield self._collect(source, *ahead.popleft())
             while ahead:
                 yield self._collect(source, *ahead.popleft())

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from memsync import config, sync
+from memsync.store import fts
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -158,6 +159,21 @@ def test_a_worker_killed_mid_rebuild_leaves_the_whole_new_index(vault, tmp_path)
     assert "killed a worker" in proc.stdout
     assert f"added {CARDS + 1}" in proc.stdout  # every card, the killed worker's too
     assert whole_index(db) == rebuilt(want, workers=1)
+
+
+def test_a_rebuild_merges_the_full_text_once_and_leaves_merging_on(vault, tmp_path):
+    db = first_index(vault, tmp_path)
+    rebuilt(db, workers=2)
+    conn = sqlite3.connect(db)
+    try:
+        for table in fts.FTS_COLUMNS:  # merges were off during the load; back to FTS5's default
+            assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone() == (fts.AUTOMERGE,)
+        # one segment: merging once more has nothing left to do, so no page changes
+        before = conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone()
+        conn.execute("INSERT INTO cards_fts (cards_fts) VALUES ('optimize')")
+        assert conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone() == before
+    finally:
+        conn.close()
 
 
 def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path):

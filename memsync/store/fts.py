@@ -100,6 +100,26 @@ def set_links(conn, seq: int, tokens: str, body: str) -> None:
     _write(conn, None, seq, {**terms, "links": tokens}, body_tokens)
 
 
+# FTS5's own default: a level's segments are merged once it has this many.
+AUTOMERGE = 4
+
+
+def defer_merges(conn) -> None:
+    """For a bulk load in one transaction (a rebuild): FTS5 stops merging segments as it goes,
+    which rewrote each row several times over; merge_all() then merges once. The setting is
+    stored in the tables, so it commits or rolls back with the load (a killed rebuild leaves
+    the old tables and their setting)."""
+    for table in FTS_COLUMNS:
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', 0)")
+
+
+def merge_all(conn) -> None:
+    """Each full-text index merged into one segment, and merging as it goes again."""
+    for table in FTS_COLUMNS:
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', {AUTOMERGE})")
+
+
 def sparse(conn) -> tuple[int, int] | None:
     """(free pages, pages) when a tenth of the file or more is free pages, else None."""
     pages, free = (conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count"))

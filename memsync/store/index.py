@@ -342,7 +342,13 @@ class Index:
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         fts.recreate(self._conn)
+        fts.defer_merges(self._conn)  # the caller reloads every row, then calls merge_derived
         self.mark_changed()
+
+    def merge_derived(self) -> None:
+        """After the reload that follows clear_derived, in its transaction: the full-text
+        indexes merged once (memsync.store.fts.defer_merges)."""
+        fts.merge_all(self._conn)
 
     def compact_if_sparse(self, resize: bool = False) -> bool:
         """After bulk work: shrink the file (memsync.store.fts.compact) when much of it is free pages,
