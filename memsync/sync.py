@@ -156,7 +156,7 @@ class Indexer:
         if under is None:
             self.index.mark_synced()
         if under is None and report.added + report.updated:
-            self.index.compact_if_sparse()
+            self.index.compact_if_sparse(changed=report.added + report.updated)
         report.seconds = time.perf_counter() - started
         return report
 

@@ -168,12 +168,38 @@ def test_a_rebuild_merges_the_full_text_once_and_leaves_merging_on(vault, tmp_pa
     try:
         for table in fts.FTS_COLUMNS:  # merges were off during the load; back to FTS5's default
             assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone() == (fts.AUTOMERGE,)
-        # one segment: merging once more has nothing left to do, so no page changes
-        before = conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone()
-        conn.execute("INSERT INTO cards_fts (cards_fts) VALUES ('optimize')")
-        assert conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone() == before
     finally:
         conn.close()
+    assert _one_segment(db)
+
+
+def _one_segment(db: Path) -> bool:
+    """Whether cards_fts is merged already: merging it once more changes no page."""
+    conn = sqlite3.connect(db)
+    try:
+        before = conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone()
+        conn.execute("INSERT INTO cards_fts (cards_fts) VALUES ('optimize')")
+        return conn.execute("SELECT group_concat(id) FROM cards_fts_data").fetchone() == before
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def test_a_first_index_written_in_many_batches_ends_as_one_segment(vault, tmp_path, monkeypatch):
+    for i in range(40):  # no links: nothing else has the first index compacted
+        write_card(vault, f"bulk/{i % 4}/card-{i}.md", f"卡片 {i}", f"数据库 body {i} of the vault")
+    monkeypatch.setattr(sync, "BATCH", 5)  # a transaction, and an FTS5 segment, per 5 files
+    index = Index(tmp_path / "first.db")
+    report = Indexer(index, config.load().sources, workers=1).reconcile()
+    assert report.added > 5 * 4
+    write_card(vault, "bulk/0/card-0.md", "卡片 0 again", "a small change")
+    assert Indexer(index, config.load().sources, workers=1).reconcile().updated == 1
+    index.close()
+    assert not _one_segment(tmp_path / "first.db")  # one small change is not merged at once
+    index = Index(tmp_path / "again.db")
+    Indexer(index, config.load().sources, workers=1).reconcile()
+    index.close()
+    assert _one_segment(tmp_path / "again.db")
 
 
 def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path):

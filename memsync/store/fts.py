@@ -113,10 +113,16 @@ def defer_merges(conn) -> None:
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', 0)")
 
 
-def merge_all(conn) -> None:
-    """Each full-text index merged into one segment, and merging as it goes again."""
+def merge(conn) -> None:
+    """Each full-text index merged into one segment."""
     for table in FTS_COLUMNS:
         conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+
+def merge_all(conn) -> None:
+    """merge(), and merging as it goes again (after defer_merges)."""
+    merge(conn)
+    for table in FTS_COLUMNS:
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', {AUTOMERGE})")
 
 
@@ -136,8 +142,7 @@ def compact(conn, page_size: int | None = None) -> bool:
     With `page_size`, the VACUUM also rewrites the file in pages of that size, which only
     works outside WAL mode, so only when no other connection has the file open; returns
     whether it did."""
-    for table in FTS_COLUMNS:
-        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+    merge(conn)
     if page_size and _leave_wal(conn):
         conn.execute(f"PRAGMA page_size = {page_size}")
         conn.execute("VACUUM")  # through a rollback journal: there is no WAL to empty

@@ -350,7 +350,7 @@ class Index:
         indexes merged once (memsync.store.fts.defer_merges)."""
         fts.merge_all(self._conn)
 
-    def compact_if_sparse(self, resize: bool = False) -> bool:
+    def compact_if_sparse(self, resize: bool = False, changed: int = 0) -> bool:
         """After bulk work: shrink the file (memsync.store.fts.compact) when much of it is free pages,
         or when the links fields of a tenth of the cards or more were rewritten since the last
         look. A rewrite leaves the card's old full-text rows inside FTS5's segments until they
@@ -358,15 +358,19 @@ class Index:
         linked body twice (the Korean help vault's full-text index was 1.9x its merged size).
         With `resize` (a rebuild), also when the file's pages are not migrations.PAGE_SIZE
         ones, to move it to them: an upgrade that found another process holding the file
-        could not."""
+        could not. Otherwise, when `changed` cards are a third of the index or more, the
+        full-text indexes are merged into one segment each (searches read one, not dozens:
+        a quarter less time in SQLite on the 10,000-card bench index), without the VACUUM."""
         if self._conn.in_transaction:
             return False
         rewritten, self.rewritten = self.rewritten, 0
         resize = resize and self._conn.execute(
             "PRAGMA page_size").fetchone()[0] != migrations.PAGE_SIZE
-        if not resize and not fts.sparse(self._conn) and not (
-                rewritten and rewritten * 10 >= self._conn.execute(
-                    "SELECT count(*) FROM cards").fetchone()[0]):
+        cards = self._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+        if not resize and not fts.sparse(self._conn) and not (rewritten and rewritten * 10 >= cards):
+            if changed * 3 >= cards > 0:  # a first index, or a bulk import: one segment each
+                with self.transaction():
+                    fts.merge(self._conn)
             return False
         fts.compact(self._conn, migrations.PAGE_SIZE if resize else None)
         return True
