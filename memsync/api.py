@@ -95,7 +95,7 @@ def staleness(cfg: Config, updates: list[str | None], now: float | None = None) 
     age = (time.time() if now is None else now) - max(times)
     if age < STALE_AFTER:
         return said
-    from memsync.watch import lock  # only for an old index: it loads logging
+    from memsync.watch import lock  # only for an old index
 
     if not lock.status(cfg.lock_file)["live"]:
         said.append(f"no watcher running; index last updated {_ago(age)} ago (`memsync watch` "
@@ -175,7 +175,7 @@ def invalid_banner(index: Index, row, valid: bool) -> str:
 
 
 def stats(cfg: Config) -> dict:
-    from memsync.watch import lock  # here: it loads logging, which a search has no use for
+    from memsync.watch import lock
 
     with open_index(cfg) as index:
         counted = tally.tally(index, dates.today())

@@ -4,8 +4,12 @@ the watcher or the MCP SDK (bench/perf.py measures the whole-process time)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
+
+import pytest
 
 from memsync.cli import COMMANDS, MODULE_OF, main
 
@@ -15,8 +19,13 @@ OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "m
                "logging", "watchdog", "mcp", "yaml", "frontmatter", "hashlib"]
 
 
-def test_a_search_imports_the_read_side_only(vault, cli):
+@pytest.mark.parametrize("stale", [False, True])
+def test_a_search_imports_the_read_side_only(vault, cli, home, stale):
     cli("index")
+    if stale:  # an index no watcher keeps: the search asks the lock file whether one runs
+        with closing(sqlite3.connect(home / "memsync.db")) as conn, conn:
+            conn.execute("UPDATE meta SET value = '2020-01-01T00:00:00+0000' "
+                         "WHERE key IN ('last_sync', 'last_change')")
     probe = (
         "import sys, json\n"
         "from memsync.cli import main\n"

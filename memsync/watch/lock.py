@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -13,8 +12,6 @@ from pathlib import Path
 
 from .. import dates, private
 from ..errors import BadEnvironment
-
-log = logging.getLogger(__name__)
 
 
 class WatcherLocked(BadEnvironment):
@@ -70,7 +67,9 @@ class WatchLock:
                 os.replace(aside, self.path)
         except LockHeld:
             raise WatcherLocked(self._held_message()) from None
-        log.warning("took over a stale watcher lock (pid %s is gone)", pid)
+        import logging  # here: a search that only asks whether a watcher runs has no use for it
+
+        logging.getLogger(__name__).warning("took over a stale watcher lock (pid %s is gone)", pid)
         return True
 
     def _held_message(self) -> str:
