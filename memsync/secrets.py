@@ -128,13 +128,13 @@ def _aws_secrets(text: str, key_ids: list[Finding], field: str, may_be_named: bo
     if not (key_ids or may_be_named):
         return []
     found = []
+    name = re.compile(_AWS_SECRET_NAME)
     for match in re.finditer(_AWS_SECRET, text):
         value = match.group(0)
         mixed = (any(c.isupper() for c in value) and any(c.islower() for c in value)
                  and any(c.isdigit() or c in "/+" for c in value))
         if not mixed:
             continue  # a hex digest or a long word, not base64 key material
-        name = re.compile(_AWS_SECRET_NAME)
         named = may_be_named and name.search(text, max(0, match.start() - 40), match.start())
         paired = any(abs(k.start - match.start()) <= _AWS_NEAR for k in key_ids)
         if named or paired:

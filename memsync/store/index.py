@@ -366,14 +366,16 @@ class Index:
         rewritten, self.rewritten = self.rewritten, 0
         resize = resize and self._conn.execute(
             "PRAGMA page_size").fetchone()[0] != migrations.PAGE_SIZE
-        cards = self._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
-        if not resize and not fts.sparse(self._conn) and not (rewritten and rewritten * 10 >= cards):
-            if changed * 3 >= cards > 0:  # a first index, or a bulk import: one segment each
-                with self.transaction():
-                    fts.merge(self._conn)
-            return False
-        fts.compact(self._conn, migrations.PAGE_SIZE if resize else None)
-        return True
+        if resize or fts.sparse(self._conn) or (rewritten and rewritten * 10 >= self._card_count()):
+            fts.compact(self._conn, migrations.PAGE_SIZE if resize else None)
+            return True
+        if changed and changed * 3 >= self._card_count() > 0:  # a first index, a bulk import
+            with self.transaction():
+                fts.merge(self._conn)
+        return False
+
+    def _card_count(self) -> int:
+        return self._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
 
     def mark_synced(self) -> None:
         """Record when the index last caught up with every file (a whole reconcile or rebuild),
