@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memsync import notes
 from memsync.lifecycle import sentences
 
@@ -136,6 +138,40 @@ def _state_after_kill(vault, home, original: dict) -> str:
         expected[item["to"]] = (runs[-1].parent / f"{item['n']}.after").read_bytes()
     assert now == expected, "the vault is between before and after"
     return "after"
+
+
+@pytest.mark.parametrize("edited_meanwhile", [False, True])
+def test_a_move_killed_between_its_two_names_is_finished_or_rolled_back(cli, vault, home, tmp_path,
+                                                                         edited_meanwhile):
+    """The one instant a kill leaves a moved card under both names: the new name linked, the
+    old not yet unlinked. Recovery ends the move one way; it never keeps both."""
+    import shutil
+
+    from memsync.write import journal
+
+    _vault(vault, cli, home)
+    original = vault_bytes(vault)
+    shutil.copytree(vault, tmp_path / "pristine")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0
+    after = vault_bytes(vault)
+    shutil.rmtree(vault)
+    shutil.copytree(tmp_path / "pristine", vault)
+    (vault / "08-Mistakes").mkdir()
+    (vault / "08-Mistakes/oops.md").write_bytes(after["08-Mistakes/oops.md"])
+    if edited_meanwhile:
+        (vault / "03-Knowledge/deploy.md").write_text("---\ntitle: deploy\n---\nEdited by hand.\n")
+    journal.Entry(home, {"op": "consolidate", "run": done["run"], "direction": "apply",
+                         "vault": str(vault)}).release()  # as if its writer died right there
+    code, data = cli("consolidate", "--json")
+    assert code == 0
+    (recovered,) = data["recovered"]
+    if edited_meanwhile:
+        assert recovered["action"] == "rolled back"
+        assert vault_bytes(vault) == {**original, "03-Knowledge/deploy.md": b"---\ntitle: deploy\n---\nEdited by hand.\n"}
+    else:
+        assert recovered["action"] == "finished" and vault_bytes(vault) == after
+    assert not list((home / "journal").glob("consolidate-*.json"))
 
 
 def test_a_kill_during_apply_leaves_the_vault_before_or_after(cli, vault, home, tmp_path):

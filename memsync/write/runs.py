@@ -62,7 +62,8 @@ def save(cfg: Config, run: str, changes: Iterable[Change]) -> list[dict]:
 
 
 def _state(vault: Path, item: dict) -> str:
-    """'before', 'after' or 'changed': where one file of a run stands now."""
+    """'before', 'after', 'half' or 'changed': where one file of a run stands now. 'half' is a
+    move killed between linking the new name and unlinking the old: both hold their side."""
     at_rel = vaultio.read_bytes(vaultio.inside(vault, item["rel"]))
     if item["to"] == item["rel"]:
         return {item["before"]: "before", item["after"]: "after"}.get(_sha(at_rel), "changed")
@@ -71,7 +72,14 @@ def _state(vault: Path, item: dict) -> str:
         return "before"
     if at_rel is None and _sha(at_to) == item["after"]:
         return "after"
+    if _sha(at_rel) == item["before"] and _sha(at_to) == item["after"]:
+        return "half"
     return "changed"
+
+
+def _drop_side(vault: Path, item: dict, side: str) -> None:
+    """End a half move at `side` by unlinking the name of the other side."""
+    os.unlink(vaultio.inside(vault, item["rel"] if side == "after" else item["to"]))
 
 
 def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
@@ -97,8 +105,11 @@ def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction:
                                           "vault": str(vault)})
     try:
         for item in files:
-            if _state(vault, item) == source:
+            state = _state(vault, item)
+            if state == source:
                 _put(cfg, vault, run, item, target)
+            elif state == "half":
+                _drop_side(vault, item, target)
     except BaseException:
         try:
             _settle(cfg, vault, run, files, target, source)
@@ -118,10 +129,14 @@ def _settle(cfg: Config, vault: Path, run: str, files: list[dict], target: str, 
         for item, state in zip(files, states, strict=True):
             if state == source:
                 _put(cfg, vault, run, item, target)
+            elif state == "half":
+                _drop_side(vault, item, target)
         return "finished"
     for item, state in zip(files, states, strict=True):
         if state == target:
             _put(cfg, vault, run, item, source)
+        elif state == "half":
+            _drop_side(vault, item, source)
     return "rolled back"
 
 
