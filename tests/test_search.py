@@ -266,6 +266,17 @@ def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
     assert piece.startswith("…word") and "needle" in piece
 
 
+def test_a_snippet_finds_a_full_width_match_and_opens_a_card_found_by_its_title_alone():
+    from memsync.search.lexical import SNIPPET_CHARS, snippet
+
+    # only NFKC folding finds ＳＹＮＣ for the query `sync`; the window is the card's own text
+    assert "ＳＹＮＣ" in snippet("The vault uses ＳＹＮＣ nightly.", ("sync",))
+    # a long body without the words (the title matched): its opening, marked as cut
+    body = " ".join(f"word{i}" for i in range(400))
+    piece = snippet(body, ("needle",))
+    assert piece == body[:SNIPPET_CHARS] + "…"
+
+
 def test_in_an_as_of_view_hits_are_valid_on_that_day(superseded, cli):
     hits = cli("search", "ECS", "--as-of", "2026-02-01", "--json")[1]["hits"]
     assert [(h["path"], h["valid"]) for h in hits] == [("03-Knowledge/old.md", True)]
