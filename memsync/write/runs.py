@@ -77,9 +77,13 @@ def _state(vault: Path, item: dict) -> str:
     return "changed"
 
 
-def _drop_side(vault: Path, item: dict, side: str) -> None:
-    """End a half move at `side` by unlinking the name of the other side."""
-    os.unlink(vaultio.inside(vault, item["rel"] if side == "after" else item["to"]))
+def _bring(cfg: Config, vault: Path, run: str, item: dict, state: str, side: str) -> None:
+    """Bring one file standing at `state` to `side`: write it when it stands at the other side;
+    end a half move by unlinking the other side's name; leave a changed file as it is."""
+    if state == "half":
+        os.unlink(vaultio.inside(vault, item["rel"] if side == "after" else item["to"]))
+    elif state in ("before", "after") and state != side:
+        _put(cfg, vault, run, item, side)
 
 
 def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
@@ -105,11 +109,7 @@ def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction:
                                           "vault": str(vault)})
     try:
         for item in files:
-            state = _state(vault, item)
-            if state == source:
-                _put(cfg, vault, run, item, target)
-            elif state == "half":
-                _drop_side(vault, item, target)
+            _bring(cfg, vault, run, item, _state(vault, item), target)
     except BaseException:
         try:
             _settle(cfg, vault, run, files, target, source)
@@ -127,16 +127,10 @@ def _settle(cfg: Config, vault: Path, run: str, files: list[dict], target: str, 
     states = [_state(vault, item) for item in files]
     if "changed" not in states:
         for item, state in zip(files, states, strict=True):
-            if state == source:
-                _put(cfg, vault, run, item, target)
-            elif state == "half":
-                _drop_side(vault, item, target)
+            _bring(cfg, vault, run, item, state, target)
         return "finished"
     for item, state in zip(files, states, strict=True):
-        if state == target:
-            _put(cfg, vault, run, item, source)
-        elif state == "half":
-            _drop_side(vault, item, source)
+        _bring(cfg, vault, run, item, state, source)
     return "rolled back"
 
 
