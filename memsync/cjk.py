@@ -99,6 +99,19 @@ def index_fields(title: str, aliases, tags, body: str) -> tuple[str, str, str]:
             to_index_text(body))
 
 
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
+
+
+def content_runs(run: str) -> list[str]:
+    """The parts of a Japanese CJK run between its hiragana, two characters or longer:
+    `金沢で朝に海鮮丼を食べる` -> [金沢, 海鮮丼]. Hiragana carry the particles and inflections
+    (で, に, を, べる); kanji and katakana carry the words. A run without hiragana (Chinese, Korean,
+    a bare Japanese noun) has no such parts: []."""
+    if not _HIRAGANA.search(run):
+        return []
+    return [part for part in _HIRAGANA.split(run) if len(part) > 1]
+
+
 def phrases(query: str) -> list[list[str]]:
     """Split a query into phrases: each CJK run, and each punctuation-joined group of words.
 

@@ -66,3 +66,15 @@ def test_every_bigram_of_a_han_text_is_a_token(text):
 @given(st.text())
 def test_index_text_is_the_joined_token_stream(text):
     assert cjk.to_index_text(text) == " ".join(cjk.tokens(text))
+
+
+def test_a_japanese_runs_words_are_its_parts_between_hiragana():
+    assert cjk.content_runs("金沢で朝に海鮮丼を食べる") == ["金沢", "海鮮丼"]
+    assert cjk.content_runs("コンテナのパスワード") == ["コンテナ", "パスワード"]
+    assert cjk.content_runs("書くとき") == []  # one kanji alone is no word to credit
+
+
+def test_a_run_without_hiragana_has_no_parts_of_its_own():
+    assert cjk.content_runs("东京都的天气") == []  # Chinese: the run stays whole
+    assert cjk.content_runs("동기화") == []
+    assert cjk.content_runs("海鮮丼") == []

@@ -74,3 +74,17 @@ def test_highlights_mark_what_the_query_tokens_match():
     # a Latin term only where a word starts, as the index matches it
     assert marked("a data", "a database of data") == "[a] [data]base of [data]"
     assert marked("ecs-prod", "on ecs-prod now") == "on [ecs]-[prod] now"
+
+
+def test_a_japanese_sentences_words_count_once_more_and_credit_the_short_fields():
+    # The words between the hiragana (金沢, 海鮮丼) are matched as well as every bigram: the
+    # tier matches the same cards, but a word weighs beside the particle pairs, and a title
+    # holding it is credited although it holds no whole run.
+    plan = query.plan("金沢で海鮮丼")
+    tiers = dict(plan.tiers)
+    assert tiers["any"] == '"金沢" OR "沢で" OR "で海" OR "海鮮" OR "鮮丼" OR "金沢" OR "海鮮 鮮丼"'
+    assert dict(plan.short)["any"] == '"金沢 沢で で海 海鮮 鮮丼" OR "金沢" OR "海鮮 鮮丼"'
+    long_word = dict(query.plan("パスワードは金沢で").tiers)["any"]
+    assert long_word.count('"金沢"') == 2 and '"パス スワ ワー ード"' not in long_word
+    chinese = query.plan("东京都的天气")  # no hiragana: nothing added
+    assert dict(chinese.tiers)["any"] == '"东京" OR "京都" OR "都的" OR "的天" OR "天气"'

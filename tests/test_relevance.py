@@ -128,3 +128,18 @@ def test_a_title_holding_a_common_word_of_the_query_holds_the_query(vault, cli):
     first, second = out["hits"][:2]
     assert first["path"] == "Obsidian Sync intro.md" and second["path"] == "Headless Sync.md"
     assert "held" in first["explain"]["fields"] and "held" not in second["explain"]["fields"]
+
+
+def test_a_japanese_question_finds_the_note_named_for_its_words_over_a_long_one_full_of_particles(vault, cli):
+    # The Osaka note shares only particle pairs with the question (に行, 時に, なら, を食), dozens
+    # of them; the Kanazawa note is named for its first word and holds 海鮮丼.
+    write_card(vault, "大阪 週末.md", "大阪 週末",
+               "夜に行くと混む。昼に食べるなら串カツ。土曜日に行った。お好み焼きを食べた。\n"
+               "なんばに行くなら地下鉄。帰りは何時になってもいい。道頓堀に行く人が多い。\n")
+    write_card(vault, "金沢 日帰り.md", "金沢 日帰り",
+               "北陸新幹線で日帰り。近江町市場の海鮮丼は開店前に着くと並ばない。兼六園も回った。\n")
+    for n in range(10):  # particles are common: most notes hold them
+        write_card(vault, f"memo{n}.md", f"メモ {n}", f"予定その{n}。買い物に行くなら夕方。\n")
+    sync()
+    out = _search(cli, "金沢で朝に海鮮丼を食べるなら何時に行く", "--explain")
+    assert out["hits"][0]["path"] == "金沢 日帰り.md", [(h["path"], h["explain"]["parts"]) for h in out["hits"]]

@@ -14,6 +14,7 @@ from memsync import cjk
 # included, so a question whose content words match few cards still gets a full page.
 TIERS = ("all", "all-prefix", "any", "any-prefix", "any-common")
 MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
+SHORT_WORD = 3  # a word of a Japanese sentence this short has one or two bigrams: outweighed by its particles
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,28 @@ def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str
     are fragments of words), words of other scripts each alone (each is a word), written as
     the tier writes a lone token (a lone CJK character stays exact)."""
     if len(tokens) > 1 and cjk.is_cjk(tokens[0]):
-        return _phrase(tokens, prefix)
+        # A Japanese sentence's words stand between its hiragana: a title holding one of them
+        # (金沢 of 金沢で朝に…) is credited for it, never for a particle pair (に行).
+        parts = [_phrase(cjk.bigrams(part), prefix) for part in _run_words(tokens)]
+        return " OR ".join([_phrase(tokens, prefix), *parts])
     return " OR ".join(_token(t, prefix, words) for t in tokens if t not in weak or set(tokens) <= weak)
+
+
+def _run_words(tokens) -> list[str]:
+    """A CJK phrase's words between its hiragana (memsync.cjk.content_runs), from its bigrams."""
+    if len(tokens) < 2 or not cjk.is_cjk(tokens[0]):
+        return []
+    return cjk.content_runs(tokens[0] + "".join(t[-1] for t in tokens[1:]))
+
+
+def _japanese_words(phrases, prefix: bool) -> list[str]:
+    """The short words of a Japanese sentence's runs (SHORT_WORD characters at most), each as a
+    phrase, for the `any` tiers to count once more. Every card they match already matches the
+    tier, but bm25 sums over phrases: a two-kanji word is one bigram beside the dozen particle
+    pairs (に行, を食) a long card holds, while a long word (パスワード) already weighs by its own
+    bigrams (bench: ja-notes)."""
+    return [_phrase(cjk.bigrams(part), prefix)
+            for p in phrases for part in _run_words(p) if len(part) <= SHORT_WORD]
 
 
 def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
@@ -92,8 +113,8 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
     candidates = [
         ("all", " AND ".join(_phrase(p, False) for p in phrases)),
         ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
-        ("any", " OR ".join(_token(t, False, words) for t in content)),
-        ("any-prefix", " OR ".join(_token(t, True, words) for t in content)),
+        ("any", " OR ".join([*(_token(t, False, words) for t in content), *_japanese_words(phrases, False)])),
+        ("any-prefix", " OR ".join([*(_token(t, True, words) for t in content), *_japanese_words(phrases, True)])),
     ]
     if content != terms:
         candidates.append(("any-common", " OR ".join(_token(t, False, words) for t in terms)))
