@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from . import readme_tables
 from .machine import RESULTS
 from .perf_tables import render_tables
 
@@ -396,6 +397,7 @@ def write() -> Path:
     parts = render()
     OUT.write_text("\n".join(parts), encoding="utf-8")
     write_docs(parts)
+    readme_tables.write(_load)
     return OUT
 
 

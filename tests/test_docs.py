@@ -79,6 +79,28 @@ def test_the_benchmark_tables_in_docs_are_the_generated_ones():
         "and edit the results, not the page")
 
 
+def test_the_readme_summary_is_the_generated_one():
+    from bench import readme_tables
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count(readme_tables.START) == 1 and text.count(readme_tables.END) == 1
+    assert readme_tables.shown() == "\n".join(readme_tables.render(report._load)).strip(), (
+        "README.md's summary differs from bench/results/*.json: run `python -m bench.report`")
+
+
+def test_the_readme_summary_has_a_row_per_kind_and_every_speed_beside_its_floor():
+    from bench import readme_tables
+
+    data = {"commit": "abc", "sets": {"obsidian-de": {
+        "systems": {"memsync": {"ndcg@10": 0.9, "queries": 3}},
+        "by_kind": {"memsync": {"topic": {"ndcg@10": 0.95, "queries": 2}, "alias": {"ndcg@10": 0.8, "queries": 1}},
+                    "semantic": {"topic": {"ndcg@10": 0.97, "queries": 2}}},
+        "best_floor_by_kind": {"topic": {"ndcg@10": 0.7}, "alias": {"ndcg@10": 0.5}}}}}
+    rows = readme_tables.quality_rows(data)
+    assert rows == [["obsidian-de", "alias", "1", "0.500", "0.800", "–"],
+                    ["obsidian-de", "topic", "2", "0.700", "0.950", "0.970"]]
+
+
 def test_results_md_is_the_generated_one():
     assert report.OUT.read_text(encoding="utf-8") == "\n".join(report.render()), (
         "bench/RESULTS.md differs from bench/results/*.json: run `python -m bench.report`")
