@@ -213,6 +213,28 @@ def test_a_long_card_scores_by_its_best_passage(vault, memory):
     assert paths(search("where is the spare house key hidden"))[0] == "03-Knowledge/minutes.md"
 
 
+def test_when_every_word_matched_the_hybrid_page_keeps_the_lexical_pages_order(vault, memory):
+    # The strict part (every word, in a long card: a low bm25) comes first on the lexical page;
+    # the cards filling it hold one word many times in a short card and outscore it. The
+    # hybrid page must not sort them above it by their scores.
+    filler = " ".join(f"note {n} about the weekly plans." for n in range(60))
+    write_card(vault, "03-Knowledge/all-words.md", "Quarterly review",
+               f"{filler} The zanzibar ledger reconciliation runs monthly. {filler}")
+    for n in range(4):
+        write_card(vault, f"03-Knowledge/one-word-{n}.md", f"Zanzibar {n}", "zanzibar zanzibar zanzibar.")
+    sync()
+    index = Index(config.load().db.path)
+    try:
+        q = Query("zanzibar ledger reconciliation")
+        lexical = LexicalSearcher(index).search(q)
+        hybrid = HybridSearcher(index, shared()).search(q)
+    finally:
+        index.close()
+    assert lexical.matched == "all" and lexical.hits[0].path == "03-Knowledge/all-words.md"
+    assert max(h.score for h in lexical.hits[1:]) > lexical.hits[0].score  # the case under test
+    assert [h.path for h in hybrid.hits] == [h.path for h in lexical.hits]
+
+
 # --- semantic off changes nothing --------------------------------------------------------------
 
 

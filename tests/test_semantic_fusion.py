@@ -63,3 +63,10 @@ def test_standing_measures_each_card_against_the_cards_of_its_script():
 def test_rerank_lets_no_dense_only_card_in_when_every_word_matched():
     assert set(order("rerank", strong=True)) == {1, 2}
     assert 3 in order("rerank", strong=False)
+
+
+def test_page_scores_never_rise_down_the_page():
+    # a filled page: two strict hits, then looser ones whose own scores are higher
+    assert fusion.page_scores([(1, 5.0), (2, 3.0), (3, 9.0), (4, 2.0)]) == {1: 5.0, 2: 3.0, 3: 3.0, 4: 2.0}
+    ranked = sorted(fusion.minmax(fusion.page_scores([(7, 1.0), (8, 4.0)])).items(), key=lambda kv: -kv[1])
+    assert [card for card, _ in ranked] == [7, 8]  # a tie keeps the page's order

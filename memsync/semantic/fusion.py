@@ -49,6 +49,20 @@ DENSE_WHEN = "weak"
 # of SciFact train falls from +3.30 to +2.31 points, under lexical's +3 target.
 
 
+def page_scores(page: list[tuple[int, float]]) -> dict[int, float]:
+    """(card, lexical score) in the lexical page's order -> scores that never rise down the page.
+    A page filled from a looser tier lists those hits below the strict ones whatever their
+    scores (a card holding some words of a long query can outscore one holding all of a short
+    one): each tier is ranked on its own. Capping every score at the one above keeps that order
+    in the blend; ties keep page order (dicts and sorted() are both stable)."""
+    out: dict[int, float] = {}
+    ceiling = float("inf")
+    for card, score in page:
+        ceiling = min(ceiling, score)
+        out[card] = ceiling
+    return out
+
+
 def minmax(scores: dict[int, float]) -> dict[int, float]:
     if not scores:
         return {}

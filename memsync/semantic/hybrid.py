@@ -137,7 +137,7 @@ class HybridSearcher:
         passage), beside the lexical hits."""
         import numpy as np
 
-        lex = {h.id: h.score for h in lexical}
+        lex = fusion.page_scores([(h.id, h.score) for h in lexical])
         vectors = store.load(self.index, self.encoder.model)
         card_ids = vectors.cards
         unembedded = frozenset(lex.keys() - set(card_ids.tolist()))
