@@ -79,7 +79,6 @@ def staleness(cfg: Config, updates: list[str | None], now: float | None = None) 
     """Why the hits may not match the files: the vault folder is gone (an unmounted disk, a
     cloud folder not synced yet), or no watcher keeps the index live and it is not fresh."""
     import time
-    from datetime import datetime
 
     said = []
     if not cfg.vault.path.is_dir():
@@ -89,7 +88,7 @@ def staleness(cfg: Config, updates: list[str | None], now: float | None = None) 
     times = []
     for stamp in filter(None, updates):  # the last catch-up and the last change, whichever is later
         with suppress(ValueError):
-            times.append(datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S%z").timestamp())
+            times.append(dates.stamp_seconds(stamp))
     if not times:
         return said
     age = (time.time() if now is None else now) - max(times)
