@@ -1,4 +1,5 @@
-"""A small write-ahead journal for the one write that touches two files (supersede).
+"""A small write-ahead journal for the writes that touch two names or files (supersede, a run of
+consolidate, a move into or out of the trash).
 
 Before the first file changes, the plan is written to `<home>/journal/<op>.json` and fsynced;
 after the last one it is removed. While its writer lives, the journal's `.lock` file is held

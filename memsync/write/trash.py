@@ -22,7 +22,7 @@ from memsync.config import Config
 from memsync.errors import BadArgument, NotFound
 from memsync.model import TRASH
 from memsync.store.index import DB_ERRORS
-from memsync.write import atomic, journal, trashsize, vaultio
+from memsync.write import journal, moves, trashsize, vaultio
 from memsync.write.vaultio import VAULT
 
 
@@ -37,7 +37,7 @@ def delete(cfg: Config, card_id: int) -> dict:
             vaultio.sync(cfg, index, [rel], [])
             raise NotFound(f"card {card_id} ({rel}) is already gone from disk; the index is now updated")
         card = vaultio.read_card(vault, rel)
-        trash_rel = vaultio.move_to_trash(vault, rel)
+        trash_rel = vaultio.move_to_trash(cfg.home.path, vault, rel)
         result = {
             "status": "deleted", "id": card_id, "path": rel, "trash_path": trash_rel,
             "note": f"moved to {trash_rel}; undo with `memsync delete --restore {shlex.quote(trash_rel)}`",
@@ -100,15 +100,15 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
                 return _occupied(target_rel)
             if os.path.isdir(target) and not os.path.islink(target):
                 raise BadArgument(f"a folder named {target_rel} is in the way; move it first")
-            moved = vaultio.move_to_trash(vault, target_rel)
+            moved = vaultio.move_to_trash(cfg.home.path, vault, target_rel)
             _park(cfg, index, target_rel, moved, warnings)
             notes.append(f"the file that was at {target_rel} was moved to {moved} first")
-        where = vaultio.folder(vault, posixpath.dirname(target_rel))
+        vaultio.folder(vault, posixpath.dirname(target_rel))
         # The id goes back before the file does: a watcher that indexes the restored file at
         # once must find its id waiting at the path, not hand out a new one.
         rebound = _unpark(cfg, index, rel, target_rel, warnings)
         try:
-            placed = atomic.move_no_clobber(source, where / posixpath.basename(target_rel))
+            placed = moves.move(cfg.home.path, vault, rel, target_rel)
         except OSError as exc:
             if rebound:
                 _unpark(cfg, index, target_rel, rel, warnings)

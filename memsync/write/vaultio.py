@@ -27,7 +27,7 @@ from memsync.errors import (
 )
 from memsync.model import TRASH, Card
 from memsync.store.index import DB_ERRORS, Index
-from memsync.write import atomic, modes, rules
+from memsync.write import atomic, modes, moves, rules
 
 VAULT = "vault"  # the one writable source
 MAX_NUMBERED = 10_000
@@ -224,18 +224,18 @@ def numbered_name(name: str, n: int) -> str:
     return name if n == 1 else f"{stem}-{n}{ext}"
 
 
-def move_to_trash(vault: Path, rel: str) -> str:
+def move_to_trash(home: Path, vault: Path, rel: str) -> str:
     """Move a file to `.trash/<rel>`; a name already in the trash is kept and this one becomes
-    `-2`, `-3`. Returns the trash path."""
-    source = inside(vault, rel)
+    `-2`, `-3`. Returns the trash path. Journaled in `home` (memsync.write.moves)."""
+    inside(vault, rel)
     rel_dir, name = posixpath.split(rel)
     target_dir = posixpath.join(TRASH, rel_dir) if rel_dir else TRASH
-    where = folder(vault, target_dir)
+    folder(vault, target_dir)
     try:
         for n in range(1, MAX_NUMBERED):
-            candidate = numbered_name(name, n)
-            if atomic.move_no_clobber(source, where / candidate):
-                return posixpath.join(target_dir, candidate)
+            candidate = posixpath.join(target_dir, numbered_name(name, n))
+            if moves.move(home, vault, rel, candidate):
+                return candidate
     except FileNotFoundError:
         raise NotFound(f"{rel} is no longer on disk; nothing was moved") from None
     except OSError as exc:

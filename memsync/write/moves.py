@@ -1,0 +1,75 @@
+"""A card moved to a new name (into the trash, back out of it) under a journal entry.
+
+atomic.move_no_clobber links the new name, then unlinks the old one: no other process can take
+the new name meanwhile, and the content is never lost. A kill between the two calls leaves the
+card under both names (two links to one file). The plan says which name was leaving, so the next
+write (memsync.write.supersede.recover, the watcher at start) ends the move: the old name goes
+while it is still that same file; a file written there since is someone's, and stays.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from memsync.config import Config
+from memsync.write import atomic, journal
+
+OP = "move"
+
+
+def move(home: Path, vault: Path, src_rel: str, dst_rel: str) -> bool:
+    """Move the file at `src_rel` to `dst_rel` (vault-relative; the name must be free). False
+    when it is taken (then nothing moved)."""
+    entry = journal.Entry(home, {"op": OP, "vault": str(vault), "src": src_rel, "dst": dst_rel})
+    try:
+        placed = atomic.move_no_clobber(vault / src_rel, vault / dst_rel)
+    except BaseException:
+        entry.release()  # the link may be made and the unlink not: recovery looks
+        raise
+    entry.finish()
+    return placed
+
+
+def settle(vault: Path, src_rel: str, dst_rel: str) -> str:
+    """End one move whose writer died: what was done, in words."""
+    src, dst = vault / src_rel, vault / dst_rel
+    try:
+        same = os.path.samefile(src, dst)
+    except OSError:  # one of the names is gone: the move never began, or it ended
+        return "nothing left to do"
+    if not same:  # a new file at the old name: not the one that was moving
+        return "nothing left to do"
+    os.unlink(src)
+    atomic.fsync_dir(src.parent)
+    return f"finished: the card is at {dst_rel}, no longer also at {src_rel}"
+
+
+def recover(cfg: Config) -> list[dict]:
+    """Settle the moves whose process died midway; returns what was done."""
+    from memsync.write import vaultio
+
+    done: list[dict] = []
+
+    def handle(plan: dict) -> bool:
+        if plan.get("op") != OP:
+            return False
+        vault, src, dst = Path(plan.get("vault", "")), plan.get("src", ""), plan.get("dst", "")
+        if not src or not dst or posixpath.isabs(src) or posixpath.isabs(dst):
+            return False  # not a plan this version wrote: left for a person (doctor lists it)
+        try:
+            with journal.writing(cfg.home.path):
+                action = settle(vault, src, dst)
+        except OSError as exc:
+            done.append({"op": OP, "src": src, "dst": dst, "action": f"left for later ({exc})"})
+            return False
+        if vault == vaultio.root(cfg):
+            warnings: list[str] = []
+            with vaultio.index_or_none(cfg, warnings) as index:
+                vaultio.sync(cfg, index, [src, dst], warnings)
+        done.append({"op": OP, "src": src, "dst": dst, "action": action})
+        return True
+
+    journal.replay(cfg.home.path, handle)
+    return done
