@@ -3,17 +3,15 @@
 atomic.move_no_clobber links the new name, then unlinks the old one: no other process can take
 the new name meanwhile, and the content is never lost. A kill between the two calls leaves the
 card under both names (two links to one file). The plan says which name was leaving, so the next
-write (memsync.write.supersede.recover, the watcher at start) ends the move: the old name goes
+write (memsync.write.trash.recover_moves, run by every write and the watcher at start) ends the move: the old name goes
 while it is still that same file; a file written there since is someone's, and stays.
 """
 
 from __future__ import annotations
 
 import os
-import posixpath
 from pathlib import Path
 
-from memsync.config import Config
 from memsync.write import atomic, journal
 
 OP = "move"
@@ -44,32 +42,3 @@ def settle(vault: Path, src_rel: str, dst_rel: str) -> str:
     os.unlink(src)
     atomic.fsync_dir(src.parent)
     return f"finished: the card is at {dst_rel}, no longer also at {src_rel}"
-
-
-def recover(cfg: Config) -> list[dict]:
-    """Settle the moves whose process died midway; returns what was done."""
-    from memsync.write import vaultio
-
-    done: list[dict] = []
-
-    def handle(plan: dict) -> bool:
-        if plan.get("op") != OP:
-            return False
-        vault, src, dst = Path(plan.get("vault", "")), plan.get("src", ""), plan.get("dst", "")
-        if not src or not dst or posixpath.isabs(src) or posixpath.isabs(dst):
-            return False  # not a plan this version wrote: left for a person (doctor lists it)
-        try:
-            with journal.writing(cfg.home.path):
-                action = settle(vault, src, dst)
-        except OSError as exc:
-            done.append({"op": OP, "src": src, "dst": dst, "action": f"left for later ({exc})"})
-            return False
-        if vault == vaultio.root(cfg):
-            warnings: list[str] = []
-            with vaultio.index_or_none(cfg, warnings) as index:
-                vaultio.sync(cfg, index, [src, dst], warnings)
-        done.append({"op": OP, "src": src, "dst": dst, "action": action})
-        return True
-
-    journal.replay(cfg.home.path, handle)
-    return done

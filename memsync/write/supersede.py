@@ -243,9 +243,9 @@ def recover(cfg: Config) -> list[dict]:
         return True
 
     journal.replay(cfg.home.path, handle)
-    from memsync.write import moves, runs  # a run (memsync consolidate), a move, likewise
+    from memsync.write import runs, trash  # a run (memsync consolidate), a move, likewise
 
-    return done + runs.recover(cfg) + moves.recover(cfg)
+    return done + runs.recover(cfg) + trash.recover_moves(cfg)
 
 
 def _replay(cfg: Config, vault: Path, plan: dict) -> str:

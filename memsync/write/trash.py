@@ -252,3 +252,32 @@ def _clear_stats(cfg: Config, trash_rels: list[str], warnings: list[str]) -> int
             warnings.append(f"the files are gone, but their read stats could not be cleared ({exc})")
             return 0
     return len(trash_rels)
+
+
+# --- a move killed midway ---------------------------------------------------------------------
+
+def recover_moves(cfg: Config) -> list[dict]:
+    """Settle the moves whose process died midway; returns what was done."""
+    done: list[dict] = []
+
+    def handle(plan: dict) -> bool:
+        if plan.get("op") != moves.OP:
+            return False
+        vault, src, dst = Path(plan.get("vault", "")), plan.get("src", ""), plan.get("dst", "")
+        if not src or not dst or posixpath.isabs(src) or posixpath.isabs(dst):
+            return False  # not a plan this version wrote: left for a person (doctor lists it)
+        try:
+            with journal.writing(cfg.home.path):
+                action = moves.settle(vault, src, dst)
+        except OSError as exc:
+            done.append({"op": moves.OP, "src": src, "dst": dst, "action": f"left for later ({exc})"})
+            return False
+        if vault == vaultio.root(cfg):
+            warnings: list[str] = []
+            with vaultio.index_or_none(cfg, warnings) as index:
+                vaultio.sync(cfg, index, [src, dst], warnings)
+        done.append({"op": moves.OP, "src": src, "dst": dst, "action": action})
+        return True
+
+    journal.replay(cfg.home.path, handle)
+    return done
