@@ -205,6 +205,23 @@ def test_an_interrupted_supersede_is_reported_and_finished_only_when_asked(index
     assert "superseded_by:" in (indexed / "03-Knowledge/ecs.md").read_text()
 
 
+def test_an_interrupted_move_to_the_trash_is_reported_and_finished(indexed, cli, doctor, home):
+    # killed between linking the trash name and unlinking the card's own: both names, one file
+    (indexed / ".trash/03-Knowledge").mkdir(parents=True)
+    entry = journal.Entry(home, {"op": "move", "vault": str(indexed), "src": "03-Knowledge/ecs.md",
+                                 "dst": ".trash/03-Knowledge/ecs.md"})
+    os.link(indexed / "03-Knowledge/ecs.md", indexed / ".trash/03-Knowledge/ecs.md")
+    entry.release()
+    code, result = doctor()
+    [interrupted] = only(result, "journal")
+    assert interrupted["message"] == "a move of 03-Knowledge/ecs.md to .trash/03-Knowledge/ecs.md was interrupted"
+    code, result = cli("doctor", "--json", "--finish-writes")
+    assert result["fixed"] == ["move of 03-Knowledge/ecs.md to .trash/03-Knowledge/ecs.md: finished: the card "
+                               "is at .trash/03-Knowledge/ecs.md, no longer also at 03-Knowledge/ecs.md"]
+    assert not (indexed / "03-Knowledge/ecs.md").exists() and (indexed / ".trash/03-Knowledge/ecs.md").exists()
+    assert not [f for f in doctor()[1]["findings"] if f["check"] == "journal"]
+
+
 def test_a_truncated_journal_entry_is_set_aside_by_fix(indexed, doctor, home):
     entry = journal.Entry(home, {"op": "supersede", "vault": str(indexed), "old": "03-Knowledge/ecs.md",
                                  "new": "03-Knowledge/ecs-2.md", "new_hash": "0" * 32,

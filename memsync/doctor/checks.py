@@ -170,6 +170,13 @@ def half_done_writes(cfg: Config) -> list[Finding]:
                 "run `memsync consolidate` (or any write command): it finishes the run, or rolls "
                 "it back when one of its files changed meanwhile", paths=[str(path)]))
             continue
+        if plan.get("op") == "move" and plan.get("vault") == str(vault):
+            found.append(Finding(
+                "journal", f"a move of {plan.get('src')} to {plan.get('dst')} was interrupted",
+                "run `memsync doctor --finish-writes` (or any write command): it ends the move, "
+                f"removing {plan.get('src')} if it is still the same file as {plan.get('dst')}",
+                paths=[str(path)]))
+            continue
         if plan.get("op") != "supersede" or plan.get("vault") != str(vault):
             continue
         state = supersede_state(vault, plan)

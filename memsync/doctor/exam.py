@@ -58,6 +58,15 @@ def diagnose(cfg: Config, wait: float = BUSY_WAIT) -> tuple[list[Finding], dict]
     return found + home_checks(cfg), checked
 
 
+def _write_named(report: dict) -> str:
+    """An interrupted write, as --finish-writes names what it did to it."""
+    if report.get("op") == "move":
+        return f"move of {report['src']} to {report['dst']}"
+    if report.get("op") == "consolidate":
+        return f"consolidate run {report.get('run')}"
+    return f"supersede of {report.get('old')}"
+
+
 def _without_repeats(found: list[Finding]) -> list[Finding]:
     """A read-only index said once: the writable check names it better than the error does."""
     if any(f.check == "writable" for f in found[:-1]) and found[-1].check == "writable":
@@ -78,7 +87,7 @@ def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: 
     if finish_writes:
         from memsync.write.supersede import recover
 
-        fixed += [f"supersede of {r['old']}: {r['action']}" for r in recover(cfg)]
+        fixed += [f"{_write_named(r)}: {r['action']}" for r in recover(cfg)]
     if fix_pairs:
         from memsync.write.pairs import unpair
 
