@@ -51,8 +51,9 @@ def quality_rows(data: dict) -> list[list[str]]:
     return rows
 
 
-def speed_rows(sizes: dict[str, dict]) -> list[list[str]]:
-    """One row per measure, a column per size, each figure beside its floor."""
+def speed_rows(sizes: dict[str, dict], start: dict | None = None) -> list[list[str]]:
+    """One row per measure, a column per size, each figure beside its floor. `start`: a later
+    `bench.perf --start-only` run (card count -> figures), which the whole-process row prefers."""
     def cell(size: dict, measure: str) -> str:
         if measure == "search":
             s = size["search"]
@@ -64,10 +65,12 @@ def speed_rows(sizes: dict[str, dict]) -> list[list[str]]:
         if measure == "reconcile":
             r = size["reconcile"]
             return f"{_s(r['seconds'])} (walk + lstat {_s(r.get('floor_walk_seconds'))})"
-        c = size.get("cli", {})
+        c = (start or {}).get(str(size["cards"]), size.get("cli", {}))
         return f"{_ms(c.get('memsync_search'))} (`python -c pass` {_ms(c.get('python_startup'))})"
     labels = {"search": "search p50 / p99, in-process", "rebuild": "rebuild",
               "reconcile": "reconcile, nothing changed", "cli": "`memsync search`, whole process"}
+    if start:
+        labels["cli"] += " (`bench.perf --start-only`)"
     return [[label, *(cell(size, measure) for size in sizes.values())] for measure, label in labels.items()]
 
 
@@ -97,8 +100,12 @@ def render(load) -> list[str]:
             if "search" in size and int(n) >= 10_000:
                 sizes[f"{int(n):,} cards (`{data['commit']}`)"] = size
     if sizes:
-        lines += ["Speed on this 2-core machine (`python -m bench.perf`, medians), each beside its floor:", "",
-                  *_table(["", *sizes], speed_rows(sizes)), ""]
+        start = load("start")
+        later = {n: figures for n, figures in (start or {}).get("sizes", {}).items()
+                 if any(str(size["cards"]) == n for size in sizes.values())}
+        source = f" (the whole-process row from commit `{start['commit']}`)" if later and start else ""
+        lines += [f"Speed on this 2-core machine (`python -m bench.perf`, medians), each beside its floor{source}:", "",
+                  *_table(["", *sizes], speed_rows(sizes, later or None)), ""]
     return lines
 
 
