@@ -611,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="perf", help="result name under bench/results/")
     parser.add_argument("--start-only", action="store_true",
                         help="only the whole-process `memsync search` time, with more runs")
+    parser.add_argument("--embedding-only", action="store_true",
+                        help="only embedding on one core and on every core (results/embedding.json)")
     parser.add_argument("--also", action="append", default=[], metavar="LABEL=PATH",
                         help="with --start-only: time another memsync command too (e.g. a wheel install)")
     args = parser.parse_args(argv)
@@ -623,6 +625,17 @@ def main(argv: list[str] | None = None) -> int:
         for n, figures in start.items():
             print(f"{n} cards: " + ", ".join(f"{k} {v:.1f} ms" if isinstance(v, float) else f"{k} {v}"
                                              for k, v in figures.items()))
+        print(f"results: {path}", file=sys.stderr)
+        return 0
+    if args.embedding_only:
+        with tempfile.TemporaryDirectory(prefix="memsync-embed-") as tmp:
+            vault = Path(tmp) / "vault"
+            generate.generate_vault(vault, 1000, seed=0)
+            path = machine.save("embedding", {**machine.info(),
+                                              "embedding": embedding_cores(vault, 1 if args.quick else 5)})
+        from . import report
+
+        report.write()
         print(f"results: {path}", file=sys.stderr)
         return 0
     data = {**machine.info(), "quick": args.quick, "targets": TARGETS, "sizes": {},

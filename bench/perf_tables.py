@@ -143,6 +143,11 @@ def _projection(proj: dict) -> list[str]:
     return out
 
 
+def embedding_lines(emb: dict) -> list[str]:
+    """The embedding table alone (a `bench.perf --embedding-only` run)."""
+    return _embedding(emb)
+
+
 def _embedding(emb: dict) -> list[str]:
     if not emb:
         return []

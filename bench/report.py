@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import readme_tables
 from .machine import RESULTS
-from .perf_tables import render_tables
+from .perf_tables import embedding_lines, render_tables
 
 OUT = Path(__file__).resolve().parent / "RESULTS.md"
 
@@ -378,6 +378,10 @@ def render() -> list[str]:
     if big and not (perf and "100000" in perf["sizes"]):  # `bench.perf --big` puts 100k in perf
         parts += ["### 100,000 cards (`python -m bench.perf --sizes '' --big`, a separate run)", "",
                   _stamp(big), "", *render_tables(big, extras=False), ""]
+    embedding = _load("embedding")
+    if embedding:
+        parts += ["### Embedding on every core (`python -m bench.perf --embedding-only`, a separate run)", "",
+                  _stamp(embedding), *embedding_lines(embedding["embedding"]), ""]
     size = _load("index_size")
     if size:
         parts += index_size_md(size) + [""]
