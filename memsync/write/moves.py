@@ -30,15 +30,15 @@ def move(home: Path, vault: Path, src_rel: str, dst_rel: str) -> bool:
     return placed
 
 
-def settle(vault: Path, src_rel: str, dst_rel: str) -> str:
-    """End one move whose writer died: what was done, in words."""
-    src, dst = vault / src_rel, vault / dst_rel
+def settle(src: Path, dst: Path) -> bool:
+    """End one move whose writer died; True when the old name was still the moving file and
+    is gone now. Nothing happens when one of the names is gone (the move never began, or it
+    ended) or a new file stands at the old name (someone's, not the one that was moving)."""
     try:
-        same = os.path.samefile(src, dst)
-    except OSError:  # one of the names is gone: the move never began, or it ended
-        return "nothing left to do"
-    if not same:  # a new file at the old name: not the one that was moving
-        return "nothing left to do"
+        if not os.path.samefile(src, dst):
+            return False
+    except OSError:
+        return False
     os.unlink(src)
     atomic.fsync_dir(src.parent)
-    return f"finished: the card is at {dst_rel}, no longer also at {src_rel}"
+    return True

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memsync import session
 from memsync.config import Config
-from memsync.errors import BadArgument, NotFound
+from memsync.errors import BadArgument, NotFound, PathOutsideVault
 from memsync.model import TRASH
 from memsync.store.index import DB_ERRORS
 from memsync.write import journal, moves, trashsize, vaultio
@@ -264,11 +264,13 @@ def recover_moves(cfg: Config) -> list[dict]:
         if plan.get("op") != moves.OP:
             return False
         vault, src, dst = Path(plan.get("vault", "")), plan.get("src", ""), plan.get("dst", "")
-        if not src or not dst or posixpath.isabs(src) or posixpath.isabs(dst):
+        try:
+            old, new = vaultio.inside(vault, src), vaultio.inside(vault, dst)
+        except PathOutsideVault:
             return False  # not a plan this version wrote: left for a person (doctor lists it)
         try:
             with journal.writing(cfg.home.path):
-                action = moves.settle(vault, src, dst)
+                ended = moves.settle(old, new)
         except OSError as exc:
             done.append({"op": moves.OP, "src": src, "dst": dst, "action": f"left for later ({exc})"})
             return False
@@ -276,6 +278,7 @@ def recover_moves(cfg: Config) -> list[dict]:
             warnings: list[str] = []
             with vaultio.index_or_none(cfg, warnings) as index:
                 vaultio.sync(cfg, index, [src, dst], warnings)
+        action = f"finished: the card is at {dst}, no longer also at {src}" if ended else "nothing left to do"
         done.append({"op": moves.OP, "src": src, "dst": dst, "action": action})
         return True
 
