@@ -74,8 +74,7 @@ def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str
     if len(tokens) > 1 and cjk.is_cjk(tokens[0]):
         # A Japanese sentence's words stand between its hiragana: a title holding one of them
         # (金沢 of 金沢で朝に…) is credited for it, never for a particle pair (に行).
-        parts = [_phrase(cjk.bigrams(part), prefix) for part in _run_words(tokens)]
-        return " OR ".join([_phrase(tokens, prefix), *parts])
+        return " OR ".join([_phrase(tokens, prefix), *_word_phrases(tokens, prefix)])
     return " OR ".join(_token(t, prefix, words) for t in tokens if t not in weak or set(tokens) <= weak)
 
 
@@ -86,14 +85,19 @@ def _run_words(tokens) -> list[str]:
     return cjk.content_runs(tokens[0] + "".join(t[-1] for t in tokens[1:]))
 
 
+def _word_phrases(tokens, prefix: bool, longest: int | None = None) -> list[str]:
+    """Those words (`longest` characters at most), each as a phrase of its bigrams."""
+    return [_phrase(cjk.bigrams(part), prefix) for part in _run_words(tokens)
+            if longest is None or len(part) <= longest]
+
+
 def _japanese_words(phrases, prefix: bool) -> list[str]:
     """The short words of a Japanese sentence's runs (SHORT_WORD characters at most), each as a
     phrase, for the `any` tiers to count once more. Every card they match already matches the
     tier, but bm25 sums over phrases: a two-kanji word is one bigram beside the dozen particle
     pairs (に行, を食) a long card holds, while a long word (パスワード) already weighs by its own
     bigrams (bench: ja-notes)."""
-    return [_phrase(cjk.bigrams(part), prefix)
-            for p in phrases for part in _run_words(p) if len(part) <= SHORT_WORD]
+    return [word for p in phrases for word in _word_phrases(p, prefix, SHORT_WORD)]
 
 
 def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
