@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from . import markers
+
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
 # Where the hybrid column comes from: a retrieval run with `--semantic` (lexical, hybrid and
@@ -111,16 +113,9 @@ def render(load) -> list[str]:
 
 def write(load, readme: Path = README) -> None:
     """Put the summary into the README between its markers (nothing when they are missing)."""
-    text = readme.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        return
-    head, rest = text.split(START, 1)
-    tail = rest.split(END, 1)[1]
-    body = "\n".join(render(load)).strip()
-    readme.write_text(f"{head}{START}\n{body}\n{END}{tail}", encoding="utf-8")
+    markers.replace(readme, START, END, "\n".join(render(load)).strip())
 
 
 def shown(readme: Path = README) -> str:
     """What the README holds between its markers now."""
-    text = readme.read_text(encoding="utf-8")
-    return text.split(START, 1)[1].split(END, 1)[0].strip() if START in text else ""
+    return markers.shown(readme, START, END)

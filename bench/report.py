@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import readme_tables
+from . import markers, readme_tables
 from .machine import RESULTS
 from .perf_tables import embedding_lines, render_tables
 
@@ -423,12 +423,7 @@ def docs_tables(parts: list[str]) -> str:
 
 def write_docs(parts: list[str]) -> None:
     """Put the tables into docs/benchmarks.md, between its markers."""
-    text = DOCS.read_text(encoding="utf-8")
-    if START not in text or END not in text:
-        return
-    head, rest = text.split(START, 1)
-    tail = rest.split(END, 1)[1]
-    DOCS.write_text(f"{head}{START}\n{docs_tables(parts)}\n{END}{tail}", encoding="utf-8")
+    markers.replace(DOCS, START, END, docs_tables(parts))
 
 
 if __name__ == "__main__":
