@@ -203,6 +203,49 @@ def test_a_hybrid_search_runs_one_lexical_pass(memory, text):
     assert Counting.passes == 1 and result.hits and len(result.hits) <= 3
 
 
+class _Wrapped:
+    """The shared model, with a hook run before each query is embedded."""
+
+    def __init__(self, before_query):
+        self.model, self.before_query, self.threads = shared().model, before_query, []
+
+    def query(self, text):
+        self.threads.append(threading.current_thread().name)
+        self.before_query()
+        return shared().query(text)
+
+
+def test_the_query_is_embedded_while_the_lexical_pass_runs(memory):
+    lexical_started = threading.Event()
+
+    class Signalling(LexicalSearcher):
+        def search(self, q, cap=None, snippets=True):
+            lexical_started.set()
+            return super().search(q, cap, snippets)
+
+    # The embedding waits until the lexical pass has begun, and runs on a thread of its own.
+    encoder = _Wrapped(lambda: lexical_started.wait(10) or pytest.fail("embedded before the lexical pass"))
+    index = Index(config.load().db.path)
+    try:
+        result = HybridSearcher(index, encoder, lexical=Signalling(index)).search(Query("本地装了什么模型"))
+    finally:
+        index.close()
+    assert paths(result.to_dict())[0] == "03-Knowledge/ollama-models.md"
+    assert encoder.threads and encoder.threads[0] != threading.current_thread().name
+
+
+def test_a_failure_embedding_the_query_reaches_the_caller(memory):
+    def fail():
+        raise RuntimeError("the engine failed")
+
+    index = Index(config.load().db.path)
+    try:
+        with pytest.raises(RuntimeError, match="the engine failed"):
+            HybridSearcher(index, _Wrapped(fail)).search(Query("nginx"))
+    finally:
+        index.close()
+
+
 def test_a_long_card_scores_by_its_best_passage(vault, memory):
     filler = "\n\n".join(
         f"Meeting {n}: the team discussed the quarterly roadmap, hiring plans and budget." for n in range(90))

@@ -8,6 +8,7 @@ L2-normalised 384-dimensional vectors, so a dot product is the cosine.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -48,6 +49,8 @@ class Encoder:
             if _engine_threads is None:
                 _engine_threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or cores.usable()
         self.threads = _engine_threads
+        self._one_at_a_time = threading.Lock()  # a hybrid search embeds its query on a thread
+
 
     def token_count(self, text: str) -> int:
         """Tokens the model reads for `text` as a passage, prefix and special tokens included."""
@@ -55,7 +58,8 @@ class Encoder:
 
     def query(self, text: str):
         """(384,) float32 unit vector for a search query."""
-        return self._e5.query(text)
+        with self._one_at_a_time:
+            return self._e5.query(text)
 
     def passages(self, texts: list[str]):
         """(n, 384) float32 unit vectors, one per passage."""
@@ -63,7 +67,9 @@ class Encoder:
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return np.asarray(self._e5.passage(list(texts)), dtype=np.float32).reshape(len(texts), DIM)
+        with self._one_at_a_time:
+            embedded = self._e5.passage(list(texts))
+        return np.asarray(embedded, dtype=np.float32).reshape(len(texts), DIM)
 
 
 _shared: Encoder | None = None
