@@ -220,7 +220,7 @@ def semantic_md(data: dict, perf: dict | None) -> list[str]:
                 [f"hybrid query at {lat['cards']:,} cards, p50 / p99",
                  f"{lat['hybrid_p50_ms']} / {lat['hybrid_p99_ms']} ms (lexical {lat['lexical_p50_ms']} / "
                  f"{lat['lexical_p99_ms']} ms)"],
-                ["hybrid query, CPU time of the searching thread, p50 / p99",
+                ["hybrid query, CPU time of the process (every thread), p50 / p99",
                  f"{lat.get('hybrid_cpu_p50_ms', '–')} / {lat.get('hybrid_cpu_p99_ms', '–')} ms"],
                 ["of which the query's embedding (wall), p50", f"{lat['query_embedding_p50_ms']} ms"],
                 *([["same, standing measured against the whole vault (no script groups), CPU p50 / p99",
