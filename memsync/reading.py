@@ -7,6 +7,7 @@ happened to it; the indexer (memsync.sync) then applies looks to the index.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -25,6 +26,7 @@ MAX_FILE_BYTES = 8 * MIB
 # A file modified this close to the moment we read it may change again within the same
 # timestamp tick without its signature changing ("racily clean", as git calls it): re-hash it.
 RACY_NS = 50_000_000
+WORKER_NICENESS = 5  # added to a reader process's niceness (worker_start)
 
 
 @dataclass
@@ -103,6 +105,10 @@ def worker_start() -> None:
     leave its workers waiting on their queue for ever: each holds the queue's other end open,
     so none of them ever reads an end of file."""
     parent = os.getppid()
+    # The single writer is the bound of a parallel run: readers on every core would take turns
+    # with it. At a lower priority they use what it leaves, and it never waits for a core.
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
+        os.nice(WORKER_NICENESS)
 
     def watch() -> None:
         while os.getppid() == parent:

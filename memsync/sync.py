@@ -166,11 +166,9 @@ class Indexer:
         report = SyncReport()
         for name in self.sources:
             self.guard_removal(name, self.files_on_disk(name), self.index.file_states(name))
-        with self.index.transaction():
-            self.index.clear_derived()
+        with self.index.transaction(), self.index.reload():
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
-            self.index.merge_derived()
         self.index.mark_synced()
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started

@@ -1,3 +1,5 @@
+import unicodedata
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,3 +80,11 @@ def test_a_run_without_hiragana_has_no_parts_of_its_own():
     assert cjk.content_runs("东京都的天气") == []  # Chinese: the run stays whole
     assert cjk.content_runs("동기화") == []
     assert cjk.content_runs("海鮮丼") == []
+
+
+@given(st.text(alphabet=st.sampled_from(
+    "aZ09 _-.,\u3000\uff01\uff0c\uff21\uff41\uff10\u0301\u0308\u00e9\u00c5\u212b\u2126\ufb01"
+    "\u4e2d\u6587\u3042\u30a2\uac00\u1100\u1161\u11a8\uff76\uff9e\u2460\u00bd")))
+def test_normalize_is_nfkc_then_lowercase(text):
+    # normalize folds full-width forms on their own before NFKC: the result must not change
+    assert cjk.normalize(text) == unicodedata.normalize("NFKC", text).lower()

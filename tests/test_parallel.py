@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import config, sync
+from memsync import config, reading, sync
 from memsync.store import fts
 from memsync.store.index import Index
 from memsync.sync import Indexer
@@ -121,7 +121,7 @@ def test_workers_started_beside_other_threads_give_the_same_index(vault, tmp_pat
 
 KILLER = f"""
 import os, signal, sys, multiprocessing
-from memsync import config, sync
+from memsync import config, reading, sync
 for name, value in {SMALL!r}.items():
     setattr(sync, name, value)
 from memsync.store.index import Index
@@ -252,3 +252,12 @@ def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, mo
     assert (again.removed, again.updated, again.unchanged) == (1, 1, len(one) - 3)
     index.close()
     assert whole_index(tmp_path / "walk.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
+
+
+def test_a_reader_process_runs_below_the_writers_priority():
+    # The writer is the bound of a parallel rebuild: readers yield the CPU to it
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; from memsync import reading; before = os.nice(0); "
+         "reading.worker_start(); print(os.nice(0) - before)"],
+        capture_output=True, text=True, check=True)
+    assert int(child.stdout) == reading.WORKER_NICENESS

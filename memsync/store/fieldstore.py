@@ -14,18 +14,25 @@ from memsync.store import fts
 from memsync.store.fields import CardFields
 
 
+def card_columns(f: CardFields) -> tuple[str, str | None]:
+    """The values of the card's own row that come from its fields: (tag_set, name)."""
+    return json.dumps(list(f.tag_set), ensure_ascii=False), f.name
+
+
 def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
-    """Store the derived rows of the card at `seq`; returns the (source, name)s to refresh."""
-    conn.execute(
-        "UPDATE cards SET tag_set = ?, name = ? WHERE seq = ?",
-        (json.dumps(list(f.tag_set), ensure_ascii=False), f.name, seq),
-    )
+    """Store the derived rows of the card at `seq`, its card_columns included; returns the
+    (source, name)s to refresh."""
+    conn.execute("UPDATE cards SET tag_set = ?, name = ? WHERE seq = ?", (*card_columns(f), seq))
+    return insert_rows(conn, seq, source, f)
+
+
+def insert_rows(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
+    """insert() for a card whose row was written with its card_columns already."""
     fts.insert(conn, seq, {"title": f.title, "h1": f.h1, "headings": f.headings, "tags": f.tags,
                            "links": ""}, f.body)
-    conn.executemany(
-        "INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
-        [(key, seq, strength) for key, strength in f.exact],
-    )
+    if f.exact:
+        conn.executemany("INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
+                         [(key, seq, strength) for key, strength in f.exact])
     insert_links(conn, seq, f.links)
     touched = {(source, name) for _, name, _ in f.links}
     return touched | {(source, f.name)} if f.name else touched
@@ -34,6 +41,8 @@ def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
 def insert_links(conn, seq: int, links) -> None:
     """The outgoing links of the card at `seq`, (folded target, name, anchor text) each. The
     target is stored only when it is more than its name (has a folder): most links are a name."""
+    if not links:  # most cards: no statement at all
+        return
     conn.executemany(
         "INSERT INTO links (seq, pos, name, target, text) VALUES (?, ?, ?, ?, ?)",
         [(seq, pos, name, None if target == name else target, text)

@@ -96,13 +96,14 @@ class Index:
         self.touched: set[tuple[str, str]] = set()
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
+        self._reloading = False  # inside reload(): the derived tables were emptied in this transaction
 
     @classmethod
     def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
         """An index opened as it is, for `memsync doctor`: never created, never migrated."""
         index = cls.__new__(cls)
         index.path, index._conn = Path(path), open_existing(path, wait)
-        index.touched, index.rewritten = set(), 0
+        index.touched, index.rewritten, index._reloading = set(), 0, False
         return index
 
     def close(self) -> None:
@@ -226,12 +227,15 @@ class Index:
         from memsync.store import fieldstore
 
         # Always clear first, even when our snapshot said the file was new: another process
-        # (a watcher, an MCP server) may have indexed it since.
-        self._delete_cards(source, file)
+        # (a watcher, an MCP server) may have indexed it since. Not while reloading (a rebuild
+        # that emptied the tables in this transaction): nothing can be there to clear.
+        if not self._reloading:
+            self._delete_cards(source, file)
         for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
             seq = self._conn.execute(
-                f"INSERT INTO cards ({CARD_COLUMNS}, project) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO cards ({CARD_COLUMNS}, project, tag_set, name) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     json.dumps(list(card.tags), ensure_ascii=False),
@@ -240,15 +244,17 @@ class Index:
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
                     card.summary,
                     card.project,
+                    *fieldstore.card_columns(card_fields),
                 ),
             ).lastrowid
-            self.touched |= fieldstore.insert(self._conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
+            self.touched |= fieldstore.insert_rows(self._conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
         self._conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
         )
         problems = [c.problem for c in cards if c.problem]
-        self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
+        if problems or not self._reloading:  # a reload starts with no problems row to clear
+            self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
 
     def _delete_cards(self, source: str, file: str) -> int:
         from memsync.store import fieldstore
@@ -337,17 +343,24 @@ class Index:
         else:
             self._conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
 
-    def clear_derived(self) -> None:
-        """Everything a rebuild recomputes. Ids and read stats are kept on purpose."""
+    @contextmanager
+    def reload(self) -> Iterator[None]:
+        """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
+        kept on purpose), let the caller write every row again, then merge the full-text
+        indexes once (memsync.store.fts.defer_merges). Meanwhile a file's rows are written
+        without first looking for old ones to clear: the transaction emptied them, and holds
+        the write lock, so no other process can have written any since."""
+        assert self._conn.in_transaction, "a reload runs inside a transaction"
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         fts.recreate(self._conn)
-        fts.defer_merges(self._conn)  # the caller reloads every row, then calls merge_derived
+        fts.defer_merges(self._conn)
         self.mark_changed()
-
-    def merge_derived(self) -> None:
-        """After the reload that follows clear_derived, in its transaction: the full-text
-        indexes merged once (memsync.store.fts.defer_merges)."""
+        self._reloading = True
+        try:
+            yield
+        finally:
+            self._reloading = False
         fts.merge_all(self._conn)
 
     def compact_if_sparse(self, resize: bool = False, changed: int = 0) -> bool:
