@@ -21,6 +21,9 @@ class Adapter(Protocol):
     # The file name endings it may read: two nested sources whose adapters share one would
     # index the same files twice (memsync.sources refuses that).
     suffixes: tuple[str, ...]
+    # wants() is exactly "ends with one of suffixes and no part of the path is hidden": a walk
+    # that entered only visible folders can then decide a file by its name (memsync.sync).
+    by_name: bool
 
     def enters(self, rel_dir: str) -> bool: ...
 
@@ -40,6 +43,7 @@ class FileAdapter:
 
     name = "base"
     suffixes: tuple[str, ...] = ()
+    by_name = False
 
     def enters(self, rel_dir: str) -> bool:
         return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS

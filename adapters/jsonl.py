@@ -20,9 +20,10 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins the pairs it
 class MemoryGraphAdapter(FileAdapter):
     name = "mcp-memory"
     suffixes = (".jsonl",)
+    by_name = True
 
     def wants(self, rel_path: str) -> bool:
-        return rel_path.endswith(".jsonl") and not hidden(rel_path)
+        return rel_path.endswith(self.suffixes) and not hidden(rel_path)
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         entities: dict[str, dict] = {}

@@ -43,6 +43,11 @@ class Exclusions:
         self.seen = stamp
         self.prefixes, self.patterns = parse(app)
 
+    @property
+    def active(self) -> bool:
+        """Whether any filter is set (most vaults have none)."""
+        return bool(self.prefixes or self.patterns)
+
     def excludes(self, rel: str) -> bool:
         if not self.patterns:  # the usual case, once per file of a reconcile: no generator
             return rel.startswith(self.prefixes)

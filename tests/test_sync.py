@@ -3,6 +3,9 @@
 import os
 import shutil
 
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
 from memsync import api, config
 
 from .conftest import write_card
@@ -277,3 +280,51 @@ def test_two_indexers_racing_on_one_new_file_do_not_fail(vault):
     assert found("indexers") == ["race.md"]
     index_a.close()
     index_b.close()
+
+
+NAMES = ["a.md", ".a.md", "b.jsonl", "c.md~", "d.MD", "e.txt", "sub", ".hid", "Templates"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(paths=st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3), min_size=1, max_size=12),
+       adapter_name=st.sampled_from(["markdown", "mcp-memory", "agents"]),
+       filters=st.sampled_from([[], ["Templates/"], ["/\\.jsonl$/"], ["sub/a"]]))
+@example(paths=[["sub", "a.md"], ["a.md"]], adapter_name="markdown", filters=["sub/a"])
+@example(paths=[["b.jsonl"], ["sub", "b.jsonl"]], adapter_name="mcp-memory", filters=["/\\.jsonl$/"])
+def test_a_walk_finds_what_the_adapter_and_the_exclusions_want(tmp_path_factory, paths, adapter_name, filters):
+    # The walk decides most files by their name alone (adapters.base: by_name); it must find
+    # exactly the files a plain walk asking adapter.wants and the exclusions finds.
+    import json
+
+    import memsync.adapters as adapters
+    from memsync.exclusions import Exclusions
+    from memsync.model import Source
+    from memsync.store.index import Index
+    from memsync.sync import Indexer
+
+    root = tmp_path_factory.mktemp("walk")
+    for parts in paths:
+        target = root.joinpath(*parts)
+        if any(p.is_file() for p in target.parents if p != root and p.is_relative_to(root)):
+            continue  # a file stands where this path needs a folder
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("x")
+    (root / ".obsidian").mkdir(exist_ok=True)
+    (root / ".obsidian" / "app.json").write_text(json.dumps({"userIgnoreFilters": filters}))
+    adapter, excluded = adapters.get(adapter_name), Exclusions(str(root))
+    expected = set()
+    for folder, dirs, files in os.walk(root):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        if prefix and (not adapter.enters(prefix.rstrip("/")) or excluded.excludes_folder(prefix.rstrip("/"))):
+            dirs[:] = []
+            continue
+        expected |= {prefix + f for f in files if adapter.wants(prefix + f) and not excluded.excludes(prefix + f)}
+    index = Index(tmp_path_factory.mktemp("db") / "walk.db")
+    try:
+        work = Indexer(index, [Source("s", adapter_name, str(root), True)])
+        assert set(work.files_on_disk("s")) == expected
+    finally:
+        index.close()
