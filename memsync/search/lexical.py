@@ -199,8 +199,12 @@ class LexicalSearcher:
             result.matched = result.matched or tier
             coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
             day = q.as_of or dates.today()  # `valid` means valid on the day looked at
+            # a hit shows its summary, or a window of its body: bodies only for those without one
+            bodies = dict(self.index.run(sql.bodies(r["seq"] for r, _, _ in rows if not r["summary"]))) \
+                if snippets else {}
             result.hits += [self._hit(r, rank, parts, tier, plan if snippets else None,
-                                      coverage.get(r["seq"]), day) for r, rank, parts in rows]
+                                      coverage.get(r["seq"]), day, bodies.get(r["seq"], ""))
+                            for r, rank, parts in rows]
             seen.update(r["id"] for r, _, _ in rows)
             if not self.fill or len(result.hits) >= limit:
                 break
@@ -352,11 +356,11 @@ class LexicalSearcher:
         return {seq: n / len(plan.content) for seq, n in found.items()}
 
     def _hit(self, row, rank: float, parts: dict[str, float], tier: str, plan: query.Plan | None,
-             coverage: float | None, day: str) -> Hit:
+             coverage: float | None, day: str, body: str) -> Hit:
         return Hit(
             id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
             source=row["source"], score=rank, matched=tier, coverage=coverage,
-            snippet=shown_text(row["summary"], row["body"], plan.terms) if plan else row["summary"] or "",
+            snippet=shown_text(row["summary"], body, plan.terms) if plan else row["summary"] or "",
             valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],
             explain={"tier": tier, "fields": [k for k, v in parts.items() if v and k in FIELD_PARTS],
                      "parts": {k: round(v, 4) for k, v in parts.items() if v},
