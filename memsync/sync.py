@@ -167,7 +167,7 @@ class Indexer:
         report = SyncReport()
         for name in self.sources:
             self.guard_removal(name, self.files_on_disk(name), self.index.file_states(name))
-        with self.index.transaction(), self.index.reload():
+        with self.index.bulk(), self.index.transaction(), self.index.reload():
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
         self.index.mark_synced()
@@ -323,17 +323,19 @@ class Indexer:
                   for i in range(0, len(work), size)]
         done = 0
         pending: list[Look] = []
-        for looks in self._looks(source, chunks, report):
-            pending += looks
-            if len(pending) < BATCH:
-                continue
-            self._apply(source, pending, stored, report, vanished=gone)
-            done += len(pending)
-            pending = []
-            if progress:
-                progress(done, total)
-        if pending:
-            self._apply(source, pending, stored, report, vanished=gone)
+        # A first index or a big change is a bulk load too (a rebuild already is one)
+        with self.index.bulk() if len(work) >= PARALLEL_FROM else nullcontext():
+            for looks in self._looks(source, chunks, report):
+                pending += looks
+                if len(pending) < BATCH:
+                    continue
+                self._apply(source, pending, stored, report, vanished=gone)
+                done += len(pending)
+                pending = []
+                if progress:
+                    progress(done, total)
+            if pending:
+                self._apply(source, pending, stored, report, vanished=gone)
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)

@@ -16,6 +16,7 @@ import pytest
 
 from memsync import config, reading, sync
 from memsync.store import fts
+from memsync.store import index as store_index
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -261,3 +262,26 @@ def test_a_reader_process_runs_below_the_writers_priority():
          "reading.worker_start(); print(os.nice(0) - before)"],
         capture_output=True, text=True, check=True)
     assert int(child.stdout) == reading.WORKER_NICENESS
+
+
+def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tmp_path):
+    fill(vault)
+    index = Index(tmp_path / "bulk.db")
+    usual = index._conn.execute("PRAGMA cache_size").fetchone()[0]
+    seen = []
+
+    def progress(done: int, total: int) -> None:  # called between the batches it writes
+        if done < total:  # not the last call, made once the writing is over
+            seen.append(index._conn.execute("PRAGMA cache_size").fetchone()[0])
+
+    try:
+        work = Indexer(index, config.load().sources, workers=1)
+        work.reconcile(progress=progress)  # a first index: every file is work
+        work.rebuild(progress=progress)
+        assert seen and set(seen) == {-store_index.BULK_CACHE_KIB}
+        assert index._conn.execute("PRAGMA cache_size").fetchone()[0] == usual
+        index._conn.execute("PRAGMA cache_size = -1234")  # a setting of the caller's own survives
+        assert work.rebuild().added == CARDS + 1
+        assert index._conn.execute("PRAGMA cache_size").fetchone()[0] == -1234
+    finally:
+        index.close()

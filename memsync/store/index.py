@@ -31,6 +31,10 @@ BUSY_TIMEOUT_MS = 60_000
 # with an empty page cache. Only searches ask for it (Index.map_for_search): a rebuild or its
 # compaction reads every page, and mapped they would all count in the writer's memory.
 MMAP_BYTES = 1 << 30
+# SQLite's page cache while a bulk load writes (Index.bulk); its default is 2 MiB. At 100,000
+# cards the B-trees a load writes into (cards, card_ids, the FTS tables' pages) outgrow that
+# many times over, and every insert read its pages back from the OS and spilled dirty ones.
+BULK_CACHE_KIB = 32 * 1024
 FTS_TABLES = tuple(fts.FTS_COLUMNS)
 # What a caller outside this module may catch when the database fails (locked past the busy
 # timeout, disk I/O error), without importing sqlite3 itself.
@@ -342,6 +346,17 @@ class Index:
             )
         else:
             self._conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """A larger page cache (BULK_CACHE_KIB) while many rows are written; the usual one after,
+        so a long-running process (a watcher) does not keep the memory."""
+        before = self._conn.execute("PRAGMA cache_size").fetchone()[0]
+        self._conn.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        try:
+            yield
+        finally:
+            self._conn.execute(f"PRAGMA cache_size = {before}")
 
     @contextmanager
     def reload(self) -> Iterator[None]:
