@@ -21,11 +21,13 @@ class Adapter(Protocol):
     # The file name endings it may read: two nested sources whose adapters share one would
     # index the same files twice (memsync.sources refuses that).
     suffixes: tuple[str, ...]
-    # wants() is exactly "ends with one of suffixes and no part of the path is hidden": a walk
+    # wants() is exactly wants_name() of the file name and no hidden folder on the path: a walk
     # that entered only visible folders can then decide a file by its name (memsync.sync).
     by_name: bool
 
     def enters(self, rel_dir: str) -> bool: ...
+
+    def wants_name(self, name: str) -> bool: ...
 
     def wants(self, rel_path: str) -> bool: ...
 
@@ -48,7 +50,13 @@ class FileAdapter:
     def enters(self, rel_dir: str) -> bool:
         return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS
 
+    def wants_name(self, name: str) -> bool:
+        """A `by_name` adapter's rule for a file name: one of its suffixes, not a dot-file."""
+        return name.endswith(self.suffixes) and not name.startswith(".")
+
     def wants(self, rel_path: str) -> bool:
+        if self.by_name:
+            return self.wants_name(rel_path.rsplit("/", 1)[-1]) and not hidden(rel_path)
         raise NotImplementedError
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:

@@ -12,7 +12,7 @@ import re
 
 from memsync.model import Card
 
-from .base import FileAdapter, anchor, hidden
+from .base import FileAdapter, anchor
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins the pairs it can
 
@@ -20,10 +20,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins the pairs it
 class MemoryGraphAdapter(FileAdapter):
     name = "mcp-memory"
     suffixes = (".jsonl",)
-    by_name = True
-
-    def wants(self, rel_path: str) -> bool:
-        return rel_path.endswith(self.suffixes) and not hidden(rel_path)
+    by_name = True  # FileAdapter.wants_name
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         entities: dict[str, dict] = {}

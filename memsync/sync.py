@@ -526,7 +526,7 @@ def _list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
     # the folder is visible: the same answer as wants(rel), without building and scanning the
     # path of every file (a tenth of a 100,000-file walk). Without exclusions, none is asked.
     by_name = adapter.by_name and not hidden(rel_prefix)
-    suffixes, filtered = adapter.suffixes, excluded.active
+    wants_name, filtered = adapter.wants_name, excluded.active
     for entry in entries:
         name = entry.name
         try:
@@ -536,7 +536,7 @@ def _list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
                     folders.append((entry.path, rel + "/"))
                 continue
             if by_name:
-                if not name.endswith(suffixes) or name.startswith("."):
+                if not wants_name(name):
                     continue
                 rel = rel_prefix + name
                 if filtered and excludes(rel):

@@ -1,12 +1,18 @@
 """The indexer: incremental sync, reconcile and rebuild through one code path."""
 
+import json
 import os
 import shutil
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import memsync.adapters as adapters
 from memsync import api, config
+from memsync.exclusions import Exclusions
+from memsync.model import Source
+from memsync.store.index import Index
+from memsync.sync import Indexer
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync
@@ -294,14 +300,6 @@ NAMES = ["a.md", ".a.md", "b.jsonl", "c.md~", "d.MD", "e.txt", "sub", ".hid", "T
 def test_a_walk_finds_what_the_adapter_and_the_exclusions_want(tmp_path_factory, paths, adapter_name, filters):
     # The walk decides most files by their name alone (adapters.base: by_name); it must find
     # exactly the files a plain walk asking adapter.wants and the exclusions finds.
-    import json
-
-    import memsync.adapters as adapters
-    from memsync.exclusions import Exclusions
-    from memsync.model import Source
-    from memsync.store.index import Index
-    from memsync.sync import Indexer
-
     root = tmp_path_factory.mktemp("walk")
     for parts in paths:
         target = root.joinpath(*parts)

@@ -200,8 +200,8 @@ class LexicalSearcher:
             coverage = self._coverage(rows, plan, tier) if tier.startswith("any") else {}
             day = q.as_of or dates.today()  # `valid` means valid on the day looked at
             # a hit shows its summary, or a window of its body: bodies only for those without one
-            bodies = dict(self.index.run(sql.bodies(r["seq"] for r, _, _ in rows if not r["summary"]))) \
-                if snippets else {}
+            unsummed = [r["seq"] for r, _, _ in rows if not r["summary"]] if snippets else []
+            bodies = dict(self.index.run(sql.bodies(unsummed))) if unsummed else {}
             result.hits += [self._hit(r, rank, parts, tier, plan if snippets else None,
                                       coverage.get(r["seq"]), day, bodies.get(r["seq"], ""))
                             for r, rank, parts in rows]
