@@ -27,3 +27,25 @@ def test_index_runs_a_built_statement(tmp_path):
         assert index.run(sql.hit_rows([1, 2], sql.filters(today="2026-01-02"))) == []
     finally:
         index.close()
+
+
+def test_matching_finds_the_same_cards_by_lookup_and_by_one_pass(vault):
+    # Prefix tiers filter one pass over the match (`+rowid`), word tiers look each card up: the
+    # two forms must agree on what matches.
+    from memsync import config
+
+    from .conftest import write_card
+    from .helpers import sync
+
+    for n, body in enumerate(["sqlite3 tuning", "sqlite notes", "postgres only", "sqlalchemy and sqlite"]):
+        write_card(vault, f"c{n}.md", f"Card {n}", body)
+    sync()
+    index = Index(config.load().db.path)
+    try:
+        seqs = [seq for (seq,) in index.run(sql.Statement("SELECT seq FROM cards"))]
+        for expr, want in (('"sqlite" *', 3), ('"sqlite"', 2), ('"sql" * AND "tuning"', 1)):
+            by_lookup = {s for (s,) in index.run(sql.matching(expr, seqs))}
+            one_pass = {s for (s,) in index.run(sql.matching(expr, seqs, prefix=True))}
+            assert by_lookup == one_pass and len(one_pass) == want
+    finally:
+        index.close()

@@ -5,7 +5,8 @@ the page a higher one left short, its hits ranked below and labelled with their 
 `strict_part` note says where the strict part ends). Tokens most cards hold (question words,
 particles) are weak: left out of every tier but the last, which only a page the others left
 short reaches. Ranking is memsync.search.ranking (per-field BM25, saturated, in Obsidian's
-order of a note's parts); invalid cards, when asked for, always rank below valid ones.
+order of a note's parts); invalid cards, when asked for, always rank below valid ones. A tier
+most cards match ranks a bounded set of them (memsync.search.bound).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 from memsync import dates
 from memsync.errors import BadArgument
 from memsync.model import Hit
-from memsync.search import codes, query, ranking
+from memsync.search import bound, codes, query, ranking
 from memsync.search.codes import Note
 from memsync.search.ranking import FIELD_PARTS, WEIGHTS, Weights, score_parts
 from memsync.store import searchsql as sql
@@ -163,12 +164,13 @@ def _low_confidence(hits: list[Hit]) -> Note:
 
 class LexicalSearcher:
     def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = True,
-                 weak_share: float = WEAK_SHARE):
+                 weak_share: float = WEAK_SHARE, rank_budget: int = bound.RANK_BUDGET):
         self.index = index
         index.map_for_search()
         self.weights = weights
         self.fill = fill  # let lower tiers fill a page a higher tier left short
         self.weak_share = weak_share  # a token in this share of the cards or more is weak (1: none)
+        self.rank_budget = rank_budget  # a tier matching more cards ranks a bounded set of them
 
     def search(self, q: Query, cap: int | None = None, snippets: bool = True) -> Result:
         """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher), which
@@ -186,14 +188,18 @@ class LexicalSearcher:
         # was the current fact on that day.
         valid_first = q.include_invalid and not q.as_of
         seen: set[int] = set()
-        short, held = dict(plan.short), dict(plan.held)
+        unmatched: set[str] = set()  # tiers no card matches, valid or not
+        short, held, alternatives = dict(plan.short), dict(plan.held), dict(plan.alternatives)
         exact = self._exact(q.text)
         for tier, expr in plan.tiers:
-            rows, result.more = self._ranked(
+            rows, result.more, matched = self._ranked(
                 expr, short[tier], exact if tier == "all" else {}, where, args,
                 limit - len(result.hits), seen, valid_first, checked=tier.startswith("any"),
-                held=held.get(tier), terms=len(plan.content))
+                prefix=tier.endswith("prefix"), held=held.get(tier), terms=len(plan.content),
+                alternatives=alternatives.get(tier, ()))
             result.tiers.append({"tier": tier, "match": expr, "fields_match": short[tier], "hits": len(rows)})
+            if not matched:
+                unmatched.add(tier)
             if not rows:
                 continue
             result.matched = result.matched or tier
@@ -210,7 +216,7 @@ class LexicalSearcher:
                 break
         if not result.hits:
             result.notes.append(self._empty_note(q))
-        elif (closer := self._hidden_closer(q, plan, result.matched)) is not None:
+        elif (closer := self._hidden_closer(q, plan, result.matched, unmatched)) is not None:
             result.notes.append(closer)
         if result.hits and result.matched and result.matched.startswith("any"):
             result.notes.append(_low_confidence(result.hits))
@@ -260,11 +266,13 @@ class LexicalSearcher:
                    (("kind", q.kind), ("tag", q.tag), ("source", q.source), ("as_of", q.as_of)) if value}
         return Note(codes.EMPTY, {"filters": filters})
 
-    def _hidden_closer(self, q: Query, plan: query.Plan, matched: str | None) -> Note | None:
+    def _hidden_closer(self, q: Query, plan: query.Plan, matched: str | None,
+                       unmatched: set[str]) -> Note | None:
         """The hits came from a weaker tier, and invalid cards match the query more strictly
         (all its words, as written): say so, or the fact looks lost (its successor deleted, say)
         while unrelated prefix or partial hits stand in for it. The stricter tiers matched no
-        valid card, so a bounded count of their matches with invalid cards let in is enough."""
+        valid card, so a bounded count of their matches with invalid cards let in is enough; a
+        tier that matched no card at all (`unmatched`) need not be counted again."""
         if q.include_invalid or q.as_of or matched is None or matched == query.TIERS[0]:
             return None
         where = sql.filters(today=dates.today(), kind=q.kind, source=q.source, tag=q.tag,
@@ -272,6 +280,8 @@ class LexicalSearcher:
         for tier, expr in plan.tiers:
             if query.TIERS.index(tier) >= query.TIERS.index(matched):
                 return None
+            if tier in unmatched:
+                continue
             found = self.index.run(sql.count_matching(expr, where, MAX_LIMIT + 1))[0][0]
             if found:
                 return Note(codes.HIDDEN_CLOSER, {"count": min(found, MAX_LIMIT), "more": found > MAX_LIMIT,
@@ -286,18 +296,15 @@ class LexicalSearcher:
             return {}
         return dict(self.index.run(sql.exact(folded)))
 
-    def _scores(self, table: str, weights: tuple[float, ...], expr: str, window: int) -> dict:
-        return dict(self.index.run(sql.bm25(table, weights, expr, window)))
-
     def _columns(self, table: str, columns: tuple[str, ...], expr: str, window: int) -> dict:
         """seq -> the bm25 of each column alone, for the `window` cards best by their sum."""
         return {seq: tuple(scores) for seq, *scores in self.index.run(sql.bm25_columns(table, columns, expr, window))}
 
     def _ranked(self, expr, short_expr, exact, where, args, want, exclude,
-                valid_first, checked: bool = False, held: str | None = None,
-                terms: int = 1) -> tuple[list[tuple], bool]:
-        """The best `want` cards for one tier, as (row, score, parts), and whether more cards
-        than that matched.
+                valid_first, checked: bool = False, prefix: bool = False, held: str | None = None,
+                terms: int = 1, alternatives: tuple[str, ...] = ()) -> tuple[list[tuple], bool, bool]:
+        """The best `want` cards for one tier, as (row, score, parts), whether more cards than
+        that matched, and whether any card (valid or not) matches the tier at all.
 
         Candidates: the top of the whole-card bm25 (cards_fts, which also decides what matches
         the tier), plus the top of each short-field table and the exact matches, once checked
@@ -308,24 +315,27 @@ class LexicalSearcher:
         `held`: what a card's names must match to hold the query (the `all` tiers; None: no
         card holds it in this tier);
         `terms`: how many query tokens the tier matches on (memsync.search.ranking.score_parts).
+        `prefix`: the tier matches prefixes; `alternatives`: the parts of its OR. Above
+        `rank_budget` matches, the whole-card score ranks a bounded set (memsync.search.bound).
         """
         w = self.weights
         filters = sql.Where(where, tuple(args))
         window = max(40, 4 * (want + len(exclude)))
         run = self.index.run
         none_names, none_fields = (0.0,) * len(ranking.NAMES), (0.0,) * len(ranking.FIELDS)
+        budget = self.rank_budget
         while True:
-            whole = self._scores("cards_fts", w.whole, expr, window)
+            whole, bounded = bound.whole_scores(run, w.whole, expr, alternatives, window, budget)
             if not whole:  # nothing matches the tier: the short fields cannot either
-                return [], False
+                return [], False, False
             names = self._columns("names_fts", ranking.NAMES, short_expr, window)
             fields = self._columns("fields_fts", ranking.FIELDS, short_expr, window)
             extra = (names.keys() | fields.keys() | exact.keys()) - whole.keys()
             if extra and len(whole) >= window and short_expr != expr and not checked:
                 # Not every match is in `whole`, and a short-field match may lack some words
                 # the tier asks for: check these.
-                extra = {seq for (seq,) in run(sql.matching(expr, extra))}
-            elif len(whole) < window:
+                extra = {seq for (seq,) in run(sql.matching(expr, extra, prefix))}
+            elif len(whole) < window and not bounded:
                 extra = set()  # `whole` holds every card that matches the tier
             seqs = list(whole.keys() | extra)
             holding = {s for (s,) in run(sql.names_hold(held, seqs))} if held and w.held else set()
@@ -341,9 +351,10 @@ class LexicalSearcher:
             complete = sum(
                 1 for r in rows if not (valid_first and dates.invalid_by(r["invalid_at"], today))
             ) > want  # one more than asked for, to know whether the page is all there is
-            if complete or len(whole) < window:
-                return [(r, scores[r["seq"]], parts[r["seq"]]) for r in rows[:want]], len(rows) > want
+            if complete or (len(whole) < window and not bounded):
+                return [(r, scores[r["seq"]], parts[r["seq"]]) for r in rows[:want]], len(rows) > want, True
             window *= 8
+            budget = max(budget, 8 * window)  # filters left the page short: score further back
 
     def _coverage(self, rows, plan: query.Plan, tier: str) -> dict[int, float]:
         """Share of the query's tokens each hit contains, asked of FTS5 itself so that it agrees
@@ -351,7 +362,8 @@ class LexicalSearcher:
         seqs = [r["seq"] for r, _, _ in rows]
         found = dict.fromkeys(seqs, 0)
         for term in plan.content:
-            for (seq,) in self.index.run(sql.matching(plan.term_expr(term, tier.endswith("prefix")), seqs)):
+            prefix = tier.endswith("prefix")
+            for (seq,) in self.index.run(sql.matching(plan.term_expr(term, prefix), seqs, prefix)):
                 found[seq] += 1
         return {seq: n / len(plan.content) for seq, n in found.items()}
 

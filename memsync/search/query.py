@@ -31,6 +31,9 @@ class Plan:
     # phrase, the weak ones too. Weak is a share of whole cards; in a title the word still names
     # (`Obsidian Sync` holds the query `obsidian sync`, `Headless Sync` does not).
     held: tuple[tuple[str, str], ...] = ()
+    # tier name -> the parts of its OR (the `any` tiers), for ranking a tier most cards match
+    # (memsync.search.bound)
+    alternatives: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def term_expr(self, token: str, prefix: bool) -> str:
         """One query token as a MATCH expression (used alone to measure coverage)."""
@@ -114,14 +117,19 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
     phrases = tuple(p for p in every if not set(p) <= weak) or every
     content = tuple(t for t in terms if t not in weak) or terms
     words = frozenset(w for w in cjk.normalize(query).split() if is_char(w))
+    alternatives = {
+        "any": (*(_token(t, False, words) for t in content), *_japanese_words(phrases, False)),
+        "any-prefix": (*(_token(t, True, words) for t in content), *_japanese_words(phrases, True)),
+        "any-common": tuple(_token(t, False, words) for t in terms),
+    }
     candidates = [
         ("all", " AND ".join(_phrase(p, False) for p in phrases)),
         ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
-        ("any", " OR ".join([*(_token(t, False, words) for t in content), *_japanese_words(phrases, False)])),
-        ("any-prefix", " OR ".join([*(_token(t, True, words) for t in content), *_japanese_words(phrases, True)])),
+        ("any", " OR ".join(alternatives["any"])),
+        ("any-prefix", " OR ".join(alternatives["any-prefix"])),
     ]
     if content != terms:
-        candidates.append(("any-common", " OR ".join(_token(t, False, words) for t in terms)))
+        candidates.append(("any-common", " OR ".join(alternatives["any-common"])))
     # In the `any` tiers the short fields are credited for a CJK run only whole: its lone
     # bigrams would let a heading or tag that shares two characters of a question (a particle
     # pair such as に行) outrank the note that answers it (bench: ja-notes).
@@ -139,4 +147,5 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
-    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content, held)
+    return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content, held,
+                tuple(alternatives.items()))

@@ -1,0 +1,75 @@
+"""A tier that matches more cards than the searcher's rank budget is ranked over a bounded set
+of them (memsync.search.bound). A real vault, index and searcher, with a budget of ten."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsync import config
+from memsync.search import bound
+from memsync.search.lexical import LexicalSearcher, Query
+from memsync.search.ranking import WEIGHTS
+from memsync.store import searchsql as sql
+from memsync.store.index import Index
+
+from .conftest import write_card
+from .helpers import sync
+
+BUDGET = 10
+
+
+@pytest.fixture
+def crowded(vault):
+    """Three old cards (indexed first), then thirty newer ones; every card mentions the harbor."""
+    write_card(vault, "old/zephyr.md", "Wind log", "A zephyr crossed the harbor at dawn.")
+    write_card(vault, "old/schedule.md", "Harbor schedule", "Ferries leave every hour.", kind="decision")
+    write_card(vault, "old/crane.md", "Crane", "The harbor crane was repaired.", kind="decision")
+    sync()
+    for n in range(30):
+        write_card(vault, f"new/day{n:02}.md", f"Day {n}", f"Walked along the harbor, day {n}.")
+    sync()
+    index = Index(config.load().db.path)
+    yield index
+    index.close()
+
+
+def _paths(index, text, budget=BUDGET, **filters):
+    return [h.path for h in LexicalSearcher(index, rank_budget=budget).search(Query(text, 10, **filters)).hits]
+
+
+def test_a_rare_word_finds_its_old_card_in_a_tier_most_cards_match(crowded):
+    # No card holds all three words: the `any` tier's OR matches all 33 cards, over the budget.
+    # `zephyr` is rare, so its card is scored however old it is, and ranks first.
+    assert _paths(crowded, "zephyr harbor quokka")[0] == "old/zephyr.md"
+    assert _paths(crowded, "zephyr harbor quokka", budget=1000)[0] == "old/zephyr.md"
+
+
+def test_a_word_most_cards_hold_ranks_the_newest_and_every_card_naming_it(crowded):
+    hits = _paths(crowded, "harbor")
+    assert hits[0] == "old/schedule.md"  # named in its title: found over every card
+    newest = {f"new/day{n:02}.md" for n in range(30 - BUDGET, 30)}
+    assert set(hits[1:]) <= newest  # the body-only mentions: the newest ones scored
+    assert "old/crane.md" not in hits and "old/zephyr.md" not in hits
+
+
+def test_filters_that_leave_the_newest_short_score_further_back(crowded):
+    assert sorted(_paths(crowded, "harbor", kind="decision")) == ["old/crane.md", "old/schedule.md"]
+
+
+def test_a_scored_card_keeps_its_unbounded_score(crowded):
+    alternatives = ('"zephyr"', '"harbor"', '"quokka"')
+    expr = " OR ".join(alternatives)
+    bounded, was_bounded = bound.whole_scores(crowded.run, WEIGHTS.whole, expr, alternatives, 100, BUDGET)
+    whole, whole_bounded = bound.whole_scores(crowded.run, WEIGHTS.whole, expr, alternatives, 100, 1000)
+    assert was_bounded and not whole_bounded
+    assert len(whole) == 33 and len(bounded) == BUDGET
+    assert all(score == pytest.approx(whole[seq]) for seq, score in bounded.items())
+    [(zephyr,)] = crowded.run(sql.Statement("SELECT seq FROM cards WHERE path = 'old/zephyr.md'"))
+    assert zephyr in bounded  # the rare alternative's card, oldest of all
+
+
+def test_the_rarest_alternatives_fill_half_the_budget_at_most(crowded):
+    run = crowded.run
+    assert bound.rarest(run, ('"harbor"', '"zephyr"', '"crane"'), 5) == (['"crane"', '"zephyr"'], 2)
+    assert bound.rarest(run, ('"harbor"', '"zephyr"'), 0) == ([], 0)
+    assert bound.rarest(run, ('"zephyr"',), 5) == ([], 0)  # one alternative: the tier itself
