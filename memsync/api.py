@@ -262,8 +262,7 @@ def check_removal(cfg: Config) -> None:
         work = indexer(cfg, index)
         for source in cfg.sources:
             if os.path.isdir(source.root):
-                work.guard_removal(source.name, work.files_on_disk(source.name),
-                                   index.file_states(source.name))
+                work.guard_source(source.name)
 
 
 def vault_warnings(cfg: Config) -> list[str]:

@@ -100,15 +100,21 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
 
 
 def worker_start() -> None:
-    """In each worker process: end when the process that started it is gone (the indexer, or
-    the fork server, which ends with the indexer). A killed `memsync index` would otherwise
-    leave its workers waiting on their queue for ever: each holds the queue's other end open,
-    so none of them ever reads an end of file."""
-    parent = os.getppid()
+    """In each reader process: end with the process that started it (watch_parent), and read at
+    a lower priority than the writer."""
+    watch_parent()
     # The single writer is the bound of a parallel run: readers on every core would take turns
     # with it. At a lower priority they use what it leaves, and it never waits for a core.
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
         os.nice(WORKER_NICENESS)
+
+
+def watch_parent() -> None:
+    """In a worker process: end when the process that started it is gone (the indexer, or the
+    fork server, which ends with the indexer). A killed `memsync index` would otherwise leave
+    its workers waiting on their queue for ever: each holds the queue's other end open, so none
+    of them ever reads an end of file."""
+    parent = os.getppid()
 
     def watch() -> None:
         while os.getppid() == parent:

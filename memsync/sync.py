@@ -24,14 +24,13 @@ from contextlib import nullcontext
 from multiprocessing import get_all_start_methods, get_context
 
 import memsync.adapters as adapters
-from memsync.adapters import hidden
 from memsync.store.index import Index
 
-from . import cores, reading
+from . import cores, reading, survey
 from .exclusions import Exclusions
 from .model import TRASH, Signature, Source, SyncReport
 from .pathnames import printable, storable
-from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest
+from .reading import MAX_FILE_BYTES, Look, digest
 from .sizes import size_and_cap
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -41,14 +40,6 @@ BATCH = 500  # files per write transaction of a reconcile (a rebuild is one tran
 # bottleneck. A worker count of 1 reads in this process, as a 1-core machine should.
 PARALLEL_FROM = 500
 MAX_WORKERS = 8
-WALK_THREADS_FROM = 20_000  # indexed files: below this a reconcile walks the tree in one thread
-# A big walk lists this many files in one thread first, and shares the rest out among threads
-# only when those took longer than SLOW_STAT_NS a file: a cold cache or a network mount, where
-# waiting on the kernel dominates and threads overlap the waits. On a warm local cache the walk
-# is Python's own work under the GIL and threads only contend (100,000 files on 2 cores:
-# 1 thread 0.64 s, 2 threads 0.79 s, 4 threads 1.33 s).
-WALK_SAMPLE = 2_000
-SLOW_STAT_NS = 40_000
 WORKER_CHUNK = 100
 # Chunks read ahead of the writer, in write batches: the writer submits more only between
 # batches, so the workers need a batch's worth queued to stay busy while it writes one (with
@@ -166,7 +157,7 @@ class Indexer:
         started = time.perf_counter()
         report = SyncReport()
         for name in self.sources:
-            self.guard_removal(name, self.files_on_disk(name), self.index.file_states(name))
+            self.guard_source(name)
         with self.index.bulk(), self.index.transaction(), self.index.reload():
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
@@ -239,82 +230,46 @@ class Indexer:
                       threads: int = 1) -> dict[str, tuple[int, int, int, int]]:
         """Every file of `source` (below `under`) that this indexer would index, by relative
         path, with its lstat signature (size, mtime_ns, ctime_ns, ino), in no particular order:
-        what a reconcile compares the index with. With `threads`, up to that many threads list
-        and stat the subtrees when the stats are slow (WALK_SAMPLE): scandir and lstat release
-        the GIL, so waits on the kernel overlap.
-
-        No folder is skipped because its mtime has not moved. A folder's mtime changes when an
-        entry is added, removed or renamed in it, never when a file's content changes, so an
-        unchanged folder could spare only its listing, never the lstat of each file in it; on
-        the 10k vault the listing is 15-20 % of walk + lstat (0.13-0.24 s of 0.94-1.23 s on a
-        loaded machine), and an unchanged folder would still need its files and subfolders
-        stored to stand in for the listing. And it is sound only where folder mtimes are
-        exact: not on FAT/exFAT (2 s steps: an entry added within the step leaves it as it was),
-        not on NFS or SMB mounts whose attribute cache serves a stale mtime, not on FUSE file
-        systems that do not keep them, and not across the same-tick window that makes files
-        racily clean (reading.RACY_NS). Too little to win for what it could lose."""
+        what a reconcile compares the index with (memsync.survey.files_on_disk)."""
         root = self.sources[source].root
+        excluded = self.excluded[source]
+        excluded.refresh()
         start = self._full(source, under) if under else root
         prefix = under.rstrip("/") + "/" if under else ""
-        adapter, excluded = self.adapters[source], self.excluded[source]
-        excluded.refresh()
-        found: dict[str, tuple[int, int, int, int]] = {}
-        folders = [(start, prefix)]
-        began = time.perf_counter_ns()
-        while folders and (threads == 1 or len(found) < WALK_SAMPLE):
-            folders += _list_folder(adapter, excluded, *folders.pop(), found)
-        if not folders or time.perf_counter_ns() - began < SLOW_STAT_NS * max(1, len(found)):
-            found.update(_walk(adapter, excluded, folders))  # quick stats: no threads
-            return found
-        # Breadth first until there are subtrees enough to share out, then one thread each.
-        while folders and len(folders) < 4 * threads:
-            folders = [sub for folder in folders
-                       for sub in _list_folder(adapter, excluded, *folder, found)]
-        from concurrent.futures import ThreadPoolExecutor
+        return survey.files_on_disk(self.adapters[source], excluded, start, prefix, threads)
 
-        with ThreadPoolExecutor(threads, thread_name_prefix="memsync-walk") as pool:
-            for part in pool.map(lambda f: _walk(adapter, excluded, [f]), folders):
-                found.update(part)
-        return found
-
-    def guard_removal(self, source: str, on_disk, stored, gone: int | None = None) -> None:
-        """Refuse (MassRemoval) to drop most of a source's files at once, unless allowed.
-        `gone`: how many of `stored` are not `on_disk`, when the caller has counted them."""
-        if gone is None:
-            gone = len(stored.keys() - on_disk.keys())
-        if self.allow_mass_removal or not mass_removal(gone, len(stored)):
+    def guard_removal(self, source: str, present: int, stored: int, gone: int) -> None:
+        """Refuse (MassRemoval) to drop `gone` of a source's `stored` indexed files at once, with
+        `present` files on disk, unless allowed."""
+        if self.allow_mass_removal or not mass_removal(gone, stored):
             return
         from .errors import MassRemoval
 
         root = self.sources[source].root
-        empty = " (the folder is empty)" if not on_disk else ""
+        empty = " (the folder is empty)" if not present else ""
         raise MassRemoval(
-            f"{gone} of the {len(stored)} files of {source} indexed before are gone from "
+            f"{gone} of the {stored} files of {source} indexed before are gone from "
             f"{root}{empty}; nothing was removed and ids and read counts are kept. If the folder "
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
+    def guard_source(self, source: str) -> None:
+        """guard_removal for a whole source, as it is on disk and in the index now."""
+        on_disk, stored = self.files_on_disk(source), self.index.file_rows(source)
+        self.guard_removal(source, len(on_disk), len(stored), len(stored.keys() - on_disk.keys()))
+
     def _reconcile_source(self, source, under, report, progress) -> None:
-        stored_rows = self.index.file_rows(source, under)
-        # A big tree is walked by a few threads; a small one, or a first index, is not worth it.
-        threads = min(2 * self.workers, 8) if len(stored_rows) >= WALK_THREADS_FROM else 1
-        on_disk = self.files_on_disk(source, under, threads)
-        gone = sorted(stored_rows.keys() - on_disk.keys())
+        asked = self._problem_paths(source, under)
+        found = survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
+                              self.excluded[source], under, self.workers, start_method() == "fork",
+                              asked)
         if under is None:
-            self.guard_removal(source, on_disk, stored_rows, len(gone))
-        report.scanned += len(on_disk)
-        work = []
-        for rel, sig in on_disk.items():
-            row = stored_rows.get(rel)
-            # reading.unchanged, on plain tuples: the stored signature holds and is not racy
-            if row is not None and row[4] and row[:4] == sig and row[5] - sig[1] >= RACY_NS:
-                report.unchanged += 1
-            else:
-                work.append(rel)
-        work.sort()  # the walk's order depends on its threads; ids and rows must not
-        stored = {rel: (Signature(*row[:4]), row[4], row[5])
-                  for rel in (*work, *gone) if (row := stored_rows.get(rel)) is not None}
-        del stored_rows
+            self.guard_removal(source, found.scanned, found.stored, len(found.gone))
+        report.scanned += found.scanned
+        report.unchanged += found.unchanged
+        work, gone = found.work, found.gone
+        stored = {rel: (Signature(*row[:4]), row[4], row[5]) for rel, row in found.rows.items()}
+        del found.rows
         total = len(work) + len(gone)
         # Small chunks when workers read them, so writing starts early and the pipeline stays
         # full; the writer still applies BATCH files per transaction.
@@ -339,25 +294,25 @@ class Indexer:
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
-        self._forget_problems_of_gone_files(source, under, on_disk)
+        self._forget_problems_of_gone_files(source, asked - found.present)
         if progress:
             progress(total, total)
 
-    def _forget_problems_of_gone_files(self, source, under, on_disk) -> None:
-        """A file we could not index (too large, a bad name) has no files row, so nothing else
-        notices it leave: its problem goes when the file does."""
+    def _problem_paths(self, source: str, under: str | None) -> frozenset[str]:
+        """The paths (as shown) of the files of `source` below `under` that could not be
+        indexed (too large, a bad name): they have no files row, so only the survey notices
+        them leave."""
         prefix = under.rstrip("/") + "/" if under else ""
-        mine = [p["path"] for p in self.index.problems()
-                if p["source"] == source and p["path"].startswith(prefix) and p["path"] not in on_disk]
-        if not mine:
-            return
-        shown = {printable(rel) for rel in on_disk if not storable(rel)}  # bad names, as stored
-        gone = [path for path in mine if path not in shown]
+        return frozenset(p["path"] for p in self.index.problems()
+                         if p["source"] == source and p["path"].startswith(prefix))
+
+    def _forget_problems_of_gone_files(self, source: str, gone: frozenset[str] | set[str]) -> None:
+        """A file we could not index has its problem go when the file does."""
         if not gone:
             return
         batch = nullcontext() if self.index.in_transaction else self.index.transaction()
         with batch:
-            for path in gone:
+            for path in sorted(gone):
                 self.index.set_problem(source, path, None)
 
     def _looks(self, source: str, chunks: list[list[tuple]],
@@ -511,53 +466,6 @@ class Indexer:
         parked = f"{TRASH}/{rel}"
         if self.index.bound_id(source, parked) and not os.path.lexists(self._full(source, parked)):
             self.index.rebind_ids(source, parked, rel)
-
-
-def _list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
-                 found: dict[str, tuple[int, int, int, int]]) -> list[tuple[str, str]]:
-    """Put the wanted files of one folder into `found`; return the subfolders to enter."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
-    folders = []
-    wants, excludes = adapter.wants, excluded.excludes
-    # A file is decided by its name where the adapter allows it (adapters.base: by_name) and
-    # the folder is visible: the same answer as wants(rel), without building and scanning the
-    # path of every file (a tenth of a 100,000-file walk). Without exclusions, none is asked.
-    by_name = adapter.by_name and not hidden(rel_prefix)
-    wants_name, filtered = adapter.wants_name, excluded.active
-    for entry in entries:
-        name = entry.name
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                rel = rel_prefix + name
-                if adapter.enters(rel) and not excluded.excludes_folder(rel):
-                    folders.append((entry.path, rel + "/"))
-                continue
-            if by_name:
-                if not wants_name(name):
-                    continue
-                rel = rel_prefix + name
-                if filtered and excludes(rel):
-                    continue
-            else:
-                rel = rel_prefix + name
-                if not wants(rel) or excludes(rel):
-                    continue
-            st = entry.stat(follow_symlinks=False)
-            found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        except OSError:
-            continue
-    return folders
-
-
-def _walk(adapter, excluded: Exclusions,
-          stack: list[tuple[str, str]]) -> dict[str, tuple[int, int, int, int]]:
-    found: dict[str, tuple[int, int, int, int]] = {}
-    while stack:
-        stack += _list_folder(adapter, excluded, *stack.pop(), found)
-    return found
 
 
 def _problem(look: Look, max_bytes: int) -> str | None:

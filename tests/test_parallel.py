@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import config, reading, sync
+from memsync import config, reading, survey, sync
 from memsync.store import fts
 from memsync.store import index as store_index
 from memsync.store.index import Index
@@ -238,13 +238,14 @@ def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, mo
     work = Indexer(index, config.load().sources, workers=2)
     one = work.files_on_disk("vault")
     # as on a slow disk: a sample of 5 files, then threads whatever the stats cost
-    monkeypatch.setattr(sync, "WALK_SAMPLE", 5)
-    monkeypatch.setattr(sync, "SLOW_STAT_NS", 0)
+    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(survey, "SLOW_STAT_NS", 0)
     assert work.files_on_disk("vault", threads=4) == one
     assert work.files_on_disk("vault", "bulk", threads=3) == {
         rel: sig for rel, sig in one.items() if rel.startswith("bulk/")}
     assert "bulk/4/deep/er/still.md" not in one and "bulk/3/.hidden.md" not in one
-    monkeypatch.setattr(sync, "WALK_THREADS_FROM", 1)  # every reconcile walks with threads
+    monkeypatch.setattr(survey, "WALK_THREADS_FROM", 1)  # every reconcile walks with threads
+    monkeypatch.setattr(survey, "PROCESSES_FROM", 10**9)  # and in this process
     first = work.reconcile()
     assert first.added == len(one) - 1  # all but the file over the size cap
     (vault / "bulk/0/card-0.md").unlink()
@@ -286,3 +287,47 @@ def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tm
         assert index._conn.execute("PRAGMA cache_size").fetchone()[0] == -1234
     finally:
         index.close()
+
+
+def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_path, monkeypatch):
+    fill(vault, 120)
+    write_card(vault, "bulk/4/deep/er/still.md", "x", "a file deeper down")
+    write_card(vault, "top.md", "x", "a file at the top")
+    index = Index(tmp_path / "survey.db")
+    work = Indexer(index, config.load().sources, workers=2)
+    work.reconcile()
+    # Then a day's changes: an edit, a file removed, one added, a folder gone, one now excluded,
+    # a racily clean file (read in the same instant it was written) and the too-large file gone.
+    write_card(vault, "bulk/1/card-1.md", "卡片 1 edited", "edited body")
+    (vault / "bulk/0/card-0.md").unlink()
+    write_card(vault, "bulk/2/new.md", "new", "a new card")
+    shutil.rmtree(vault / "bulk/3")
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["bulk/5/"]}')
+    index._conn.execute("UPDATE files SET indexed_ns = mtime_ns WHERE path = 'bulk/6/card-6.md'")
+    (vault / "bulk" / "big.md").unlink()
+    source, adapter, excluded = "vault", work.sources["vault"].adapter, work.excluded["vault"]
+    asked = frozenset({"bulk/big.md", "bulk/never-there.md"})
+    # a sample of 5 files in this process (taken as quick stats, as on a warm local disk), the
+    # rest in subtrees shared by the two workers
+    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(survey, "PARTS_PER_WORKER", 1)
+    monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
+    for under in (None, "bulk"):
+        one = survey.survey(index, source, str(vault), adapter, excluded, under, 2, False, asked)
+        shared = survey.survey(index, source, str(vault), adapter, excluded, under, 2, True, asked)
+        assert one.shared == 0 and shared.shared >= 2
+        shared.shared = 0
+        assert shared == one
+    assert "bulk/2/new.md" in one.work and "bulk/1/card-1.md" in one.work
+    assert "bulk/6/card-6.md" in one.work  # racily clean: read again
+    assert "bulk/0/card-0.md" in one.gone and "bulk/3/card-3.md" in one.gone
+    assert "bulk/5/card-5.md" in one.gone  # excluded now
+    assert one.present == set()  # the too-large file left: its problem can go
+    # the whole reconcile, shared out, leaves the index a serial rebuild makes
+    report = work.reconcile()
+    assert (report.removed, report.added) == (13 + 13 + 1, 1) and report.updated >= 1  # bulk/3, bulk/5
+    index.close()
+    assert whole_index(tmp_path / "survey.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
+    assert whole_index(tmp_path / "survey.db")["problems"] == whole_index(tmp_path / "serial.db")["problems"]

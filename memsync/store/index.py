@@ -159,14 +159,33 @@ class Index:
         """path -> (size, mtime_ns, ctime_ns, ino, hash, indexed_ns), plain tuples: file_states
         for a reconcile of a whole tree, where building a Signature per file would cost more
         than comparing them."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
-        args: list = [source]
-        if under:
-            sql += " AND (path >= ? AND path < ?)"
-            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
+        if not under:
+            return self.file_rows_in(source, [("", None)])
+        return self.file_rows_in(source, [(under.rstrip("/") + "/", under.rstrip("/") + "0")])
+
+    def file_rows_in(self, source: str, ranges: list[tuple[str, str | None]]) -> dict[str, tuple]:
+        """file_rows of the paths in each (from, before) range; a None end: no end."""
         cursor = self._conn.cursor()
         cursor.row_factory = None
-        return {r[0]: r[1:] for r in cursor.execute(sql, args)}
+        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
+        rows: dict[str, tuple] = {}
+        for low, high in ranges:
+            args: list = [source]
+            where = ""
+            if low:
+                where, args = " AND path >= ?", [*args, low]
+            if high is not None:
+                where, args = where + " AND path < ?", [*args, high]
+            rows.update((r[0], r[1:]) for r in cursor.execute(sql + where, args))
+        return rows
+
+    def count_files(self, source: str, under: str | None = None) -> int:
+        """How many files of `source` (below `under`) the index holds."""
+        sql, args = "SELECT count(*) FROM files WHERE source = ?", [source]
+        if under:
+            sql += " AND path >= ? AND path < ?"
+            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
+        return self._conn.execute(sql, args).fetchone()[0]
 
     def sources(self) -> set[str]:
         """Every source the index holds anything of: files, cards or problems."""
