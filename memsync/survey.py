@@ -62,30 +62,24 @@ class Survey:
 
     work: list[str] = field(default_factory=list)  # new, changed or racily clean: read again
     gone: list[str] = field(default_factory=list)  # stored, no longer on disk (or wanted)
-    rows: dict[str, tuple] = field(default_factory=dict)  # the stored rows of work and gone
     scanned: int = 0  # files on disk
     unchanged: int = 0
     stored: int = 0  # files the index held
     present: set[str] = field(default_factory=set)  # of the paths asked about, those on disk
     shared: int = 0  # subtrees surveyed by worker processes
 
-    def add(self, found: dict[str, Stat], rows: dict[str, tuple], asked: frozenset[str]) -> None:
-        """Compare the files found in part of the tree with the rows (Index.file_rows) stored
-        for the same part. `asked`: paths (as the index shows them) to report as present."""
+    def add(self, found: dict[str, Stat], stamps: dict[str, tuple], asked: frozenset[str]) -> None:
+        """Compare the files found in part of the tree with the stamps (Index.file_stamps)
+        stored for the same part: a file is unchanged when they are equal. `asked`: paths (as
+        the index shows them) to report as present."""
         self.scanned += len(found)
-        self.stored += len(rows)
+        self.stored += len(stamps)
         for rel, sig in found.items():
-            row = rows.get(rel)
-            # reading.unchanged, on plain tuples: the stored signature holds and is not racy
-            if row is not None and row[4] and row[:4] == sig and row[5] - sig[1] >= RACY_NS:
+            if stamps.get(rel) == sig:
                 self.unchanged += 1
             else:
                 self.work.append(rel)
-                if row is not None:
-                    self.rows[rel] = row
-        for rel in rows.keys() - found.keys():
-            self.gone.append(rel)
-            self.rows[rel] = rows[rel]
+        self.gone += stamps.keys() - found.keys()
         if asked:  # a bad name is shown (and its problem kept) in its printable form
             self.present.update(shown for rel in found
                                 if (shown := rel if storable(rel) else printable(rel)) in asked)
@@ -93,7 +87,6 @@ class Survey:
     def merge(self, other: Survey) -> None:
         self.work += other.work
         self.gone += other.gone
-        self.rows.update(other.rows)
         self.scanned += other.scanned
         self.unchanged += other.unchanged
         self.stored += other.stored
@@ -114,21 +107,21 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     prefix = under.rstrip("/") + "/" if under else ""
     result = Survey()
     if (fork and workers > 1 and not index.in_transaction
-            and index.count_files(source, under) >= PROCESSES_FROM):
+            and index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM):
         found, folders, slow = _sample(adapter, excluded, [(start, prefix)])
         parts = [] if slow else _spread(adapter, excluded, folders, found, PARTS_PER_WORKER * workers)
         if len(parts) >= 2:
             shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked)
             if shared is not None:
                 rest = _outside(prefix, under.rstrip("/") + "0" if under else None, [p for _, p in parts])
-                result.add(found, index.file_rows_in(source, rest), asked)
+                result.add(found, index.file_stamps_in(source, RACY_NS, rest), asked)
                 for part in shared:
                     result.merge(part)
                 result.shared = len(parts)
                 return _sorted(result)
-    rows = index.file_rows(source, under)
-    threads = min(2 * workers, 8) if len(rows) >= WALK_THREADS_FROM else 1
-    result.add(files_on_disk(adapter, excluded, start, prefix, threads), rows, asked)
+    stamps = index.file_stamps(source, RACY_NS, under)
+    threads = min(2 * workers, 8) if len(stamps) >= WALK_THREADS_FROM else 1
+    result.add(files_on_disk(adapter, excluded, start, prefix, threads), stamps, asked)
     return _sorted(result)
 
 
@@ -162,7 +155,7 @@ def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,
     index = Index.existing(db)
     try:
         for part in parts:
-            result.add(walk(adapter, excluded, [part]), index.file_rows(source, part[1]), asked)
+            result.add(walk(adapter, excluded, [part]), index.file_stamps(source, RACY_NS, part[1]), asked)
     finally:
         index.close()
     return result

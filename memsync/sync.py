@@ -30,7 +30,7 @@ from . import cores, reading, survey
 from .exclusions import Exclusions
 from .model import TRASH, Signature, Source, SyncReport
 from .pathnames import printable, storable
-from .reading import MAX_FILE_BYTES, Look, digest
+from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest
 from .sizes import size_and_cap
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -255,7 +255,7 @@ class Indexer:
 
     def guard_source(self, source: str) -> None:
         """guard_removal for a whole source, as it is on disk and in the index now."""
-        on_disk, stored = self.files_on_disk(source), self.index.file_rows(source)
+        on_disk, stored = self.files_on_disk(source), self.index.file_stamps(source, RACY_NS)
         self.guard_removal(source, len(on_disk), len(stored), len(stored.keys() - on_disk.keys()))
 
     def _reconcile_source(self, source, under, report, progress) -> None:
@@ -268,8 +268,10 @@ class Indexer:
         report.scanned += found.scanned
         report.unchanged += found.unchanged
         work, gone = found.work, found.gone
-        stored = {rel: (Signature(*row[:4]), row[4], row[5]) for rel, row in found.rows.items()}
-        del found.rows
+        # a name that is not UTF-8 has no row to fetch (nor can it be passed to SQLite)
+        fetch = [rel for rel in (*work, *gone) if storable(rel)]
+        rows = self.index.file_rows_of(source, fetch) if fetch else {}
+        stored = {rel: (Signature(*row[:4]), row[4], row[5]) for rel, row in rows.items()}
         total = len(work) + len(gone)
         # Small chunks when workers read them, so writing starts early and the pipeline stays
         # full; the writer still applies BATCH files per transaction.

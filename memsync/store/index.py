@@ -155,37 +155,53 @@ class Index:
             for r in self._conn.execute(sql, args)
         }
 
-    def file_rows(self, source: str, under: str | None = None) -> dict[str, tuple]:
-        """path -> (size, mtime_ns, ctime_ns, ino, hash, indexed_ns), plain tuples: file_states
-        for a reconcile of a whole tree, where building a Signature per file would cost more
-        than comparing them."""
+    def file_stamps(self, source: str, racy_ns: int, under: str | None = None) -> dict[str, tuple]:
+        """path -> (size, mtime_ns, ctime_ns, ino) of every indexed file (below `under`), the
+        inode None where that signature cannot vouch for the content (read again: no hash, or
+        read within `racy_ns` of its last write). A reconcile compares these with lstat tuples
+        as they are: equal means unchanged. No hash is fetched, and no Signature built."""
         if not under:
-            return self.file_rows_in(source, [("", None)])
-        return self.file_rows_in(source, [(under.rstrip("/") + "/", under.rstrip("/") + "0")])
+            return self.file_stamps_in(source, racy_ns, [("", None)])
+        return self.file_stamps_in(source, racy_ns, [(under.rstrip("/") + "/", under.rstrip("/") + "0")])
 
-    def file_rows_in(self, source: str, ranges: list[tuple[str, str | None]]) -> dict[str, tuple]:
-        """file_rows of the paths in each (from, before) range; a None end: no end."""
+    def file_stamps_in(self, source: str, racy_ns: int,
+                       ranges: list[tuple[str, str | None]]) -> dict[str, tuple]:
+        """file_stamps of the paths in each (from, before) range; a None end: no end."""
         cursor = self._conn.cursor()
         cursor.row_factory = None
-        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
-        rows: dict[str, tuple] = {}
+        sql = ("SELECT path, size, mtime_ns, ctime_ns, CASE WHEN hash != '' AND indexed_ns - mtime_ns "
+               ">= ? THEN ino END FROM files WHERE source = ?")
+        stamps: dict[str, tuple] = {}
         for low, high in ranges:
-            args: list = [source]
+            args: list = [racy_ns, source]
             where = ""
             if low:
                 where, args = " AND path >= ?", [*args, low]
             if high is not None:
                 where, args = where + " AND path < ?", [*args, high]
-            rows.update((r[0], r[1:]) for r in cursor.execute(sql + where, args))
-        return rows
+            stamps.update((r[0], r[1:]) for r in cursor.execute(sql + where, args))
+        return stamps
 
-    def count_files(self, source: str, under: str | None = None) -> int:
-        """How many files of `source` (below `under`) the index holds."""
-        sql, args = "SELECT count(*) FROM files WHERE source = ?", [source]
+    def file_rows_of(self, source: str, paths: list[str]) -> dict[str, tuple]:
+        """path -> (size, mtime_ns, ctime_ns, ino, hash, indexed_ns) of those of `paths` the
+        index holds: what a reconcile needs of the files it reads again or drops."""
+        cursor = self._conn.cursor()
+        cursor.row_factory = None
+        return {r[0]: r[1:] for r in cursor.execute(
+            "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "
+            "WHERE source = ? AND path IN (SELECT value FROM json_each(?))",
+            (source, json.dumps(paths, ensure_ascii=False)))}
+
+    def count_files(self, source: str, under: str | None = None, upto: int | None = None) -> int:
+        """How many files of `source` (below `under`) the index holds, counted no further than
+        `upto` when given."""
+        sql, args = "SELECT 1 FROM files WHERE source = ?", [source]
         if under:
             sql += " AND path >= ? AND path < ?"
             args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
-        return self._conn.execute(sql, args).fetchone()[0]
+        if upto is not None:
+            sql, args = sql + " LIMIT ?", [*args, upto]
+        return self._conn.execute(f"SELECT count(*) FROM ({sql})", args).fetchone()[0]
 
     def sources(self) -> set[str]:
         """Every source the index holds anything of: files, cards or problems."""
