@@ -20,7 +20,10 @@ BUDGET = 10
 
 @pytest.fixture
 def crowded(vault):
-    """Three old cards (indexed first), then thirty newer ones; every card mentions the harbor."""
+    """Three old cards (indexed first), then thirty newer ones, all mentioning the harbor, among
+    forty old cards that do not (so the harbor's idf is no mere floor)."""
+    for n in range(40):
+        write_card(vault, f"old/other{n:02}.md", f"Other {n}", f"Nothing about the sea, note {n}.")
     write_card(vault, "old/zephyr.md", "Wind log", "A zephyr crossed the harbor at dawn.")
     write_card(vault, "old/schedule.md", "Harbor schedule", "Ferries leave every hour.", kind="decision")
     write_card(vault, "old/crane.md", "Crane", "The harbor crane was repaired.", kind="decision")

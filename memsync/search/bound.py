@@ -9,7 +9,8 @@ tier is ranked whole, as before. Above it, the whole-card score is computed for
   the budget.
 The short fields (names, headings, tags) and exact matches are still looked up over every card,
 so a card naming the word stays a candidate. A scored card's score is its unbounded score (FTS5's
-idf is over the whole table); only which cards get one changes, and only above the budget.
+idf is over the whole table; up to the order of a floating-point sum), so only which cards get one
+changes, and only above the budget.
 """
 
 from __future__ import annotations
@@ -37,7 +38,26 @@ def whole_scores(run: Run, weights: tuple[float, ...], expr: str, alternatives: 
     rare, held = rarest(run, alternatives, budget // 2)
     if held:
         oldest = run(sql.newest(expr, budget - held))[0][1]
-    return dict(run(sql.bm25("cards_fts", weights, expr, window, oldest, " OR ".join(rare)))), True
+    scores = dict(run(sql.bm25("cards_fts", weights, expr, window, since=oldest)))
+    if rare:
+        common = [a for a in alternatives if a not in rare]
+        scores.update(_older(run, weights, rare, common, oldest))
+        scores = dict(sorted(scores.items(), key=lambda item: -item[1])[:window])
+    return scores, True
+
+
+def _older(run: Run, weights: tuple[float, ...], rare: list[str], common: list[str],
+           before: int) -> dict[int, float]:
+    """seq -> whole-card score under the tier's OR of the cards below seq `before` holding a
+    rare alternative. FTS5's bm25 adds one term per phrase of the expression, each with its idf
+    over the whole table, so a card holding a common alternative too scores under
+    (rare) AND (common) what it scores under the OR (up to the order of the sum), and one
+    holding none scores under the rare ones alone. Either way only those cards are visited,
+    not every card the common words match."""
+    either = " OR ".join(rare)
+    alone = dict(run(sql.bm25("cards_fts", weights, either, None, before=before)))
+    both = f"({either}) AND ({' OR '.join(common)})"
+    return {**alone, **dict(run(sql.bm25("cards_fts", weights, both, None, before=before)))}
 
 
 def rarest(run: Run, alternatives: Sequence[str], room: int) -> tuple[list[str], int]:

@@ -195,7 +195,7 @@ class Index:
     def count_files(self, source: str, under: str | None = None, upto: int | None = None) -> int:
         """How many files of `source` (below `under`) the index holds, counted no further than
         `upto` when given."""
-        sql, args = "SELECT 1 FROM files WHERE source = ?", [source]
+        sql, args = "SELECT 1 FROM files WHERE source = ?", [source]  # type: str, list[object]
         if under:
             sql += " AND path >= ? AND path < ?"
             args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
