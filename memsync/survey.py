@@ -28,7 +28,6 @@ import os
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -134,7 +133,8 @@ def _sorted(result: Survey) -> Survey:
 def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
             parts: list[tuple[str, str]], workers: int, asked: frozenset[str]) -> list[Survey] | None:
     """The surveys of `parts` by forked worker processes; None when there are none to be had or
-    one died (the caller surveys in this process instead)."""
+    one died or failed (the caller surveys in this process instead, where a real fault, an
+    unreadable index say, is raised as usual)."""
     try:
         with ProcessPoolExecutor(min(workers, len(parts)), mp_context=get_context("fork"),
                                  initializer=reading.watch_parent) as pool:
@@ -143,7 +143,7 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
             futures = [pool.submit(survey_parts, db, source, adapter_name, excluded, group, asked)
                        for group in groups if group]
             return [f.result() for f in futures]
-    except (OSError, ValueError, BrokenProcessPool):
+    except Exception:  # noqa: BLE001 - any failure of a worker: survey in this process
         return None
 
 

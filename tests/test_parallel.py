@@ -331,3 +331,16 @@ def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_pat
     index.close()
     assert whole_index(tmp_path / "survey.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
     assert whole_index(tmp_path / "survey.db")["problems"] == whole_index(tmp_path / "serial.db")["problems"]
+
+
+def test_a_survey_worker_that_fails_leaves_the_survey_to_this_process(vault, tmp_path):
+    fill(vault, 20)
+    work = Indexer(Index(tmp_path / "fail.db"), config.load().sources, workers=2)
+    parts = [(str(vault / "bulk" / str(i)), f"bulk/{i}/") for i in range(3)]
+    # the workers cannot open this index: no result from them, and no exception either
+    assert survey._shared(tmp_path / "missing.db", "vault", "markdown", work.excluded["vault"],
+                          parts, 2, frozenset()) is None
+    shared = survey._shared(tmp_path / "fail.db", "vault", "markdown", work.excluded["vault"],
+                            parts, 2, frozenset())
+    assert shared is not None and sum(s.scanned for s in shared) == len(
+        [p for i in range(3) for p in (vault / "bulk" / str(i)).glob("*.md")])
