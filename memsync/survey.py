@@ -103,7 +103,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     adapter = adapters.get(adapter_name)
     excluded.refresh()
     start = os.path.join(root, *under.split("/")) if under else root
-    prefix = under.rstrip("/") + "/" if under else ""
+    prefix, end = Index.folder_range(under)
     result = Survey()
     if (fork and workers > 1 and not index.in_transaction
             and index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM):
@@ -112,12 +112,16 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
         if len(parts) >= 2:
             shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked)
             if shared is not None:
-                rest = _outside(prefix, under.rstrip("/") + "0" if under else None, [p for _, p in parts])
+                rest = _outside(prefix, end, [p for _, p in parts])
                 result.add(found, index.file_stamps_in(source, RACY_NS, rest), asked)
                 for part in shared:
                     result.merge(part)
                 result.shared = len(parts)
                 return _sorted(result)
+        if not slow:  # a shallow tree, or no workers: finish here what the sample began
+            found.update(walk(adapter, excluded, parts))
+            result.add(found, index.file_stamps(source, RACY_NS, under), asked)
+            return _sorted(result)
     stamps = index.file_stamps(source, RACY_NS, under)
     threads = min(2 * workers, 8) if len(stamps) >= WALK_THREADS_FROM else 1
     result.add(files_on_disk(adapter, excluded, start, prefix, threads), stamps, asked)

@@ -344,3 +344,21 @@ def test_a_survey_worker_that_fails_leaves_the_survey_to_this_process(vault, tmp
                             parts, 2, frozenset())
     assert shared is not None and sum(s.scanned for s in shared) == len(
         [p for i in range(3) for p in (vault / "bulk" / str(i)).glob("*.md")])
+
+
+def test_a_tree_the_sample_covers_is_surveyed_from_the_sample(vault, tmp_path, monkeypatch):
+    fill(vault, 30)
+    index = Index(tmp_path / "sampled.db")
+    work = Indexer(index, config.load().sources, workers=2)
+    work.reconcile()
+    (vault / "bulk/0/card-0.md").unlink()
+    write_card(vault, "bulk/1/new.md", "new", "a new card")
+    args = (index, "vault", str(vault), "markdown", work.excluded["vault"], None, 2)
+    one = survey.survey(*args, False)
+    monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
+    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(survey, "WALK_SAMPLE", 10**6)  # the sample lists the whole tree
+    sampled = survey.survey(*args, True)
+    assert sampled.shared == 0 and sampled == one
+    assert one.gone == ["bulk/0/card-0.md"] and "bulk/1/new.md" in one.work
+    index.close()

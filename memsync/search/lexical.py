@@ -361,8 +361,8 @@ class LexicalSearcher:
         with matching (stemming, prefixes). Shown to the caller, never used to rank."""
         seqs = [r["seq"] for r, _, _ in rows]
         found = dict.fromkeys(seqs, 0)
+        prefix = tier.endswith("prefix")
         for term in plan.content:
-            prefix = tier.endswith("prefix")
             for (seq,) in self.index.run(sql.matching(plan.term_expr(term, prefix), seqs, prefix)):
                 found[seq] += 1
         return {seq: n / len(plan.content) for seq, n in found.items()}

@@ -143,13 +143,29 @@ class Index:
 
     # --- files and their signatures -------------------------------------------------------
 
+    @staticmethod
+    def folder_range(under: str | None) -> tuple[str, str | None]:
+        """The paths below folder `under` as a (from, before) range of `files.path`: "f/" to
+        just before "f0" ('0' sorts right after '/'); the whole source when `under` is None."""
+        if not under:
+            return "", None
+        folder = under.rstrip("/")
+        return folder + "/", folder + "0"
+
+    def _in_range(self, low: str, high: str | None) -> tuple[str, list]:
+        """The clause and parameters that keep `files.path` within (from, before)."""
+        where, args = "", []  # type: tuple[str, list[object]]
+        if low:
+            where, args = " AND path >= ?", [low]
+        if high is not None:
+            where, args = where + " AND path < ?", [*args, high]
+        return where, args
+
     def file_states(self, source: str, under: str | None = None) -> dict[str, tuple]:
         """path -> (Signature, hash, indexed_ns) for every indexed file (below `under`)."""
-        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?"
-        args: list = [source]
-        if under:
-            sql += " AND (path >= ? AND path < ?)"
-            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]  # '0' sorts right after '/'
+        where, args = self._in_range(*self.folder_range(under))
+        sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?" + where
+        args = [source, *args]
         return {
             r[0]: (Signature(r[1], r[2], r[3], r[4]), r[5], r[6])
             for r in self._conn.execute(sql, args)
@@ -160,9 +176,7 @@ class Index:
         inode None where that signature cannot vouch for the content (read again: no hash, or
         read within `racy_ns` of its last write). A reconcile compares these with lstat tuples
         as they are: equal means unchanged. No hash is fetched, and no Signature built."""
-        if not under:
-            return self.file_stamps_in(source, racy_ns, [("", None)])
-        return self.file_stamps_in(source, racy_ns, [(under.rstrip("/") + "/", under.rstrip("/") + "0")])
+        return self.file_stamps_in(source, racy_ns, [self.folder_range(under)])
 
     def file_stamps_in(self, source: str, racy_ns: int,
                        ranges: list[tuple[str, str | None]]) -> dict[str, tuple]:
@@ -173,13 +187,8 @@ class Index:
                ">= ? THEN ino END FROM files WHERE source = ?")
         stamps: dict[str, tuple] = {}
         for low, high in ranges:
-            args: list = [racy_ns, source]
-            where = ""
-            if low:
-                where, args = " AND path >= ?", [*args, low]
-            if high is not None:
-                where, args = where + " AND path < ?", [*args, high]
-            stamps.update((r[0], r[1:]) for r in cursor.execute(sql + where, args))
+            where, args = self._in_range(low, high)
+            stamps.update((r[0], r[1:]) for r in cursor.execute(sql + where, [racy_ns, source, *args]))
         return stamps
 
     def file_rows_of(self, source: str, paths: list[str]) -> dict[str, tuple]:
@@ -195,10 +204,8 @@ class Index:
     def count_files(self, source: str, under: str | None = None, upto: int | None = None) -> int:
         """How many files of `source` (below `under`) the index holds, counted no further than
         `upto` when given."""
-        sql, args = "SELECT 1 FROM files WHERE source = ?", [source]  # type: str, list[object]
-        if under:
-            sql += " AND path >= ? AND path < ?"
-            args += [under.rstrip("/") + "/", under.rstrip("/") + "0"]
+        where, args = self._in_range(*self.folder_range(under))
+        sql, args = "SELECT 1 FROM files WHERE source = ?" + where, [source, *args]
         if upto is not None:
             sql, args = sql + " LIMIT ?", [*args, upto]
         return self._conn.execute(f"SELECT count(*) FROM ({sql})", args).fetchone()[0]
