@@ -41,23 +41,28 @@ def whole_scores(run: Run, weights: tuple[float, ...], expr: str, alternatives: 
     scores = dict(run(sql.bm25("cards_fts", weights, expr, window, since=oldest)))
     if rare:
         common = [a for a in alternatives if a not in rare]
-        scores.update(_older(run, weights, rare, common, oldest))
+        scores.update(_older(run, weights, rare, common, oldest, window))
         scores = dict(sorted(scores.items(), key=lambda item: -item[1])[:window])
     return scores, True
 
 
 def _older(run: Run, weights: tuple[float, ...], rare: list[str], common: list[str],
-           before: int) -> dict[int, float]:
-    """seq -> whole-card score under the tier's OR of the cards below seq `before` holding a
-    rare alternative. FTS5's bm25 adds one term per phrase of the expression, each with its idf
-    over the whole table, so a card holding a common alternative too scores under
-    (rare) AND (common) what it scores under the OR (up to the order of the sum), and one
+           before: int, window: int) -> dict[int, float]:
+    """seq -> whole-card score under the tier's OR of the best `window` cards below seq
+    `before` holding a rare alternative. FTS5's bm25 adds one term per phrase of the expression,
+    each with its idf over the whole table, so a card holding a common alternative too scores
+    under (rare) AND (common) what it scores under the OR (up to the order of the sum), and one
     holding none scores under the rare ones alone. Either way only those cards are visited,
-    not every card the common words match."""
+    not every card the common words match.
+
+    Each statement keeps its best `window` only, and that loses none of the best `window`
+    overall: a card that scores under both has its lower rare-alone score in `alone` and is
+    replaced by its `both` score; if it is not among the best of `both`, `window` cards there
+    beat its true score, so neither score of it could reach the best `window`."""
     either = " OR ".join(rare)
-    alone = dict(run(sql.bm25("cards_fts", weights, either, None, before=before)))
+    alone = dict(run(sql.bm25("cards_fts", weights, either, window, before=before)))
     both = f"({either}) AND ({' OR '.join(common)})"
-    return {**alone, **dict(run(sql.bm25("cards_fts", weights, both, None, before=before)))}
+    return {**alone, **dict(run(sql.bm25("cards_fts", weights, both, window, before=before)))}
 
 
 def rarest(run: Run, alternatives: Sequence[str], room: int) -> tuple[list[str], int]:
