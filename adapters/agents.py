@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from memsync import notes
-from memsync.model import Card
+from memsync.model.indexing import Card
 
 from .base import FileAdapter, anchor, first_line_title, hidden
 

@@ -9,9 +9,10 @@ the entry does (so its id does too).
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from memsync.model import Card
+if TYPE_CHECKING:  # not loaded by a search (memsync.model)
+    from memsync.model.indexing import Card
 
 SKIPPED_FOLDERS = {"node_modules", "__pycache__"}
 

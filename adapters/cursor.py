@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memsync import notes
-from memsync.model import Card
+from memsync.model.indexing import Card
 
 from .base import FileAdapter, first_line_title, hidden
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from memsync.model import Card
+from memsync.model.indexing import Card
 
 from .base import FileAdapter, anchor
 

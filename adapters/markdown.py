@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memsync import notes
-from memsync.model import Card
+from memsync.model.indexing import Card
 
 from .base import FileAdapter
 

@@ -17,9 +17,7 @@ from contextlib import suppress
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.session import indexer, open_index
-from memsync.store import tally
 from memsync.store.index import DB_ERRORS, Index, as_error
-from memsync.write import trashsize
 
 from . import dates, paging
 from .config import Config
@@ -174,7 +172,10 @@ def invalid_banner(index: Index, row, valid: bool) -> str:
 
 
 def stats(cfg: Config) -> dict:
+    # loaded here, not at the top: a `memsync search` process needs none of them
+    from memsync.store import tally
     from memsync.watch import lock
+    from memsync.write import trashsize
 
     with open_index(cfg) as index:
         counted = tally.tally(index, dates.today())

@@ -16,7 +16,8 @@ import yaml
 from memsync.pathnames import stem
 
 from . import dates, outline
-from .model import FOLDER_KINDS, Card
+from .model import FOLDER_KINDS
+from .model.indexing import Card
 
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)

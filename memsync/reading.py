@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import memsync.adapters as adapters
 from memsync.store.fields import CardFields, card_fields
 
-from .model import Card, Signature
+from .model.indexing import Card, Signature
 from .pathnames import storable
 from .sizes import MIB
 

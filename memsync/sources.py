@@ -28,7 +28,8 @@ from .config import (
     remove_source_entry,
 )
 from .errors import BadArgument, NotFound
-from .model import Source, SyncReport
+from .model import Source
+from .model.indexing import SyncReport
 from .overlap import overlap
 
 # A running watcher re-reads config.json when it changes (see memsync.watch).

@@ -28,7 +28,8 @@ from memsync.store.index import Index
 
 from . import cores, reading, survey
 from .exclusions import Exclusions
-from .model import TRASH, Signature, Source, SyncReport
+from .model import TRASH, Source
+from .model.indexing import Signature, SyncReport
 from .pathnames import printable, storable
 from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest
 from .sizes import size_and_cap

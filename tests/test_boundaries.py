@@ -351,3 +351,21 @@ def test_read_path_does_not_import_heavy_modules(vault, cli):
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     assert loaded == [], proc.stderr
+
+
+def test_a_search_process_does_not_define_indexing_records(vault, cli):
+    # Each dataclass costs about a millisecond to define, paid by every `memsync search`
+    # process: the records only indexing uses stay out of its imports (memsync.model).
+    cli("index")
+    probe = (
+        "import sys, json\n"
+        "from memsync.cli import main\n"
+        "try:\n"
+        "    main(['search', 'anything'], standalone_mode=False)\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('memsync.model.indexing', "
+        "'memsync.store.tally', 'memsync.write', 'memsync.sync')))))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], proc.stderr

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 import memsync.adapters as adapters
 from memsync import api, config, notes
 from memsync.errors import MemsyncError
-from memsync.model import Card
+from memsync.model.indexing import Card
 from memsync.search.lexical import Query
 from memsync.store.fields import card_fields
 

@@ -275,7 +275,7 @@ def test_large_batches_read_in_worker_processes_give_the_same_index(vault, run_c
 
 def test_two_indexers_racing_on_one_new_file_do_not_fail(vault):
     """A watcher and a write command may both see a file as new before either has stored it."""
-    from memsync.model import SyncReport
+    from memsync.model.indexing import SyncReport
 
     write_card(vault, "race.md", "race", "two indexers, one file")
     first, index_a = indexer()

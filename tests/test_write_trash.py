@@ -8,7 +8,7 @@ import time
 import pytest
 
 from memsync import api, config
-from memsync.model import SyncReport
+from memsync.model.indexing import SyncReport
 from memsync.write import trashsize, vaultio
 from memsync.write.vaultio import VAULT
 from tests.helpers import indexer

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memsync import dates
 from memsync.lifecycle import sentences
-from memsync.model import Card
+from memsync.model.indexing import Card
 from memsync.write import frontmatter_edit as fe
 from memsync.write import vaultio
 from memsync.write.cardtext import verify_edit

@@ -14,10 +14,13 @@ so a query that *is* one of them is found by one index lookup (memsync.search.le
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memsync import cjk
-from memsync.model import Card
 from memsync.pathnames import stem
+
+if TYPE_CHECKING:  # not loaded by a search (memsync.model)
+    from memsync.model.indexing import Card
 
 # Exact-match strength by field: a query equal to a title, alias or file name beats one equal
 # to an H1, which beats one equal to any other heading.

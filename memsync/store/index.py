@@ -16,14 +16,16 @@ import urllib.parse
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memsync import private
 from memsync.errors import BadEnvironment, Damaged, NotFound
-from memsync.model import Card, Signature
 from memsync.store import fts, migrations
 from memsync.store.fields import CardFields, note_name
 from memsync.store.searchsql import Statement
+
+if TYPE_CHECKING:  # indexing's records: a search process does not load them (memsync.model)
+    from memsync.model.indexing import Card, Signature
 
 BUSY_TIMEOUT_MS = 60_000
 # A search maps the file instead of copying it page by page through read(): it touches a few
@@ -163,6 +165,8 @@ class Index:
 
     def file_states(self, source: str, under: str | None = None) -> dict[str, tuple]:
         """path -> (Signature, hash, indexed_ns) for every indexed file (below `under`)."""
+        from memsync.model.indexing import Signature
+
         where, args = self._in_range(*self.folder_range(under))
         sql = "SELECT path, size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files WHERE source = ?" + where
         args = [source, *args]
@@ -224,6 +228,8 @@ class Index:
             "WHERE json_each.value LIKE ? ESCAPE '\\' ORDER BY 1 LIMIT ?", (escaped + "%", limit))]
 
     def file_state(self, source: str, path: str) -> tuple | None:
+        from memsync.model.indexing import Signature
+
         r = self._conn.execute(
             "SELECT size, mtime_ns, ctime_ns, ino, hash, indexed_ns FROM files "
             "WHERE source = ? AND path = ?", (source, path),

@@ -18,7 +18,7 @@ from memsync.store.index import Index
 from memsync.watch import plan
 
 from ..config import Config
-from ..model import SyncReport
+from ..model.indexing import SyncReport
 from ..sources import drop_unconfigured
 from ..sync import Indexer
 from . import reporting

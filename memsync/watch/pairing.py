@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from memsync.watch import plan
 
-from ..model import SyncReport
+from ..model.indexing import SyncReport
 from ..pathnames import storable
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion

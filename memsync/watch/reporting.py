@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from ..errors import MassRemoval
-from ..model import SyncReport
+from ..model.indexing import SyncReport
 
 log = logging.getLogger(__name__)
 

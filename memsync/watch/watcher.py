@@ -18,7 +18,7 @@ from memsync.watch import plan
 from memsync.write import vault
 
 from ..config import Config
-from ..model import SyncReport
+from ..model.indexing import SyncReport
 from .idle import IdleWork
 from .lock import WatchLock
 from .loop import WorkerLoop

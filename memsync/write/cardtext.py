@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from memsync import notes
 from memsync.errors import Rejected
-from memsync.model import Card
+from memsync.model.indexing import Card
 from memsync.sizes import size_and_cap
 from memsync.write import frontmatter_edit as fe
 from memsync.write import rules

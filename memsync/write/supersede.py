@@ -17,7 +17,8 @@ from pathlib import Path
 from memsync import dates, notes, secrets, session
 from memsync.config import Config
 from memsync.errors import MemsyncError, NotFound, Rejected
-from memsync.model import KIND_FOLDERS, Card
+from memsync.model import KIND_FOLDERS
+from memsync.model.indexing import Card
 from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, rules, vaultio
 from memsync.write import frontmatter_edit as fe

@@ -15,7 +15,8 @@ from pathlib import Path
 from memsync import dates, secrets, session
 from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
-from memsync.model import KIND_FOLDERS, Card
+from memsync.model import KIND_FOLDERS
+from memsync.model.indexing import Card
 from memsync.store.index import DB_ERRORS
 from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, modes, rules, trash, vaultio

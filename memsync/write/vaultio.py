@@ -25,7 +25,8 @@ from memsync.errors import (
     Rejected,
     WriteFailed,
 )
-from memsync.model import TRASH, Card
+from memsync.model import TRASH
+from memsync.model.indexing import Card
 from memsync.store.index import DB_ERRORS, Index
 from memsync.write import atomic, modes, moves, rules
 
