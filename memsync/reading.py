@@ -82,8 +82,11 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         return Look(rel, "unchanged", sig)
     read_at = time.time_ns()
     try:
-        with open(full, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        # The size the stat gave and one byte more, which a file still growing fills. Unbuffered:
+        # a buffered read of max_bytes + 1 allocated 8 MiB for every note, 40 µs of the 48 a
+        # 4 KB note took to read.
+        with open(full, "rb", buffering=0) as handle:
+            data = handle.read(sig.size + 1)
         after = signature(os.lstat(full))
     except (FileNotFoundError, NotADirectoryError):
         return Look(rel, "absent")
