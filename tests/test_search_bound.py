@@ -76,3 +76,35 @@ def test_the_rarest_alternatives_fill_half_the_budget_at_most(crowded):
     assert bound.rarest(run, ('"harbor"', '"zephyr"', '"crane"'), 5) == (['"crane"', '"zephyr"'], 2)
     assert bound.rarest(run, ('"harbor"', '"zephyr"'), 0) == ([], 0)
     assert bound.rarest(run, ('"zephyr"',), 5) == ([], 0)  # one alternative: the tier itself
+
+
+@pytest.fixture
+def windy(vault):
+    """Five old cards holding the rare `zephyr`: two say it alone, three beside the common
+    `harbor`, each in words of its own length; then thirty newer harbor cards."""
+    for n in range(40):
+        write_card(vault, f"old/other{n:02}.md", f"Other {n}", f"Nothing about the sea, note {n}.")
+    for n in range(5):
+        body = "A zephyr rose. " * (n + 1) + ("The harbor was calm. " * n if n >= 2 else "")
+        write_card(vault, f"old/wind{n}.md", f"Wind {n}", body + "Filler words. " * (4 - n))
+    sync()
+    for n in range(30):
+        write_card(vault, f"new/day{n:02}.md", f"Day {n}", f"Walked along the harbor, day {n}.")
+    sync()
+    index = Index(config.load().db.path)
+    yield index
+    index.close()
+
+
+def test_the_older_rare_word_cards_keep_their_best_within_a_short_window(windy):
+    # Each statement over the older rare-word cards keeps its best `window` rows only; the best
+    # `window` must still be the five wind cards' own order, as ranking every card gives it.
+    alternatives = ('"zephyr"', '"harbor"')
+    expr = " OR ".join(alternatives)
+    whole, _ = bound.whole_scores(windy.run, WEIGHTS.whole, expr, alternatives, 100, 1000)
+    for window in range(1, 6):
+        short, bounded = bound.whole_scores(windy.run, WEIGHTS.whole, expr, alternatives, window, BUDGET)
+        assert bounded
+        best = dict(sorted(whole.items(), key=lambda item: -item[1])[:window])
+        assert short.keys() == best.keys()
+        assert all(short[seq] == pytest.approx(score) for seq, score in best.items())
