@@ -236,7 +236,7 @@ class Indexer:
         excluded = self.excluded[source]
         excluded.refresh()
         start = self._full(source, under) if under else root
-        prefix = under.rstrip("/") + "/" if under else ""
+        prefix, _ = Index.folder_range(under)
         return survey.files_on_disk(self.adapters[source], excluded, start, prefix, threads)
 
     def guard_removal(self, source: str, present: int, stored: int, gone: int) -> None:
@@ -305,7 +305,7 @@ class Indexer:
         """The paths (as shown) of the files of `source` below `under` that could not be
         indexed (too large, a bad name): they have no files row, so only the survey notices
         them leave."""
-        prefix = under.rstrip("/") + "/" if under else ""
+        prefix, _ = Index.folder_range(under)
         return frozenset(p["path"] for p in self.index.problems()
                          if p["source"] == source and p["path"].startswith(prefix))
 

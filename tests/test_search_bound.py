@@ -18,20 +18,28 @@ from .helpers import sync
 BUDGET = 10
 
 
-@pytest.fixture
-def crowded(vault):
-    """Three old cards (indexed first), then thirty newer ones, all mentioning the harbor, among
-    forty old cards that do not (so the harbor's idf is no mere floor)."""
+def _harbor_index(vault, write_old) -> Index:
+    """Forty old cards that do not mention the harbor (so its idf is no mere floor) and the old
+    cards `write_old` writes, indexed first; then thirty newer cards mentioning the harbor."""
     for n in range(40):
         write_card(vault, f"old/other{n:02}.md", f"Other {n}", f"Nothing about the sea, note {n}.")
-    write_card(vault, "old/zephyr.md", "Wind log", "A zephyr crossed the harbor at dawn.")
-    write_card(vault, "old/schedule.md", "Harbor schedule", "Ferries leave every hour.", kind="decision")
-    write_card(vault, "old/crane.md", "Crane", "The harbor crane was repaired.", kind="decision")
+    write_old()
     sync()
     for n in range(30):
         write_card(vault, f"new/day{n:02}.md", f"Day {n}", f"Walked along the harbor, day {n}.")
     sync()
-    index = Index(config.load().db.path)
+    return Index(config.load().db.path)
+
+
+@pytest.fixture
+def crowded(vault):
+    """Three old cards mentioning the harbor among the harbor background (_harbor_index)."""
+    def write_old():
+        write_card(vault, "old/zephyr.md", "Wind log", "A zephyr crossed the harbor at dawn.")
+        write_card(vault, "old/schedule.md", "Harbor schedule", "Ferries leave every hour.", kind="decision")
+        write_card(vault, "old/crane.md", "Crane", "The harbor crane was repaired.", kind="decision")
+
+    index = _harbor_index(vault, write_old)
     yield index
     index.close()
 
@@ -81,17 +89,13 @@ def test_the_rarest_alternatives_fill_half_the_budget_at_most(crowded):
 @pytest.fixture
 def windy(vault):
     """Five old cards holding the rare `zephyr`: two say it alone, three beside the common
-    `harbor`, each in words of its own length; then thirty newer harbor cards."""
-    for n in range(40):
-        write_card(vault, f"old/other{n:02}.md", f"Other {n}", f"Nothing about the sea, note {n}.")
-    for n in range(5):
-        body = "A zephyr rose. " * (n + 1) + ("The harbor was calm. " * n if n >= 2 else "")
-        write_card(vault, f"old/wind{n}.md", f"Wind {n}", body + "Filler words. " * (4 - n))
-    sync()
-    for n in range(30):
-        write_card(vault, f"new/day{n:02}.md", f"Day {n}", f"Walked along the harbor, day {n}.")
-    sync()
-    index = Index(config.load().db.path)
+    `harbor`, each in words of its own length; among the harbor background (_harbor_index)."""
+    def write_old():
+        for n in range(5):
+            body = "A zephyr rose. " * (n + 1) + ("The harbor was calm. " * n if n >= 2 else "")
+            write_card(vault, f"old/wind{n}.md", f"Wind {n}", body + "Filler words. " * (4 - n))
+
+    index = _harbor_index(vault, write_old)
     yield index
     index.close()
 

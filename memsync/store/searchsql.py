@@ -71,23 +71,20 @@ def _ids(values: Iterable[int]) -> str:
     return json.dumps(list(values))
 
 
-def bm25(table: str, weights: tuple[float, ...], expr: str, window: int | None,
+def bm25(table: str, weights: tuple[float, ...], expr: str, window: int,
          since: int = 0, before: int = 0) -> Statement:
-    """(rowid, score) of the best `window` rows (None: every row) of an FTS table for a MATCH
-    expression, best first (FTS5's bm25 is lower for better: the score is its negation).
-    `since` / `before`: only rows from that rowid on / below it (memsync.search.bound)."""
+    """(rowid, score) of the best `window` rows of an FTS table for a MATCH expression, best
+    first (FTS5's bm25 is lower for better: the score is its negation). `since` / `before`:
+    only rows from that rowid on / below it (memsync.search.bound)."""
     ranked = ", ".join(f"{w:g}" for w in weights)
     where, params = "", [expr]  # type: tuple[str, list[object]]
     if since:
         where, params = where + " AND rowid >= ?", [*params, since]
     if before:
         where, params = where + " AND rowid < ?", [*params, before]
-    limit = ""
-    if window is not None:
-        limit, params = " LIMIT ?", [*params, window]
     return Statement(
         f"SELECT rowid, -bm25({table}, {ranked}) FROM {table} WHERE {table} MATCH ?{where} "
-        f"ORDER BY bm25({table}, {ranked}){limit}", tuple(params))
+        f"ORDER BY bm25({table}, {ranked}) LIMIT ?", (*params, window))
 
 
 def newest(expr: str, limit: int) -> Statement:
