@@ -157,9 +157,8 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        for name in self.sources:
-            self.guard_source(name)
-        with self.index.bulk(), self.index.transaction(), self.index.reload():
+        files = sum(self.guard_source(name) for name in self.sources)
+        with self.index.bulk(files), self.index.transaction(), self.index.reload():
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
         self.index.mark_synced()
@@ -254,10 +253,12 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
-    def guard_source(self, source: str) -> None:
-        """guard_removal for a whole source, as it is on disk and in the index now."""
+    def guard_source(self, source: str) -> int:
+        """guard_removal for a whole source, as it is on disk and in the index now; returns how
+        many files it has on disk."""
         on_disk, stored = self.files_on_disk(source), self.index.file_stamps(source, RACY_NS)
         self.guard_removal(source, len(on_disk), len(stored), len(stored.keys() - on_disk.keys()))
+        return len(on_disk)
 
     def _reconcile_source(self, source, under, report, progress) -> None:
         asked = self._problem_paths(source, under)
@@ -281,8 +282,9 @@ class Indexer:
                   for i in range(0, len(work), size)]
         done = 0
         pending: list[Look] = []
-        # A first index or a big change is a bulk load too (a rebuild already is one)
-        with self.index.bulk() if len(work) >= PARALLEL_FROM else nullcontext():
+        # A first index or a big change is a bulk load too (a rebuild already is one); the
+        # B-trees it writes into are as big as the whole tree
+        with self.index.bulk(found.scanned) if len(work) >= PARALLEL_FROM else nullcontext():
             for looks in self._looks(source, chunks, report):
                 pending += looks
                 if len(pending) < BATCH:

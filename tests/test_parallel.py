@@ -266,8 +266,9 @@ def test_a_reader_process_runs_below_the_writers_priority():
     assert after == min(before + reading.WORKER_NICENESS, 19)  # 19: the most a niceness can be
 
 
-def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tmp_path):
+def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tmp_path, monkeypatch):
     fill(vault)
+    monkeypatch.setattr(store_index, "BULK_FULL_FILES", CARDS // 2)  # this vault gets it all
     index = Index(tmp_path / "bulk.db")
     usual = index._conn.execute("PRAGMA cache_size").fetchone()[0]
     seen = []
@@ -285,6 +286,33 @@ def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tm
         index._conn.execute("PRAGMA cache_size = -1234")  # a setting of the caller's own survives
         assert work.rebuild().added == CARDS + 1
         assert index._conn.execute("PRAGMA cache_size").fetchone()[0] == -1234
+    finally:
+        index.close()
+
+
+def test_the_bulk_page_cache_grows_with_the_tree_up_to_its_cap():
+    # a small tree (a watcher's first index of a small vault) keeps SQLite's own cache
+    assert store_index.bulk_cache_kib(0) == store_index.bulk_cache_kib(100) == store_index.DEFAULT_CACHE_KIB
+    full, cap = store_index.BULK_FULL_FILES, store_index.BULK_CACHE_KIB
+    assert store_index.bulk_cache_kib(full // 2) == cap // 2
+    assert store_index.bulk_cache_kib(full) == store_index.bulk_cache_kib(10 * full) == cap
+
+
+def test_a_first_index_of_a_small_tree_writes_with_a_cache_in_proportion(vault, tmp_path, monkeypatch):
+    fill(vault)
+    monkeypatch.setattr(store_index, "BULK_FULL_FILES", 100 * CARDS)
+    monkeypatch.setattr(store_index, "DEFAULT_CACHE_KIB", 1)
+    index = Index(tmp_path / "bulk.db")
+    seen = []
+
+    def progress(done: int, total: int) -> None:
+        if done < total:
+            seen.append(index._conn.execute("PRAGMA cache_size").fetchone()[0])
+
+    try:
+        Indexer(index, config.load().sources, workers=1).reconcile(progress=progress)
+        files = CARDS + 2  # and the broken and the too-large file
+        assert seen and set(seen) == {-(store_index.BULK_CACHE_KIB * files // (100 * CARDS))}
     finally:
         index.close()
 
