@@ -48,3 +48,22 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     assert "| speed-up over one reader | 1.75× | 1.75× |" in text
     assert "| rebuild | 4.00 s | 40.00 s | 1.00 | 400.0 s |" in text
     assert "load average 3.5 at the start, 4 at the end" in text
+
+
+def watcher(cards: int, cold_peak: float) -> dict:
+    return {"vault_cards": cards, "single_save": {"all": {"p50_ms": 30.0, "p99_ms": 50.0}},
+            "burst": {"files": 1000, "searchable_after_last_write_s": 0.8},
+            "idle": {"seconds": 60, "cpu_pct": 0.0}, "memory_end": {"rss_mb": 41.0, "peak_mb": 41.0},
+            "cold_start": {"index_all_s": 6.66, "rss_mb": 69.0, "peak_mb": cold_peak},
+            "checks": {"rss": True, "rss_cold_start": cold_peak <= 80}}
+
+
+def test_the_watcher_table_shows_the_cold_start_and_whose_targets_they_are():
+    data = {"sizes": {"10000": size(10_000, 1)}, "components": {"watch_latency": watcher(10_000, 70.4),
+                                        "watch_latency_100k": watcher(100_000, 188.8)}}
+    text = "\n".join(render_tables(data))
+    assert "| cold start with no index: every card indexed, RSS / peak | 6.7 s, 69 / 70 MB |" in text
+    assert "| cold start with no index: every card indexed, RSS / peak | 6.7 s, 69 / 189 MB |" in text
+    ten, hundred = text.split("100,000-card vault")
+    assert "rss_cold_start met" in ten and "set for 10,000 cards" not in ten
+    assert "rss_cold_start **not met** (the targets were set for 10,000 cards)" in hundred
