@@ -298,6 +298,28 @@ def test_the_bulk_page_cache_grows_with_the_tree_up_to_its_cap():
     assert store_index.bulk_cache_kib(full) == store_index.bulk_cache_kib(10 * full) == cap
 
 
+def test_a_bulk_load_inside_a_larger_one_keeps_the_larger_cache(tmp_path):
+    index = Index(tmp_path / "nested.db")
+    full, cap = store_index.BULK_FULL_FILES, store_index.BULK_CACHE_KIB
+
+    def cache() -> int:
+        return index._conn.execute("PRAGMA cache_size").fetchone()[0]
+
+    usual = cache()
+    try:
+        with index.bulk(full):  # a rebuild of every source, around one source's load
+            with index.bulk(full // 4):
+                assert cache() == -cap
+            assert cache() == -cap
+        with index.bulk(full // 4):
+            with index.bulk(full):
+                assert cache() == -cap
+            assert cache() == -(cap // 4)
+        assert cache() == usual
+    finally:
+        index.close()
+
+
 def test_a_first_index_of_a_small_tree_writes_with_a_cache_in_proportion(vault, tmp_path, monkeypatch):
     fill(vault)
     monkeypatch.setattr(store_index, "BULK_FULL_FILES", 100 * CARDS)

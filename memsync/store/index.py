@@ -115,13 +115,14 @@ class Index:
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
         self._reloading = False  # inside reload(): the derived tables were emptied in this transaction
+        self._bulk_kib = 0  # inside bulk(): the page cache it set, in KiB
 
     @classmethod
     def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
         """An index opened as it is, for `memsync doctor`: never created, never migrated."""
         index = cls.__new__(cls)
         index.path, index._conn = Path(path), open_existing(path, wait)
-        index.touched, index.rewritten, index._reloading = set(), 0, False
+        index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
         return index
 
     def close(self) -> None:
@@ -410,13 +411,20 @@ class Index:
     @contextmanager
     def bulk(self, files: int) -> Iterator[None]:
         """A larger page cache (bulk_cache_kib) while the rows of `files` files are written (or
-        of a tree that size changed); the usual one after."""
+        of a tree that size changed); the usual one after. Inside a bulk load at least as large
+        (a rebuild's, of every source, around one source's), that one's cache stays."""
+        kib = bulk_cache_kib(files)
+        if kib <= self._bulk_kib:
+            yield
+            return
         before = self._conn.execute("PRAGMA cache_size").fetchone()[0]
-        self._conn.execute(f"PRAGMA cache_size = -{bulk_cache_kib(files)}")
+        outer, self._bulk_kib = self._bulk_kib, kib
+        self._conn.execute(f"PRAGMA cache_size = -{kib}")
         try:
             yield
         finally:
             self._conn.execute(f"PRAGMA cache_size = {before}")
+            self._bulk_kib = outer
 
     @contextmanager
     def reload(self) -> Iterator[None]:
