@@ -43,7 +43,8 @@ from .reading import RACY_NS
 
 Stat = tuple[int, int, int, int]  # what lstat says of a file: size, mtime_ns, ctime_ns, inode
 
-PROCESSES_FROM = 20_000  # stored files: a survey this big is shared among worker processes
+# stored files: a survey this big goes a subtree at a time, in worker processes where it can
+PROCESSES_FROM = 20_000
 # Subtrees handed out per process, so an uneven tree still shares well: a process that draws
 # a big part last keeps the others waiting (100,000 files in 8 folders, 2 processes: 4 parts
 # each, 0.49-0.55 s; 8 parts each, 0.46-0.50 s; 16, no better)
@@ -100,30 +101,30 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
            under: str | None = None, workers: int = 1, fork: bool = False,
            asked: frozenset[str] = frozenset()) -> Survey:
     """The survey of `source` (below `under`), work and gone sorted (ids and rows must not
-    depend on how it was shared out). `fork`: worker processes may be forked (no other thread
-    runs); they are used only for a big tree outside a transaction, whose rows they could not
-    see."""
+    depend on how it was shared out). A big tree (PROCESSES_FROM stored files) on quick stats is
+    surveyed a subtree at a time: by worker processes when `fork` allows them (no other thread
+    runs) outside a transaction, whose rows they could not see; else in this process, so that
+    neither the whole tree's files nor its rows are held at once (a watcher starting on 100,000
+    files held both)."""
     adapter = adapters.get(adapter_name)
     excluded.refresh()
     start = os.path.join(root, *under.split("/")) if under else root
     prefix, end = Index.folder_range(under)
     result = Survey()
-    if (fork and workers > 1 and not index.in_transaction
-            and index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM):
+    if index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM:
         found, folders, slow = _sample(adapter, excluded, [(start, prefix)])
-        parts = [] if slow else _spread(adapter, excluded, folders, found, PARTS_PER_WORKER * workers)
-        if len(parts) >= 2:
-            shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked)
-            if shared is not None:
-                rest = _outside(prefix, end, [p for _, p in parts])
-                result.add(found, index.file_stamps_in(source, RACY_NS, rest), asked)
-                for part in shared:
-                    result.merge(part)
-                result.shared = len(parts)
-                return _sorted(result)
-        if not slow:  # a shallow tree, or no workers: finish here what the sample began
-            found.update(walk(adapter, excluded, parts))
-            result.add(found, index.file_stamps(source, RACY_NS, under), asked)
+        if not slow:
+            parts = _spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2))
+            shared = None
+            if fork and workers > 1 and not index.in_transaction and len(parts) >= 2:
+                shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked)
+                result.shared = len(parts) if shared is not None else 0
+            if shared is None:
+                shared = [_survey_parts(index, source, adapter, excluded, parts, asked)]
+            for part in shared:
+                result.merge(part)
+            rest = _outside(prefix, end, [p for _, p in parts])
+            result.add(found, index.file_stamps_in(source, RACY_NS, rest), asked)
             return _sorted(result)
     stamps = index.file_stamps(source, RACY_NS, under)
     threads = min(2 * workers, 8) if len(stamps) >= WALK_THREADS_FROM else 1
@@ -156,15 +157,20 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
 
 def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,
                  parts: list[tuple[str, str]], asked: frozenset[str]) -> Survey:
-    """In a worker process: subtrees (folder, its relative path + "/") against their rows."""
-    adapter = adapters.get(adapter_name)
-    result = Survey()
+    """In a worker process: _survey_parts over its own connection to the index."""
     index = Index.existing(db)
     try:
-        for part in parts:
-            result.add(walk(adapter, excluded, [part]), index.file_stamps(source, RACY_NS, part[1]), asked)
+        return _survey_parts(index, source, adapters.get(adapter_name), excluded, parts, asked)
     finally:
         index.close()
+
+
+def _survey_parts(index: Index, source: str, adapter, excluded: Exclusions,
+                  parts: list[tuple[str, str]], asked: frozenset[str]) -> Survey:
+    """Subtrees (folder, its relative path + "/") against their rows, one at a time."""
+    result = Survey()
+    for part in parts:
+        result.add(walk(adapter, excluded, [part]), index.file_stamps(source, RACY_NS, part[1]), asked)
     return result
 
 

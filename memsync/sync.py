@@ -31,7 +31,7 @@ from .exclusions import Exclusions
 from .model import TRASH, Source
 from .model.indexing import Signature, SyncReport
 from .pathnames import printable, storable
-from .reading import MAX_FILE_BYTES, RACY_NS, Look, digest
+from .reading import MAX_FILE_BYTES, Look, digest
 from .sizes import size_and_cap
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -255,10 +255,13 @@ class Indexer:
 
     def guard_source(self, source: str) -> int:
         """guard_removal for a whole source, as it is on disk and in the index now; returns how
-        many files it has on disk."""
-        on_disk, stored = self.files_on_disk(source), self.index.file_stamps(source, RACY_NS)
-        self.guard_removal(source, len(on_disk), len(stored), len(stored.keys() - on_disk.keys()))
-        return len(on_disk)
+        many files it has on disk. Counted by a survey, which holds a subtree's files and rows at
+        a time (`memsync watch` asks this first: every path of 100,000 files and every stored
+        row at once took its memory from 40 to 106 MB)."""
+        found = survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
+                              self.excluded[source], None, self.workers, start_method() == "fork")
+        self.guard_removal(source, found.scanned, found.stored, len(found.gone))
+        return found.scanned
 
     def _reconcile_source(self, source, under, report, progress) -> None:
         asked = self._problem_paths(source, under)

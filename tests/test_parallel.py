@@ -370,6 +370,9 @@ def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_pat
         assert one.shared == 0 and shared.shared >= 2
         shared.shared = 0
         assert shared == one
+        monkeypatch.setattr(survey, "PROCESSES_FROM", 10**9)  # a small tree: walked whole
+        assert survey.survey(index, source, str(vault), adapter, excluded, under, 2, True, asked) == one
+        monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
     assert "bulk/2/new.md" in one.work and "bulk/1/card-1.md" in one.work
     assert "bulk/6/card-6.md" in one.work  # racily clean: read again
     assert "bulk/0/card-0.md" in one.gone and "bulk/3/card-3.md" in one.gone
@@ -381,6 +384,35 @@ def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_pat
     index.close()
     assert whole_index(tmp_path / "survey.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
     assert whole_index(tmp_path / "survey.db")["problems"] == whole_index(tmp_path / "serial.db")["problems"]
+
+
+def test_a_big_survey_without_processes_holds_one_subtree_at_a_time(vault, tmp_path, monkeypatch):
+    fill(vault, 120)
+    index = Index(tmp_path / "parts.db")
+    work = Indexer(index, config.load().sources, workers=1)
+    work.reconcile()
+    (vault / "bulk/0/card-0.md").unlink()
+    write_card(vault, "bulk/1/card-1.md", "卡片 1 edited", "edited body")
+    source, adapter, excluded = "vault", work.sources["vault"].adapter, work.excluded["vault"]
+    whole = survey.survey(index, source, str(vault), adapter, excluded)
+    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
+    monkeypatch.setattr(survey, "PARTS_PER_WORKER", 1)  # bulk/0 ... bulk/7 are the parts
+    held = []  # how many rows each read of stored stamps brought back
+    stamps = Index.file_stamps_in
+
+    def counted(self, *args, **kwargs):
+        rows = stamps(self, *args, **kwargs)
+        held.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(Index, "file_stamps_in", counted)
+    # a watcher's survey: no processes forked beside its threads
+    parts = survey.survey(index, source, str(vault), adapter, excluded, fork=False)
+    assert parts == whole and "bulk/1/card-1.md" in parts.work and parts.gone == ["bulk/0/card-0.md"]
+    assert len(held) > 2 and max(held) < parts.stored / 2
+    index.close()
 
 
 def test_a_survey_worker_that_fails_leaves_the_survey_to_this_process(vault, tmp_path):
