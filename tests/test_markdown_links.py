@@ -5,6 +5,8 @@ are not links to notes. Through a real vault, a real index and the CLI."""
 from __future__ import annotations
 
 from memsync import outline
+from memsync.store import backlinks
+from memsync.store.index import Index
 
 from .conftest import write_card
 from .helpers import found, sync
@@ -57,3 +59,17 @@ def test_links_are_found_in_text_order_and_not_in_code():
     assert outline.links(lines) == (
         ("Wiki", "w"), ("Note.md", "m"), ("x/Up.md", "up"), ("Plain", "noext"),
         ("Empty.md", "Empty"), ("Note (draft).md", "p"), ("Pic.md", "embed"))
+
+
+def test_a_save_looks_up_the_links_of_its_names_not_every_card(tmp_path):
+    # The links of the touched names drive the lookup, whatever the size of the index: a plan
+    # that walks the cards of the source in path order instead made each save at 100,000 cards
+    # cost 18 ms.
+    index = Index(tmp_path / "plan.db")
+    try:
+        plan = " | ".join(row[3] for row in index._conn.execute(
+            "EXPLAIN QUERY PLAN " + backlinks.LINKS_OF_NAMES, ('["a"]', "vault")))
+    finally:
+        index.close()
+    assert plan.startswith("SEARCH l USING INDEX links_name"), plan
+    assert "SEARCH c USING INTEGER PRIMARY KEY" in plan, plan

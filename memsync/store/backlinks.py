@@ -20,6 +20,15 @@ from memsync import cjk
 from memsync.store import fts
 from memsync.store.fields import card_name
 
+# The links with one of the names of a JSON list, from the cards of a source, in the linking
+# cards' path order. CROSS JOIN keeps those links the outer loop: left to itself, SQLite walked
+# every card of the source in path order to spare the sort (a save at 100,000 cards: 18 ms
+# here, against 0.02 ms).
+LINKS_OF_NAMES = (
+    "SELECT l.seq, coalesce(l.target, l.name), l.name, l.text FROM links l "
+    "CROSS JOIN cards c ON c.seq = l.seq WHERE l.name IN (SELECT value FROM json_each(?)) "
+    "AND c.source = ? ORDER BY c.path, l.pos")
+
 
 def resolve(target: str, candidates: list[tuple[str, str, int]]) -> int | None:
     """The seq a folded target resolves to among (folded path without .md, path, seq)."""
@@ -54,10 +63,7 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
         texts: dict[int, list[str]] = defaultdict(list)
         linking: dict[int, set[int]] = defaultdict(set)
         # in the linking notes' path order, as a rebuild would meet them
-        for linker, target, name, text in conn.execute(
-            "SELECT l.seq, coalesce(l.target, l.name), l.name, l.text FROM links l "
-            "JOIN cards c ON c.seq = l.seq WHERE l.name IN (SELECT value FROM json_each(?)) "
-            "AND c.source = ? ORDER BY c.path, l.pos", (wanted, source)):
+        for linker, target, name, text in conn.execute(LINKS_OF_NAMES, (wanted, source)):
             seq = resolve(target, candidates.get(name, []))
             if seq is None or seq == linker:
                 continue
