@@ -577,6 +577,9 @@ def verdicts(data: dict) -> dict:
     return out
 
 
+SAVE_MODES = ("in_place", "temp_rename")  # bench.watch_latency's two ways of saving a note
+
+
 def verdicts_100k(data: dict) -> dict:
     size = data["sizes"].get("100000")
     if not size:
@@ -595,9 +598,12 @@ def verdicts_100k(data: dict) -> dict:
     watch = data.get("components", {})
     small, big = watch.get("watch_latency", {}), watch.get("watch_latency_100k", {})
     if "single_save" in small and "single_save" in big:
+        # Each way of saving on its own: half the saves are in place (about 15 ms) and half by a
+        # rename (about 55 ms), so the median of all of them lands on either by one save.
+        modes = [m for m in SAVE_MODES if m in small["single_save"] and m in big["single_save"]] or ["all"]
         for q in ("p50_ms", "p99_ms"):
-            out[f"watch_save_{q[:3]}_within_2x"] = (
-                big["single_save"]["all"][q] <= 2 * small["single_save"]["all"][q])
+            out[f"watch_save_{q[:3]}_within_2x"] = all(
+                big["single_save"][m][q] <= 2 * small["single_save"][m][q] for m in modes)
     return out
 
 

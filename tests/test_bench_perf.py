@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf import projection
+from bench.perf import projection, verdicts_100k
 from bench.perf_tables import render_tables
 
 
@@ -67,3 +67,20 @@ def test_the_watcher_table_shows_the_cold_start_and_whose_targets_they_are():
     ten, hundred = text.split("100,000-card vault")
     assert "rss_cold_start met" in ten and "set for 10,000 cards" not in ten
     assert "rss_cold_start **not met** (the targets were set for 10,000 cards)" in hundred
+
+
+def test_the_watcher_at_100k_is_judged_by_each_way_of_saving():
+    def saves(all_p50, in_place, rename):
+        return {"single_save": {"all": {"p50_ms": all_p50, "p99_ms": rename},
+                                "in_place": {"p50_ms": in_place, "p99_ms": in_place},
+                                "temp_rename": {"p50_ms": rename, "p99_ms": rename}}}
+
+    # half in place, half renamed: the median of all saves fell on the fast half at 10,000
+    # and on the slow half at 100,000, while each way of saving took 1.3x as long
+    data = {"sizes": {"100000": size(100_000, 10)},
+            "components": {"watch_latency": saves(15.0, 14.0, 54.0),
+                           "watch_latency_100k": saves(50.0, 18.0, 70.0)}}
+    verdict = verdicts_100k(data)
+    assert verdict["watch_save_p50_within_2x"] and verdict["watch_save_p99_within_2x"]
+    data["components"]["watch_latency_100k"] = saves(50.0, 29.0, 70.0)  # in place: over 2x
+    assert not verdicts_100k(data)["watch_save_p50_within_2x"]
