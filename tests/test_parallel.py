@@ -386,13 +386,22 @@ def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_pat
     assert whole_index(tmp_path / "survey.db")["problems"] == whole_index(tmp_path / "serial.db")["problems"]
 
 
-def test_a_big_survey_without_processes_holds_one_subtree_at_a_time(vault, tmp_path, monkeypatch):
-    fill(vault, 120)
-    index = Index(tmp_path / "parts.db")
-    work = Indexer(index, config.load().sources, workers=1)
+def indexed_then_edited(vault: Path, db: Path, n: int, new: tuple[str, str, str],
+                        workers: int) -> tuple[Index, Indexer]:
+    """An index of `n` cards, then bulk/0/card-0.md removed and `new` (path, title, body)
+    written: a survey finds one file gone and one to read."""
+    fill(vault, n)
+    index = Index(db)
+    work = Indexer(index, config.load().sources, workers=workers)
     work.reconcile()
     (vault / "bulk/0/card-0.md").unlink()
-    write_card(vault, "bulk/1/card-1.md", "卡片 1 edited", "edited body")
+    write_card(vault, *new)
+    return index, work
+
+
+def test_a_big_survey_without_processes_holds_one_subtree_at_a_time(vault, tmp_path, monkeypatch):
+    index, work = indexed_then_edited(vault, tmp_path / "parts.db", 120,
+                                      ("bulk/1/card-1.md", "卡片 1 edited", "edited body"), workers=1)
     source, adapter, excluded = "vault", work.sources["vault"].adapter, work.excluded["vault"]
     whole = survey.survey(index, source, str(vault), adapter, excluded)
     monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
@@ -429,12 +438,8 @@ def test_a_survey_worker_that_fails_leaves_the_survey_to_this_process(vault, tmp
 
 
 def test_a_tree_the_sample_covers_is_surveyed_from_the_sample(vault, tmp_path, monkeypatch):
-    fill(vault, 30)
-    index = Index(tmp_path / "sampled.db")
-    work = Indexer(index, config.load().sources, workers=2)
-    work.reconcile()
-    (vault / "bulk/0/card-0.md").unlink()
-    write_card(vault, "bulk/1/new.md", "new", "a new card")
+    index, work = indexed_then_edited(vault, tmp_path / "sampled.db", 30,
+                                      ("bulk/1/new.md", "new", "a new card"), workers=2)
     args = (index, "vault", str(vault), "markdown", work.excluded["vault"], None, 2)
     one = survey.survey(*args, False)
     monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
