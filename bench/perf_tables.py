@@ -154,7 +154,7 @@ def _embedding(emb: dict) -> list[str]:
     if "skipped" in emb or "failed" in emb:
         return ["", f"Embedding on every core: {emb.get('skipped') or 'failed'}"]
     cores = emb["usable_cores"]
-    out = ["", f"Embedding (`memsync index --embed`), docs/s, one engine thread vs {cores} "
+    out = ["", f"Embedding (`memsync index --embed`), docs/s, one engine vs {cores} one-thread engine processes "
            f"(load average {emb['load_average_at_start'][0]:g} at the start):", "",
            f"| cards | docs (passages) | 1 core | {cores} cores | speed-up |", "|---|---|---|---|---|"]
     for name in ("short_cards", "long_notes"):

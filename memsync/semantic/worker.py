@@ -7,28 +7,46 @@ file hash the text was read at, so a card edited meanwhile is simply picked up a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from . import passages, store
 
 BATCH = 8  # cards per model call: short enough to pause within about a second on short cards
-PER_THREAD = 4  # cards per engine thread in a model call, so every thread has work to the end
+PER_ENGINE = 4  # cards per engine in a foreground batch, so every engine has work to the end
 
 
 def embed_foreground(index, threads: int | None = None,
                      progress: Callable[[int, int], None] | None = None) -> dict:
     """`memsync index --embed`: someone waits, so every usable core (or `threads`, which then
-    wins over OMP_NUM_THREADS) works on it. The watcher's background embedding keeps one
-    thread at the lowest priority (memsync.semantic.background)."""
+    wins over OMP_NUM_THREADS) works on it, one engine process each (memsync.semantic.pool).
+    The watcher's background embedding keeps one thread at the lowest priority
+    (memsync.semantic.background)."""
+    with foreground_encoder(threads) as encoder:
+        report = embed_pending(index, encoder, progress=progress,
+                               batch=max(BATCH, PER_ENGINE * encoder.threads))
+    report["threads"] = encoder.threads
+    return report
+
+
+@contextmanager
+def foreground_encoder(threads: int | None = None) -> Iterator:
+    """The engines of a foreground embedding: one in this process for one core, else a pool of
+    one-thread engine processes. `threads` None: OMP_NUM_THREADS when set, else every usable
+    core."""
+    import os
+
     from memsync import cores
 
     from .encoder import Encoder
+    from .pool import EnginePool
 
-    encoder = Encoder(threads or cores.usable(), force=bool(threads))
-    report = embed_pending(index, encoder, progress=progress,
-                           batch=max(BATCH, PER_THREAD * encoder.threads))
-    report["threads"] = encoder.threads
-    return report
+    count = threads or int(os.environ.get("OMP_NUM_THREADS") or 0) or cores.usable()
+    if count == 1:
+        yield Encoder(1, force=True)
+        return
+    with EnginePool(count) as pool:
+        yield pool
 
 
 def embed_pending(index, encoder, limit: int | None = None,
