@@ -48,7 +48,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from memsync import benchmark
@@ -328,7 +327,7 @@ def summary(results: dict) -> str:
 def grid_systems() -> dict[str, SearcherFactory]:
     out = {}
     for title, heading, weak in GRID_WEIGHTS:
-        weights = replace(WEIGHTS, title=title, exact_heading=heading)
+        weights = WEIGHTS._replace(title=title, exact_heading=heading)
         for fill in (False, True):
             name = f"title={title:g} heading={heading:g} weak={weak:g} {'fill' if fill else 'strict'}"
             out[name] = lambda index, w=weights, f=fill, k=weak: LexicalSearcher(index, weights=w, fill=f,

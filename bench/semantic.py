@@ -19,7 +19,6 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from memsync import benchmark
@@ -114,7 +113,7 @@ def run_set(set_name: str, work: Path, encoder, variants: list[dict], quick: int
         page = lexical.search(q)
         lexical_runs.append(([doc(h.path) for h in page.hits], rel))
         shipped_runs.append(([doc(h.path) for h in hybrid.search(q).hits], rel))
-        deep = lexical.search(replace(q, limit=fusion.DEPTH), cap=fusion.DEPTH).hits
+        deep = lexical.search(q._replace(limit=fusion.DEPTH), cap=fusion.DEPTH).hits
         stored.append((page.matched, hybrid.candidates(q, deep, page.matched), rel))
     out = {"docs": index._conn.execute("SELECT count(*) FROM cards").fetchone()[0],
            "queries": len(queries), "embedding": embedded,

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 import memsync.adapters as adapters
 from memsync import private
@@ -32,8 +33,7 @@ SOURCE_NAME_RULE = "1-40 letters, digits, '-' or '_'"
 RELOAD_WITHIN = 10.0  # seconds: a running watcher takes up a changed config.json by then
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     path: Path
     origin: str  # "cli" | "env" | "config" | "default"; for db also "vault" (its own index)
 

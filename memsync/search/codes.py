@@ -8,8 +8,9 @@ says, and no edge reads another's sentences. Pure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 # Why nothing was found (at most one of these, and only on an empty page)
 NO_WORDS = "no_words"  # the query has no searchable words
@@ -29,10 +30,9 @@ HIDDEN_CLOSER = "hidden_closer"
 LIMIT_CLAMPED = "limit_clamped"  # {asked, used, max}: the MCP limit was out of range
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     code: str
-    data: dict[str, Any] = field(default_factory=dict)
+    data: Mapping[str, Any] = MappingProxyType({})  # read-only: the default is shared
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, **self.data}

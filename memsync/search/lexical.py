@@ -12,8 +12,8 @@ most cards match ranks a bounded set of them (memsync.search.bound).
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
 
 from memsync import dates
 from memsync.errors import BadArgument
@@ -46,8 +46,7 @@ def _weak_memo(path: str, state: object) -> dict[str, bool]:
     return held[1]
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(NamedTuple):
     text: str
     limit: int = 10
     kind: str | None = None
@@ -259,7 +258,7 @@ class LexicalSearcher:
         if q.tag and not run(sql.has_tag(q.tag)):
             return Note(codes.NO_TAG, {"tag": q.tag})
         if not q.include_invalid and not q.as_of:
-            hidden = self.search(replace(q, include_invalid=True, limit=MAX_LIMIT))
+            hidden = self.search(q._replace(include_invalid=True, limit=MAX_LIMIT))
             if hidden.hits:
                 return Note(codes.HIDDEN_INVALID, {"count": len(hidden.hits), "more": hidden.more})
         filters = {name: value for name, value in

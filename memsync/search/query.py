@@ -6,7 +6,7 @@ Every token is quoted, so nothing a user types can be read as FTS5 syntax (`-`, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memsync import cjk
 
@@ -17,8 +17,7 @@ MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
 SHORT_WORD = 3  # a word of a Japanese sentence this short has one or two bigrams: outweighed by its particles
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     phrases: tuple[tuple[str, ...], ...]
     terms: tuple[str, ...]  # distinct tokens: coverage, and what snippets and highlights look for
     tiers: tuple[tuple[str, str], ...]  # (tier name, MATCH expression), in order

@@ -23,7 +23,7 @@ Scores are positive; larger is better.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memsync.store.fields import EXACT_H1, EXACT_HEADING, EXACT_NAME
 
@@ -31,8 +31,7 @@ NAMES = ("title", "h1")  # names_fts columns
 FIELDS = ("headings", "tags", "links")  # fields_fts columns
 
 
-@dataclass(frozen=True)
-class Weights:
+class Weights(NamedTuple):
     whole: tuple[float, ...] = (3.0, 2.5, 2.0, 2.0, 1.5, 1.0)  # cards_fts columns
     # What each short field's saturated bm25 is worth at most, in the units of `whole`.
     title: float = 3.0

@@ -9,7 +9,7 @@ ranked, lexically.
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from memsync import dates
 from memsync.search import codes
@@ -73,7 +73,7 @@ class HybridSearcher:
             vector = pool.submit(self.encoder.query, q.text) if has_vectors else None
             # One lexical pass, `depth` deep: the query is planned once, and the page asked for is
             # its top (its notes speak of the deep list; `_result` says them for the page).
-            deep = self.lexical.search(replace(q, limit=self.depth), cap=self.depth, snippets=False)
+            deep = self.lexical.search(q._replace(limit=self.depth), cap=self.depth, snippets=False)
             if self.wants_dense(deep.matched):
                 lexical = deep.hits
                 found = self.candidates(q, lexical, deep.matched, vector)
@@ -115,8 +115,8 @@ class HybridSearcher:
         for card_id, score, valid in ranked[:limit]:  # snippets only for the page shown
             if card_id in by_id:
                 hit = by_id[card_id]
-                hits.append(replace(hit, score=score, lexical=hit.score, dense=dense.get(card_id),
-                                    snippet=hit.snippet or shown_text(*self._body(card_id), terms)))
+                hits.append(hit._replace(score=score, lexical=hit.score, dense=dense.get(card_id),
+                                         snippet=hit.snippet or shown_text(*self._body(card_id), terms)))
             else:
                 row = rows[card_id]
                 hits.append(Hit(

@@ -13,8 +13,7 @@ so a query that *is* one of them is found by one index lookup (memsync.search.le
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memsync import cjk
 from memsync.pathnames import stem
@@ -27,8 +26,7 @@ if TYPE_CHECKING:  # not loaded by a search (memsync.model)
 EXACT_NAME, EXACT_H1, EXACT_HEADING = 3, 2, 1
 
 
-@dataclass(frozen=True)
-class CardFields:
+class CardFields(NamedTuple):
     title: str
     h1: str
     headings: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memsync import dates
 from memsync.store.fields import fold_tag
@@ -26,14 +26,12 @@ VALID_ON = (
 HIT_COLUMNS = "c.seq, c.id, c.source, c.path, c.title, c.kind, c.invalid_at, c.inlinks, c.summary"
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(NamedTuple):
     sql: str
     params: tuple[object, ...] = ()
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(NamedTuple):
     """Filter clauses over `cards c`, each starting with " AND ", to follow a WHERE."""
 
     sql: str = ""
