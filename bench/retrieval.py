@@ -26,7 +26,7 @@ Scoring another ranking from Python (what the relevance work calls for each cand
 
     from bench.retrieval import score_all, summary
     from memsync.search.lexical import LexicalSearcher
-    weights = dataclasses.replace(memsync.search.ranking.WEIGHTS, title=2.0)
+    weights = memsync.search.ranking.WEIGHTS._replace(title=2.0)
     results = score_all(lambda index: LexicalSearcher(index, weights=weights), sets="obsidian,public")
     print(summary(results))
 
