@@ -85,3 +85,40 @@ def _alive(pid: int) -> bool:
     except OSError:
         os.kill(pid, 0)
         return True
+
+
+def test_an_engine_killed_mid_embedding_ends_it_with_what_to_do(vault, home):
+    for i in range(80):
+        write_card(vault, f"k{i}.md", f"卡片 {i}", f"第 {i} 张卡片：服务器、备份和监控的笔记 note {i} " * 6)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    proc = subprocess.Popen([MEMSYNC_BIN, "index", "--embed", "--json", "--threads", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    engines: list[int] = []
+    deadline = time.monotonic() + 60
+    while len(engines) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        engines = _children(proc.pid)
+        time.sleep(0.05)
+    assert len(engines) == 2, "the engine processes never started"
+    time.sleep(1.0)  # loaded, and embedding
+    os.kill(engines[0], 9)
+    out, err = proc.communicate(timeout=60)  # ends: nothing waits for the killed one's passages
+    assert proc.returncode != 0
+    assert "embedding process ended" in out + err and "memsync index --embed" in out + err
+    again = embed("--threads", "1")  # what was embedded is kept; the rest is embedded now
+    assert again["embed"]["pending"] == 0 and again["embed"]["embedded"] >= 1
+
+
+def _children(pid: int) -> list[int]:
+    """The processes `pid` started (its engine pool; this process's multiprocessing helpers
+    start none here, the pool being forked)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return sorted(found)

@@ -19,19 +19,29 @@ from __future__ import annotations
 
 import os
 import signal
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
 from memsync.errors import MemsyncError
 
 from .encoder import DIM, MODEL, Encoder
 
+LOAD_WAIT_S = 120  # how long an engine process waits for the others to load the model
+
 _engine: Encoder | None = None  # in a worker process: its one-thread engine
+_loaded = None  # in a worker process: the barrier every engine reaches once loaded
+
+ENDED = ("an embedding process ended before its work was done (killed, or out of memory?). "
+         "The cards embedded so far are kept: run `memsync index --embed` again, with "
+         "--threads 1 if it happens again")
 
 
 class EnginePool:
     """`processes` engines of one thread each, in worker processes, with the Encoder's
     interface (model, threads, token_count, passages). Use it as a context manager: the workers
-    end with it."""
+    end with it. A worker that dies (killed, out of memory) fails the embedding with ENDED
+    instead of leaving it waiting for the passages that worker held."""
 
     model = MODEL
 
@@ -39,17 +49,17 @@ class EnginePool:
         from memsync.sync import start_method
 
         context = get_context(start_method())
-        ready = context.SimpleQueue()
-        self._pool = context.Pool(processes, initializer=_start, initargs=(ready,))
-        self.pids: list[int] = []
-        try:
-            for _ in range(processes):  # every engine loaded before the first passage is timed
-                pid, error = ready.get()
-                if error:
-                    raise MemsyncError(f"an embedding process could not load the model: {error}")
-                self.pids.append(pid)
+        self._pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start,
+                                         initargs=(context.Barrier(processes),))
+        try:  # every engine loaded before the first passage (and the bench's clock) starts
+            self.pids = sorted(f.result() for f in [self._pool.submit(_ready) for _ in range(processes)])
+        except BrokenProcessPool:
+            self._pool.shutdown(cancel_futures=True)
+            raise MemsyncError("an embedding process ended while loading the model (its error, if "
+                               "any, is printed above); `memsync index --embed --threads 1` loads "
+                               "it in this process instead") from None
         except BaseException:
-            self._pool.terminate()
+            self._pool.shutdown(cancel_futures=True)
             raise
         self.threads = processes
         self._counter = Encoder(1, force=True)
@@ -63,38 +73,38 @@ class EnginePool:
 
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        return np.stack(self._pool.map(_embed, texts, chunksize=1))
-
-    def close(self) -> None:
-        self._pool.close()
-        self._pool.join()
+        try:
+            return np.stack(list(self._pool.map(_embed, texts)))
+        except BrokenProcessPool:
+            raise MemsyncError(ENDED) from None
 
     def __enter__(self) -> EnginePool:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        if kind is None:
-            self.close()
-        else:  # interrupted or failed: the passages in flight are not wanted
-            self._pool.terminate()
-            self._pool.join()
+        # interrupted or failed: the passages still queued are not wanted
+        self._pool.shutdown(wait=True, cancel_futures=kind is not None)
 
 
-def _start(ready) -> None:
+def _start(loaded) -> None:
     """In each worker: end with the process that started it, leave Ctrl-C to that process (which
     then ends the pool), and load a one-thread engine."""
-    global _engine
+    global _engine, _loaded
     from memsync.reading import watch_parent
 
     watch_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        _engine = Encoder(1, force=True)
-        _engine.passages(["memsync"])  # the weights paged in
-    except Exception as error:  # said to the waiting process, which stops the pool
-        ready.put((os.getpid(), f"{type(error).__name__}: {error}"))
-        return
-    ready.put((os.getpid(), None))
+    _loaded = loaded
+    _engine = Encoder(1, force=True)
+    _engine.passages(["memsync"])  # the weights paged in
+
+
+def _ready() -> int:
+    """Wait until every engine is loaded: one of these per process (each holds its process
+    at the barrier, so no process runs two), then say which process this is."""
+    assert _loaded is not None, "a pool worker runs after _start"
+    _loaded.wait(LOAD_WAIT_S)
+    return os.getpid()
 
 
 def _embed(text: str):
