@@ -258,16 +258,20 @@ class Indexer:
         many files it has on disk. Counted by a survey, which holds a subtree's files and rows at
         a time (`memsync watch` asks this first: every path of 100,000 files and every stored
         row at once took its memory from 40 to 106 MB)."""
-        found = survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
-                              self.excluded[source], None, self.workers, start_method() == "fork")
+        found = self._survey(source)
         self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         return found.scanned
 
+    def _survey(self, source: str, under: str | None = None,
+                asked: frozenset[str] = frozenset()) -> survey.Survey:
+        """The files of `source` (below `under`) against its rows (memsync.survey.survey), shared
+        with worker processes where this process may fork them."""
+        return survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
+                             self.excluded[source], under, self.workers, start_method() == "fork", asked)
+
     def _reconcile_source(self, source, under, report, progress) -> None:
         asked = self._problem_paths(source, under)
-        found = survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
-                              self.excluded[source], under, self.workers, start_method() == "fork",
-                              asked)
+        found = self._survey(source, under, asked)
         if under is None:
             self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         report.scanned += found.scanned

@@ -335,40 +335,41 @@ def test_the_api_and_sql_rules_catch_a_module_below_the_edges(tmp_path):
         assert path not in API_USERS
 
 
-def test_read_path_does_not_import_heavy_modules(vault, cli):
-    cli("index")
+def after_commands(commands: list[list[str]], report: str) -> tuple[object, str]:
+    """Run memsync `commands` in a fresh process, then the Python lines `report`, which print
+    one JSON value: that value, and the process's stderr (for a failing assertion)."""
     probe = (
-        "import sys, json\n"
+        "import sys, json, dataclasses, inspect\n"
         "from memsync.cli import main\n"
-        "for args in (['search', 'anything'], ['stats'], ['--help']):\n"
+        f"for args in {commands!r}:\n"
         "    try:\n"
         "        main(args, standalone_mode=False)\n"
         "    except SystemExit:\n"
         "        pass\n"
-        "heavy = ['watchdog', 'mcp', 'frontmatter', 'yaml', 'anyio', 'pydantic']\n"
-        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+        + report
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    loaded = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert loaded == [], proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def test_read_path_does_not_import_heavy_modules(vault, cli):
+    cli("index")
+    loaded, err = after_commands(
+        [["search", "anything"], ["stats"], ["--help"]],
+        "heavy = ['watchdog', 'mcp', 'frontmatter', 'yaml', 'anyio', 'pydantic']\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]))\n")
+    assert loaded == [], err
 
 
 def test_a_search_process_does_not_define_indexing_records(vault, cli):
     # Each dataclass costs about a millisecond to define, paid by every `memsync search`
     # process: the records only indexing uses stay out of its imports (memsync.model).
     cli("index")
-    probe = (
-        "import sys, json\n"
-        "from memsync.cli import main\n"
-        "try:\n"
-        "    main(['search', 'anything'], standalone_mode=False)\n"
-        "except SystemExit:\n"
-        "    pass\n"
+    loaded, err = after_commands(
+        [["search", "anything"]],
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('memsync.model.indexing', "
-        "'memsync.store.tally', 'memsync.write', 'memsync.sync')))))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], proc.stderr
+        "'memsync.store.tally', 'memsync.write', 'memsync.sync')))))\n")
+    assert loaded == [], err
 
 
 def test_a_search_process_defines_only_the_dataclasses_that_change_or_cache(vault, cli):
@@ -376,18 +377,10 @@ def test_a_search_process_defines_only_the_dataclasses_that_change_or_cache(vaul
     # process; a NamedTuple costs a tenth of that. Only a record filled in as it goes (the
     # result) or with a cached property (the config) stays a dataclass on that path.
     cli("index")
-    probe = (
-        "import sys, json, dataclasses, inspect\n"
-        "from memsync.cli import main\n"
-        "try:\n"
-        "    main(['search', 'anything'], standalone_mode=False)\n"
-        "except SystemExit:\n"
-        "    pass\n"
+    found, err = after_commands(
+        [["search", "anything"]],
         "found = {f'{name}.{c.__qualname__}' for name, module in list(sys.modules.items())\n"
         "         if name.startswith('memsync') for _, c in inspect.getmembers(module, inspect.isclass)\n"
         "         if c.__module__ == name and dataclasses.is_dataclass(c)}\n"
-        "print(json.dumps(sorted(found)))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert found == ["memsync.config.Config", "memsync.search.lexical.Result"], proc.stderr
+        "print(json.dumps(sorted(found)))\n")
+    assert found == ["memsync.config.Config", "memsync.search.lexical.Result"], err
