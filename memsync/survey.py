@@ -67,6 +67,7 @@ class Survey:
     work: list[str] = field(default_factory=list)  # new, changed or racily clean: read again
     gone: list[str] = field(default_factory=list)  # stored, no longer on disk (or wanted)
     scanned: int = 0  # files on disk
+    scanned_bytes: int = 0  # their sizes, summed
     unchanged: int = 0
     stored: int = 0  # files the index held
     present: set[str] = field(default_factory=set)  # of the paths asked about, those on disk
@@ -77,6 +78,7 @@ class Survey:
         stored for the same part: a file is unchanged when they are equal. `asked`: paths (as
         the index shows them) to report as present."""
         self.scanned += len(found)
+        self.scanned_bytes += sum(stat[0] for stat in found.values())
         self.stored += len(stamps)
         for rel, sig in found.items():
             if stamps.get(rel) == sig:
@@ -92,6 +94,7 @@ class Survey:
         self.work += other.work
         self.gone += other.gone
         self.scanned += other.scanned
+        self.scanned_bytes += other.scanned_bytes
         self.unchanged += other.unchanged
         self.stored += other.stored
         self.present |= other.present

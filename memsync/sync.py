@@ -157,8 +157,9 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        files = sum(self.guard_source(name) for name in self.sources)
-        with self.index.bulk(files), self.index.transaction(), self.index.reload():
+        found = [self.guard_source(name) for name in self.sources]
+        files, load = sum(f.scanned for f in found), sum(f.scanned_bytes for f in found)
+        with self.index.bulk(files), self.index.transaction(), self.index.reload(load):
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
         self.index.mark_synced()
@@ -253,14 +254,14 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
-    def guard_source(self, source: str) -> int:
-        """guard_removal for a whole source, as it is on disk and in the index now; returns how
-        many files it has on disk. Counted by a survey, which holds a subtree's files and rows at
+    def guard_source(self, source: str) -> survey.Survey:
+        """guard_removal for a whole source, as it is on disk and in the index now; returns the
+        survey that found it so (how many files, how many bytes). Counted by a survey, which holds a subtree's files and rows at
         a time (`memsync watch` asks this first: every path of 100,000 files and every stored
         row at once took its memory from 40 to 106 MB)."""
         found = self._survey(source)
         self.guard_removal(source, found.scanned, found.stored, len(found.gone))
-        return found.scanned
+        return found
 
     def _survey(self, source: str, under: str | None = None,
                 asked: frozenset[str] = frozenset()) -> survey.Survey:

@@ -169,9 +169,47 @@ def test_a_rebuild_merges_the_full_text_once_and_leaves_merging_on(vault, tmp_pa
     try:
         for table in fts.FTS_COLUMNS:  # merges were off during the load; back to FTS5's default
             assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone() == (fts.AUTOMERGE,)
+            # and so is the hash a watcher's later small writes go through
+            assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone() == (fts.HASH_BYTES,)
     finally:
         conn.close()
     assert _one_segment(db)
+
+
+def test_the_bulk_hash_holds_a_small_load_whole_and_a_large_one_in_parts():
+    assert fts.bulk_hash_bytes(0) == fts.BULK_HASH_BYTES
+    small = 20 * 1024 * 1024
+    assert fts.bulk_hash_bytes(small) >= small  # with room to spare: one segment
+    largest = fts.WHOLE_LOAD_HASH_BYTES * 4 // 5
+    assert fts.bulk_hash_bytes(largest) <= fts.WHOLE_LOAD_HASH_BYTES
+    assert fts.bulk_hash_bytes(largest + 1024) == fts.BULK_HASH_BYTES  # memory stays bounded
+
+
+def _loaded_whole(db: Path, monkeypatch) -> tuple[int, bool]:
+    """Rebuild `db`; at the moment the load is merged: the hash it was loaded with, and whether
+    the whole load was still in it (FTS5 had written no segment: cards_fts_data held only its
+    averages and structure records, rowids 1 and 10)."""
+    seen = []
+    merge = fts.merge
+
+    def watched(conn):
+        hashsize = conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0]
+        seen.append((hashsize, conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10))
+        merge(conn)
+
+    monkeypatch.setattr(fts, "merge", watched)
+    rebuilt(db, workers=1)
+    return seen[0]
+
+
+def test_a_rebuild_sizes_its_hash_to_the_load_and_writes_a_small_one_as_one_segment(vault, tmp_path, monkeypatch):
+    db = first_index(vault, tmp_path)
+    load = sum(p.stat().st_size for p in vault.rglob("*.md") if ".trash" not in p.parts)
+    hashsize, whole = _loaded_whole(db, monkeypatch)
+    assert hashsize == fts.bulk_hash_bytes(load) and whole
+    # the same load through a small hash is written out in segments as it goes
+    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 64 * 1024)
+    assert _loaded_whole(db, monkeypatch) == (64 * 1024, False)
 
 
 def _one_segment(db: Path) -> bool:

@@ -427,17 +427,18 @@ class Index:
             self._bulk_kib = outer
 
     @contextmanager
-    def reload(self) -> Iterator[None]:
+    def reload(self, load_bytes: int = 0) -> Iterator[None]:
         """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
         kept on purpose), let the caller write every row again, then merge the full-text
-        indexes once (memsync.store.fts.defer_merges). Meanwhile a file's rows are written
+        indexes once (memsync.store.fts.defer_merges; `load_bytes`, the size of the files to be
+        loaded, sizes its buffer). Meanwhile a file's rows are written
         without first looking for old ones to clear: the transaction emptied them, and holds
         the write lock, so no other process can have written any since."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         fts.recreate(self._conn)
-        fts.defer_merges(self._conn)
+        fts.defer_merges(self._conn, load_bytes)
         self.mark_changed()
         self._reloading = True
         try:
