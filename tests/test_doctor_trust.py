@@ -51,6 +51,7 @@ def writer_holding_the_lock(db: Path, seconds: float = 30):
     finally:
         proc.kill()
         proc.wait()
+        proc.stdout.close()
 
 
 def test_doctor_under_a_writer_holding_the_lock_says_busy_not_damaged(indexed, run_cli):

@@ -37,7 +37,8 @@ class HttpServer:
                                      stderr=subprocess.PIPE, text=True, env=os.environ.copy())
         self.log: list[str] = []
         lines: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, args=(lines,), daemon=True).start()
+        self._reader = threading.Thread(target=self._read, args=(lines,), daemon=True)
+        self._reader.start()
         while True:
             line = lines.get(timeout=DEADLINE)
             assert line is not None, "the server stopped before listening:\n" + "".join(self.log)
@@ -72,7 +73,9 @@ def http_server():
     yield start
     for server in started:
         server.stop()
+        server._reader.join(DEADLINE)  # stderr ended with the server: its pipes can close
         server.proc.stdout.close()
+        server.proc.stderr.close()
 
 
 @asynccontextmanager

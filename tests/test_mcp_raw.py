@@ -78,9 +78,14 @@ class RawServer:
         return self.proc.stderr.read().decode(errors="replace")
 
     def kill(self):
+        """End the server if it still runs, and close its pipes (once the reader saw stdout end)."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(DEADLINE)
+        self._reader.join(DEADLINE)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if not stream.closed:
+                stream.close()
 
 
 @pytest.fixture
@@ -88,9 +93,6 @@ def server():
     srv = RawServer()
     yield srv
     srv.kill()
-    for stream in (srv.proc.stdin, srv.proc.stdout, srv.proc.stderr):
-        if not stream.closed:
-            stream.close()
 
 
 def call(request_id: int, tool: str, arguments) -> dict:

@@ -45,7 +45,10 @@ def on_terminal(*args, stdout_too=True, env=None, stdin_tty=False, seconds=30.0,
             break
     if proc.poll() is None:  # a server waiting for input: enough has been shown
         proc.terminate()
-    piped = proc.stdout.read().decode() if proc.stdout else ""
+    piped = ""
+    if proc.stdout:
+        with proc.stdout:
+            piped = proc.stdout.read().decode()
     proc.wait(timeout=30)
     os.close(master)
     return proc.returncode, shown.decode(errors="replace").replace("\r\n", "\n"), piped

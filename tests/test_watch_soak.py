@@ -31,8 +31,9 @@ RSS_GROWTH_KIB = 30 * 1024  # more than this from the first sample to the last i
 
 
 def start_watcher(log: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([MEMSYNC_BIN, "watch"], stderr=log.open("w"),
-                            stdout=subprocess.DEVNULL, env=os.environ.copy())
+    with log.open("w") as err:  # the watcher has its own copy of the descriptor
+        proc = subprocess.Popen([MEMSYNC_BIN, "watch"], stderr=err,
+                                stdout=subprocess.DEVNULL, env=os.environ.copy())
     deadline = time.monotonic() + 60
     while "memsync: watching" not in log.read_text():
         assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
