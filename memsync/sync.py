@@ -158,7 +158,7 @@ class Indexer:
         started = time.perf_counter()
         report = SyncReport()
         found = [self.guard_source(name) for name in self.sources]
-        files, load = sum(f.scanned for f in found), sum(f.scanned_bytes for f in found)
+        files, load = sum(n for n, _ in found), sum(size for _, size in found)
         with self.index.bulk(files), self.index.transaction(), self.index.reload(load):
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
@@ -254,14 +254,14 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
-    def guard_source(self, source: str) -> survey.Survey:
-        """guard_removal for a whole source, as it is on disk and in the index now; returns the
-        survey that found it so (how many files, how many bytes). Counted by a survey, which holds a subtree's files and rows at
-        a time (`memsync watch` asks this first: every path of 100,000 files and every stored
-        row at once took its memory from 40 to 106 MB)."""
+    def guard_source(self, source: str) -> tuple[int, int]:
+        """guard_removal for a whole source, as it is on disk and in the index now; returns how
+        many files it has on disk and their bytes. Counted by a survey, which holds a subtree's
+        files and rows at a time (`memsync watch` asks this first: every path of 100,000 files
+        and every stored row at once took its memory from 40 to 106 MB)."""
         found = self._survey(source)
         self.guard_removal(source, found.scanned, found.stored, len(found.gone))
-        return found
+        return found.scanned, found.scanned_bytes
 
     def _survey(self, source: str, under: str | None = None,
                 asked: frozenset[str] = frozenset()) -> survey.Survey:

@@ -430,10 +430,10 @@ class Index:
     def reload(self, load_bytes: int = 0) -> Iterator[None]:
         """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
         kept on purpose), let the caller write every row again, then merge the full-text
-        indexes once (memsync.store.fts.defer_merges; `load_bytes`, the size of the files to be
-        loaded, sizes its buffer). Meanwhile a file's rows are written
-        without first looking for old ones to clear: the transaction emptied them, and holds
-        the write lock, so no other process can have written any since."""
+        indexes once (memsync.store.fts.defer_merges, whose hash the size of the files to load,
+        `load_bytes`, decides). Meanwhile a file's rows are written without first looking for
+        old ones to clear: the transaction emptied them, and holds the write lock, so no other
+        process can have written any since."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
