@@ -34,14 +34,12 @@ def foreground_encoder(threads: int | None = None) -> Iterator:
     """The engines of a foreground embedding: one in this process for one core, else a pool of
     one-thread engine processes. `threads` None: OMP_NUM_THREADS when set, else every usable
     core."""
-    import os
-
     from memsync import cores
 
     from .encoder import Encoder
     from .pool import EnginePool
 
-    count = threads or int(os.environ.get("OMP_NUM_THREADS") or 0) or cores.usable()
+    count = threads or cores.from_environment() or cores.usable()
     if count == 1:
         yield Encoder(1, force=True)
         return
