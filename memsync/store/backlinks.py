@@ -45,9 +45,10 @@ def all_names(conn) -> set[tuple[str, str]]:
         "UNION SELECT c.source, l.name FROM links l JOIN cards c USING (seq)")}
 
 
-def refresh(conn, touched: set[tuple[str, str]]) -> int:
+def refresh(conn, touched: set[tuple[str, str]], waiting: fts.Waiting | None = None) -> int:
     """Recompute the links field and in-link count of every card a touched name may resolve
-    to; returns how many cards changed."""
+    to; returns how many cards had their full-text rows written again (not those `waiting`
+    to be written)."""
     by_source: dict[str, list[str]] = defaultdict(list)
     for source, name in touched:
         by_source[source].append(name)
@@ -75,9 +76,10 @@ def refresh(conn, touched: set[tuple[str, str]]) -> int:
                 conn.execute("UPDATE cards SET link_text = ?, inlinks = ? WHERE seq = ?",
                              (text, count, seq))
                 changed[seq] = text
+    rewritten = 0
     if changed:  # the FTS rows are rewritten from the body: read once for all of them
         bodies = conn.execute("SELECT seq, body FROM cards WHERE seq IN "
                               "(SELECT value FROM json_each(?))", (json.dumps(list(changed)),))
         for seq, body in bodies:
-            fts.set_links(conn, seq, cjk.to_index_text(changed[seq]), body)
-    return len(changed)
+            rewritten += fts.set_links(conn, seq, cjk.to_index_text(changed[seq]), body, waiting)
+    return rewritten

@@ -26,10 +26,12 @@ def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
     return insert_rows(conn, seq, source, f)
 
 
-def insert_rows(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
-    """insert() for a card whose row was written with its card_columns already."""
+def insert_rows(conn, seq: int, source: str, f: CardFields,
+                waiting: fts.Waiting | None = None) -> set[tuple[str, str]]:
+    """insert() for a card whose row was written with its card_columns already; its full-text
+    rows wait in `waiting` when given (memsync.store.fts.Waiting)."""
     fts.insert(conn, seq, {"title": f.title, "h1": f.h1, "headings": f.headings, "tags": f.tags,
-                           "links": ""}, f.body)
+                           "links": ""}, f.body, waiting)
     if f.exact:
         conn.executemany("INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
                          [(key, seq, strength) for key, strength in f.exact])
@@ -50,15 +52,17 @@ def insert_links(conn, seq: int, links) -> None:
     )
 
 
-def delete(conn, source: str, cards: list[tuple[int, str | None, str]]) -> set[tuple[str, str]]:
+def delete(conn, source: str, cards: list[tuple[int, str | None, str]],
+           waiting: fts.Waiting | None = None) -> set[tuple[str, str]]:
     """Drop the derived rows of cards still in `cards`, given as (seq, name, body): the body
-    gives back the FTS text to delete. Returns the (source, name)s to refresh."""
+    gives back the FTS text to delete (unless the rows are still `waiting`). Returns the
+    (source, name)s to refresh."""
     touched = {(source, name) for seq, name, _ in cards if name}
     for seq, _, body in cards:
         touched |= {(source, name) for (name,) in conn.execute(
             "SELECT name FROM links WHERE seq = ?", (seq,))}
         conn.execute("DELETE FROM links WHERE seq = ?", (seq,))
-        fts.delete(conn, seq, body)
+        fts.delete(conn, seq, body, waiting)
         conn.execute("DELETE FROM exact_keys WHERE seq = ?", (seq,))
     return touched
 

@@ -115,7 +115,10 @@ class Index:
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
         self._reloading = False  # inside reload(): the derived tables were emptied in this transaction
+        # inside reload(): the (source, name)s that links resolved to before it emptied the tables
+        self._linked: frozenset[tuple[str, str]] = frozenset()
         self._bulk_kib = 0  # inside bulk(): the page cache it set, in KiB
+        self.waiting = fts.Waiting()  # full-text rows written when the transaction ends
 
     @classmethod
     def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
@@ -123,6 +126,7 @@ class Index:
         index = cls.__new__(cls)
         index.path, index._conn = Path(path), open_existing(path, wait)
         index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
+        index._linked, index.waiting = frozenset(), fts.Waiting()
         return index
 
     def close(self) -> None:
@@ -142,19 +146,29 @@ class Index:
         self.touched, rewritten = set(), 0
         try:
             yield self._conn
-            if self.touched:
-                from memsync.store import (
-                    backlinks,  # here and below: only writes need them, not a search
-                )
-
-                rewritten = backlinks.refresh(self._conn, self.touched)
+            rewritten = self._settle()
         except BaseException:
             self.touched = set()
+            self.waiting.forget()
             self._conn.execute("ROLLBACK")
             raise
-        self.touched = set()
         self._conn.execute("COMMIT")
         self.rewritten += rewritten
+
+    def _settle(self) -> int:
+        """Before a commit: the links fields of the cards whose names the transaction touched
+        (memsync.store.backlinks), then the full-text rows left waiting for them. Returns how many
+        cards had their full-text rows written again."""
+        rewritten = 0
+        if self.touched:
+            from memsync.store import (
+                backlinks,  # here and below: only writes need them, not a search
+            )
+
+            rewritten = backlinks.refresh(self._conn, self.touched, self.waiting)
+            self.touched = set()
+        self.waiting.write(self._conn)
+        return rewritten
 
     # --- files and their signatures -------------------------------------------------------
 
@@ -312,7 +326,12 @@ class Index:
                     *fieldstore.card_columns(card_fields),
                 ),
             ).lastrowid
-            self.touched |= fieldstore.insert_rows(self._conn, seq, source, card_fields)  # type: ignore[arg-type]  # set by INSERT
+            # A reload writes at once the rows of cards no link pointed at before (most of them, in
+            # most vaults), so that FTS5's work overlaps the reading of the files still to come.
+            wait = not self._reloading or (source, card_fields.name) in self._linked
+            self.touched |= fieldstore.insert_rows(
+                self._conn, seq, source, card_fields,  # type: ignore[arg-type]  # seq: set by INSERT
+                self.waiting if wait else None)
         self._conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
@@ -327,7 +346,7 @@ class Index:
         cards = self._conn.execute(
             "SELECT seq, name, body FROM cards WHERE source = ? AND file = ?", (source, file)
         ).fetchall()
-        self.touched |= fieldstore.delete(self._conn, source, cards)
+        self.touched |= fieldstore.delete(self._conn, source, cards, self.waiting)
         for seq, _, _ in cards:
             self._conn.execute("DELETE FROM cards WHERE seq = ?", (seq,))
         return len(cards)
@@ -433,8 +452,11 @@ class Index:
         indexes once (memsync.store.fts.defer_merges, whose hash the size of the files to load,
         `load_bytes`, decides). Meanwhile a file's rows are written without first looking for
         old ones to clear: the transaction emptied them, and holds the write lock, so no other
-        process can have written any since."""
+        process can have written any since. The full-text rows of the cards links pointed at
+        before wait for the links to be known (fts.Waiting); the others are written at once."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
+        self._linked = frozenset(tuple(r) for r in self._conn.execute(
+            "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq"))
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         fts.recreate(self._conn)
@@ -444,7 +466,10 @@ class Index:
         try:
             yield
         finally:
-            self._reloading = False
+            self._reloading, self._linked = False, frozenset()
+        # Links first, while FTS5 still defers its merges: the rows they write again are merged
+        # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
+        self._settle()
         fts.merge_all(self._conn)
 
     def compact_if_sparse(self, resize: bool = False, changed: int = 0) -> bool:

@@ -1,0 +1,156 @@
+"""The full-text rows of the cards a transaction writes wait for its end (memsync.store.fts.Waiting),
+when the links pointing at each card are known: a linked card's rows are written once, and the
+index they make is the one writing each card's rows at once (then again once linked) made."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memsync import adapters, config, reading
+from memsync.store import backlinks, fts
+from memsync.store.index import Index, integrity_problems
+from memsync.sync import Indexer
+
+from .conftest import write_card
+
+NOTES = 40
+
+
+def link_notes(vault: Path, first: int = 0, n: int = NOTES, word: str = "body") -> None:
+    """Notes that each link the next one (and one far ahead), under anchor text of their own."""
+    for i in range(first, first + n):
+        write_card(vault, f"notes/n{i}.md", f"note {i}",
+                   f"{word} {i} 服务器 marker{i}z\nsee [[n{(i + 1) % NOTES}|anchor{(i + 1) % NOTES}q]] "
+                   f"and [[n{(i + 17) % NOTES}]]\n")
+
+
+def indexer(db: Path) -> tuple[Index, Indexer]:
+    index = Index(db)
+    return index, Indexer(index, config.load().sources, workers=1)
+
+
+def full_text(db: Path) -> dict:
+    """Every token instance (term, card, column, position) of each full-text table, whatever the
+    segments FTS5 wrote them into, and the short fields' text."""
+    conn = sqlite3.connect(db)
+    try:
+        out = {}
+        for table in fts.FTS_COLUMNS:
+            conn.execute(f"CREATE VIRTUAL TABLE temp.v_{table} USING fts5vocab(main, {table}, 'instance')")
+            out[table] = conn.execute(f"SELECT term, doc, col, offset FROM temp.v_{table} "
+                                      "ORDER BY 1, 2, 3, 4").fetchall()
+        out["card_terms"] = conn.execute("SELECT * FROM card_terms ORDER BY seq").fetchall()
+        out["cards"] = conn.execute("SELECT seq, path, link_text, inlinks FROM cards ORDER BY seq").fetchall()
+        assert integrity_problems(conn) == []
+        return out
+    finally:
+        conn.close()
+
+
+def test_a_linked_cards_rows_are_written_once_with_their_links(vault, tmp_path, monkeypatch):
+    link_notes(vault)
+    deleted = []
+    write = fts._write
+
+    def counted(conn, command, seq, terms, body_tokens):
+        deleted.extend([seq] if command == "delete" else [])
+        write(conn, command, seq, terms, body_tokens)
+
+    monkeypatch.setattr(fts, "_write", counted)
+    index, work = indexer(tmp_path / "i.db")
+    try:
+        work.reconcile()  # one batch, one transaction
+        assert deleted == []  # written at once, every card here was written, deleted, written again
+        work.rebuild()  # the cards links pointed at before wait; the others are written at once
+        assert deleted == [] and not index.waiting.seqs
+    finally:
+        index.close()
+    conn = sqlite3.connect(tmp_path / "i.db")
+    found = conn.execute("SELECT c.path FROM cards_fts f JOIN cards c ON c.seq = f.rowid "
+                         "WHERE cards_fts MATCH 'links : anchor5q'").fetchall()
+    assert found == [("notes/n5.md",)]  # the anchor text is in the linked card's own rows
+
+
+def test_the_index_is_the_one_written_card_by_card(vault, tmp_path, monkeypatch):
+    """Through a first index, changes (edits, new notes linking old ones, a removal) and a
+    rebuild, which holds back the cards links pointed at before: token for token the same."""
+    def steps(db: Path) -> list[dict]:
+        index, work = indexer(db)
+        seen = []
+        try:
+            link_notes(vault)
+            work.reconcile()
+            seen.append(full_text(db))
+            link_notes(vault, 5, 3, word="edited")
+            write_card(vault, "notes/late.md", "late", "new [[n3|latecomer]] and [[n30]]")
+            (vault / "notes" / "n9.md").unlink()
+            work.reconcile()
+            seen.append(full_text(db))
+            work.rebuild()
+            seen.append(full_text(db))
+        finally:
+            index.close()
+        return seen
+
+    waiting = steps(tmp_path / "waiting.db")
+    for path in vault.rglob("*.md"):
+        path.unlink()
+    insert = fts.insert
+    monkeypatch.setattr(fts, "insert", lambda conn, seq, terms, body, waiting=None: insert(conn, seq, terms, body))
+    assert steps(tmp_path / "at-once.db") == waiting
+
+
+def test_a_rolled_back_transaction_leaves_nothing_waiting(vault, tmp_path, monkeypatch):
+    """Its waiting rows went with the rollback; the seqs it held are handed out again, and must
+    not pass for waiting ones (their deletes would leave their full-text rows behind)."""
+    link_notes(vault)
+    db = tmp_path / "i.db"
+    index, work = indexer(db)
+    try:
+        refresh = backlinks.refresh
+
+        def fail_once(*args):
+            monkeypatch.setattr(backlinks, "refresh", refresh)
+            raise RuntimeError("killed before the commit")
+
+        monkeypatch.setattr(backlinks, "refresh", fail_once)
+        with pytest.raises(RuntimeError):
+            work.reconcile()
+        assert not index.waiting.seqs
+        work.reconcile()
+        link_notes(vault, 0, 10, word="edited")  # deletes of the cards the retry wrote
+        work.reconcile()
+    finally:
+        index.close()
+    link_notes(vault)  # the same steps again, with nothing failing
+    clean = tmp_path / "clean.db"
+    index, work = indexer(clean)
+    try:
+        work.reconcile()
+        link_notes(vault, 0, 10, word="edited")
+        work.reconcile()
+    finally:
+        index.close()
+    assert full_text(db) == full_text(clean)
+
+
+def test_a_card_removed_while_waiting_never_gets_rows(vault, tmp_path):
+    write_card(vault, "gone.md", "gone", "here and gone [[kept]]")
+    write_card(vault, "kept.md", "kept", "stays")
+    index = Index(tmp_path / "i.db")
+    try:
+        markdown = adapters.get("markdown")
+        with index.transaction():
+            for rel in ("gone.md", "kept.md"):
+                look = reading.look(str(vault), markdown, reading.MAX_FILE_BYTES, rel, None)
+                index.replace_file("vault", rel, look.cards, look.fields, look.sig, look.digest, look.read_at)
+            index.remove_file("vault", "gone.md")
+    finally:
+        index.close()
+    conn = sqlite3.connect(tmp_path / "i.db")
+    assert conn.execute("SELECT count(*) FROM cards_fts").fetchone() == (1,)
+    assert conn.execute("SELECT count(*) FROM cards_fts WHERE cards_fts MATCH 'gone'").fetchone() == (0,)
+    assert integrity_problems(conn) == []
