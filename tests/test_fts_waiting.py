@@ -154,3 +154,28 @@ def test_a_card_removed_while_waiting_never_gets_rows(vault, tmp_path):
     assert conn.execute("SELECT count(*) FROM cards_fts").fetchone() == (1,)
     assert conn.execute("SELECT count(*) FROM cards_fts WHERE cards_fts MATCH 'gone'").fetchone() == (0,)
     assert integrity_problems(conn) == []
+
+
+def test_a_rebuild_of_a_new_index_holds_back_the_cards_earlier_files_link(vault, tmp_path, monkeypatch):
+    """With no old rows to say which cards are linked, the links of the files written so far
+    do: a card an earlier file links waits; one only a later file links is written again."""
+    write_card(vault, "a.md", "a", "links [[b]] ahead")
+    write_card(vault, "b.md", "b", "linked from before")
+    write_card(vault, "c.md", "c", "linked from after")
+    write_card(vault, "d.md", "d", "links [[c]] behind")
+    deleted = []
+    write = fts._write
+
+    def counted(conn, command, seq, terms, body_tokens):
+        deleted.extend([seq] if command == "delete" else [])
+        write(conn, command, seq, terms, body_tokens)
+
+    monkeypatch.setattr(fts, "_write", counted)
+    index, work = indexer(tmp_path / "new.db")
+    try:
+        work.rebuild()
+    finally:
+        index.close()
+    cards = {path: (seq, text, inlinks) for seq, path, text, inlinks in full_text(tmp_path / "new.db")["cards"]}
+    assert cards["b.md"][1:] == ("b", 1) and cards["c.md"][1:] == ("c", 1)
+    assert deleted == [cards["c.md"][0]]

@@ -115,8 +115,9 @@ class Index:
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
         self._reloading = False  # inside reload(): the derived tables were emptied in this transaction
-        # inside reload(): the (source, name)s that links resolved to before it emptied the tables
-        self._linked: frozenset[tuple[str, str]] = frozenset()
+        # inside reload(): the (source, name)s links pointed at, before it emptied the tables
+        # and in the files it has written since
+        self._linked: set[tuple[str, str]] = set()
         self._bulk_kib = 0  # inside bulk(): the page cache it set, in KiB
         self.waiting = fts.Waiting()  # full-text rows written when the transaction ends
 
@@ -126,7 +127,7 @@ class Index:
         index = cls.__new__(cls)
         index.path, index._conn = Path(path), open_existing(path, wait)
         index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
-        index._linked, index.waiting = frozenset(), fts.Waiting()
+        index._linked, index.waiting = set(), fts.Waiting()
         return index
 
     def close(self) -> None:
@@ -326,12 +327,15 @@ class Index:
                     *fieldstore.card_columns(card_fields),
                 ),
             ).lastrowid
-            # A reload writes at once the rows of cards no link pointed at before (most of them, in
-            # most vaults), so that FTS5's work overlaps the reading of the files still to come.
+            # A reload writes at once the rows of cards no link is known to point at (most of
+            # them, in most vaults), so that FTS5's work overlaps the reading of the files still
+            # to come; those a later link points at after all are written again at its end.
             wait = not self._reloading or (source, card_fields.name) in self._linked
             self.touched |= fieldstore.insert_rows(
                 self._conn, seq, source, card_fields,  # type: ignore[arg-type]  # seq: set by INSERT
                 self.waiting if wait else None)
+            if self._reloading:
+                self._linked.update((source, name) for _, name, _ in card_fields.links)
         self._conn.execute(
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
@@ -452,11 +456,12 @@ class Index:
         indexes once (memsync.store.fts.defer_merges, whose hash the size of the files to load,
         `load_bytes`, decides). Meanwhile a file's rows are written without first looking for
         old ones to clear: the transaction emptied them, and holds the write lock, so no other
-        process can have written any since. The full-text rows of the cards links pointed at
-        before wait for the links to be known (fts.Waiting); the others are written at once."""
+        process can have written any since. The full-text rows of the cards links are known to
+        point at (in the old rows, or in the files written so far) wait for the load's links
+        to be known (fts.Waiting); the others are written at once."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
-        self._linked = frozenset(tuple(r) for r in self._conn.execute(
-            "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq"))
+        self._linked = {tuple(r) for r in self._conn.execute(
+            "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq")}
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         fts.recreate(self._conn)
@@ -466,7 +471,7 @@ class Index:
         try:
             yield
         finally:
-            self._reloading, self._linked = False, frozenset()
+            self._reloading, self._linked = False, set()
         # Links first, while FTS5 still defers its merges: the rows they write again are merged
         # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
         self._settle()
