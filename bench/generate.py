@@ -139,10 +139,23 @@ def card_file(rng: random.Random, pool: list[str], i: int, mark: str, day: dt.da
     return f"{sub}/card-{i:07d}.md", "\n".join(lines) + "\n" + _body(rng, pool, mark) + "\n"
 
 
-def generate_vault(root: Path, n: int, seed: int = 0) -> list[tuple[str, str]]:
-    """Write n cards under root; returns (relative path, marker) for each. Same seed, same bytes."""
+def see_also(rng: random.Random, i: int, n: int, links: int) -> str:
+    """A closing line of `links` wikilinks from card i, as notes link: half to cards written
+    near it (the same project, the same week), half to any card; some with a label."""
+    picked = []
+    for k in range(links):
+        j = (i + rng.randint(1, 50)) % n if k % 2 == 0 else rng.randrange(n)
+        picked.append(f"[[card-{j:07d}|{' '.join(words(rng, EN_VOCAB, 2))}]]" if rng.random() < 0.3
+                      else f"[[card-{j:07d}]]")
+    return "\n\n相关 see also: " + ", ".join(picked)
+
+
+def generate_vault(root: Path, n: int, seed: int = 0, links: int = 0) -> list[tuple[str, str]]:
+    """Write n cards under root; returns (relative path, marker) for each. Same seed, same bytes.
+    `links`: wikilinks at the end of each card; the cards are the same with or without them."""
     root = Path(root)
     rng = random.Random(seed)
+    linking = random.Random(seed + 1)  # its own stream: the text does not depend on the links
     pool = _pool(rng)
     start = dt.date(2024, 1, 1)
     out = []
@@ -150,6 +163,8 @@ def generate_vault(root: Path, n: int, seed: int = 0) -> list[tuple[str, str]]:
     for i in range(n):
         mark = marker(seed, i)
         rel, text = card_file(rng, pool, i, mark, start + dt.timedelta(days=i % 900))
+        if links:
+            text = text[:-1] + see_also(linking, i, n, links) + "\n"
         path = root / rel
         folder = str(path.parent)
         if folder not in made:
@@ -165,8 +180,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("root", type=Path)
     parser.add_argument("n", type=int)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--links", type=int, default=0, help="wikilinks at the end of each card")
     args = parser.parse_args(argv)
-    cards = generate_vault(args.root, args.n, args.seed)
+    cards = generate_vault(args.root, args.n, args.seed, args.links)
     print(f"{len(cards)} cards under {args.root}")
 
 

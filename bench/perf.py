@@ -80,6 +80,19 @@ print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added,
 """
 
 
+LOAD_CHILD = """
+import json, sys, time
+from memsync.store.index import Index
+from memsync.model import Source
+from memsync.sync import Indexer
+work = Indexer(Index(sys.argv[1]), [Source("vault", "markdown", sys.argv[2], True)])
+start = time.perf_counter()
+report = work.rebuild() if sys.argv[3] == "rebuild" else work.reconcile()
+print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added}))
+"""
+LINKS = 3  # wikilinks a note in the linked vault (the Obsidian Help dev vaults have about 11)
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -112,6 +125,36 @@ def rebuild_once(db: Path, vault: Path, workers: str = "auto") -> dict:
     # wait4's figure counts what the bench held when it started the child (see REBUILD_CHILD)
     data["wait4_rss_mib"] = usage.ru_maxrss / 1024  # Linux reports KiB
     return data
+
+
+def load_once(db: Path, vault: Path, how: str) -> float:
+    """A `reconcile` or `rebuild` of `vault` into `db` as it is, in a fresh process: seconds."""
+    out = subprocess.run([sys.executable, "-c", LOAD_CHILD, str(db), str(vault), how],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["seconds"]
+
+
+def measure_links(n: int, work: Path, vault: Path, repeats: int) -> dict:
+    """What wikilinks cost an index: the same cards with and without LINKS links each, indexed
+    first into a new index (a first `memsync index`), then rebuilt over it, then rebuilt into
+    a new index. A linked card's links field is the anchor text of the links pointing at it."""
+    linked = work / f"vault-{n}-linked"
+    generate.generate_vault(linked, n, seed=0, links=LINKS)
+    db = work / f"links-{n}.db"
+    runs: dict[str, list[float]] = {}
+    for _ in range(repeats):  # alternate, as the rebuild does
+        for name, folder in (("plain", vault), ("linked", linked)):
+            _fresh_db(db)
+            runs.setdefault(f"{name}_first_index", []).append(load_once(db, folder, "reconcile"))
+            runs.setdefault(f"{name}_rebuild_over_it", []).append(load_once(db, folder, "rebuild"))
+            _fresh_db(db)
+            runs.setdefault(f"{name}_rebuild_new", []).append(load_once(db, folder, "rebuild"))
+    shutil.rmtree(linked)
+    _fresh_db(db)
+    result: dict = {"links_per_note": LINKS, "runs": repeats, **{k: median(v) for k, v in runs.items()}}
+    for figure in ("first_index", "rebuild_over_it", "rebuild_new"):
+        result[f"{figure}_vs_plain"] = result[f"linked_{figure}"] / result[f"plain_{figure}"]
+    return result
 
 
 def pretokenized(vault: Path) -> list[tuple[str, str, str]]:
@@ -383,6 +426,13 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     result["reconcile"] = {"runs": len(recon), "seconds": median(recon), "floor_walk_seconds": median(walk),
                            "vs_floor": median(recon) / median(walk)}
     print(f"  {n}: reconcile {median(recon):.3f}s", file=sys.stderr)
+
+    if n == 10_000 and not quick:
+        result["links"] = measure_links(n, work, vault, 3)
+        print(f"  {n}: with {LINKS} links a note, first index {result['links']['linked_first_index']:.2f}s "
+              f"({result['links']['first_index_vs_plain']:.2f}x without), rebuild "
+              f"{result['links']['linked_rebuild_over_it']:.2f}s ({result['links']['rebuild_over_it_vs_plain']:.2f}x)",
+              file=sys.stderr)
 
     rng = random.Random(n)
     queries = search_queries(cards, rng, 40 if quick else 100)

@@ -48,6 +48,14 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
     line("rebuild peak RSS of the writer", rb("writer_peak_rss_mib", lambda v: f"{v:.0f} MiB"))
     line("rebuild prep: read / parse / tokenize", lambda s: " / ".join(
         f"{s['rebuild']['prep'][k]:.2f}s" for k in ("read_s", "parse_s", "tokenize_s")))
+    def links(key):  # measured at 10,000 cards only
+        return lambda s: (f"{s['links'][f'linked_{key}']:.1f} s ({s['links'][f'{key}_vs_plain']:.2f}× "
+                          "without links)" if "links" in s else "not measured")
+
+    per_note = next((s["links"]["links_per_note"] for s in sizes.values() if "links" in s), 0)
+    line(f"with {per_note} wikilinks a note: first index", links("first_index"))
+    line(f"with {per_note} wikilinks a note: rebuild over that index", links("rebuild_over_it"))
+    line(f"with {per_note} wikilinks a note: rebuild into a new index", links("rebuild_new"))
     line("index ÷ notes (bytes)", lambda s: f"{s['index']['ratio']:.2f}×" if "index" in s else "not measured")
     line("reconcile, nothing changed", lambda s: f"{s['reconcile']['seconds'] * 1000:.0f} ms")
     line("floor: walk + lstat", lambda s: f"{s['reconcile']['floor_walk_seconds'] * 1000:.0f} ms")

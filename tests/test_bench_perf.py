@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf import projection, verdicts_100k
+from bench import generate
+from bench.perf import measure_links, projection, verdicts_100k
 from bench.perf_tables import render_tables
 
 
@@ -48,6 +49,29 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     assert "| speed-up over one reader | 1.75× | 1.75× |" in text
     assert "| rebuild | 4.00 s | 40.00 s | 1.00 | 400.0 s |" in text
     assert "load average 3.5 at the start, 4 at the end" in text
+
+
+def test_the_linked_vault_is_the_same_cards_with_links_at_their_end(tmp_path):
+    plain = generate.generate_vault(tmp_path / "plain", 40)
+    assert generate.generate_vault(tmp_path / "linked", 40, links=3) == plain
+    for rel, _ in plain:
+        text = (tmp_path / "plain" / rel).read_text(encoding="utf-8")
+        linked = (tmp_path / "linked" / rel).read_text(encoding="utf-8")
+        assert linked.startswith(text[:-1]) and linked.count("[[card-") == 3
+
+
+def test_what_links_cost_is_measured_and_shown(tmp_path):
+    vault = tmp_path / "vault-60"
+    generate.generate_vault(vault, 60)
+    links = measure_links(60, tmp_path, vault, 1)
+    assert links["linked_first_index"] > 0 and links["plain_rebuild_new"] > 0
+    assert links["rebuild_over_it_vs_plain"] == links["linked_rebuild_over_it"] / links["plain_rebuild_over_it"]
+    assert not (tmp_path / "vault-60-linked").exists()  # the linked copy is removed
+    sizes = {"10000": {**size(10_000, 1), "links": {**links, "linked_first_index": 16.0,
+                                                    "first_index_vs_plain": 2.96}},
+             "100000": size(100_000, 10)}
+    text = "\n".join(render_tables({"sizes": sizes}, extras=False))
+    assert "| with 3 wikilinks a note: first index | 16.0 s (2.96× without links) | not measured |" in text
 
 
 def watcher(cards: int, cold_peak: float) -> dict:
