@@ -144,6 +144,7 @@ class Indexer:
         """Make the index match the disk for a whole source (or a subtree of it)."""
         started = time.perf_counter()
         report = SyncReport()
+        self.index.settle_links()  # after a bulk load that was killed before its end
         for name in [source] if source else list(self.sources):
             self._reconcile_source(name, under, report, progress)
         if under is None:
@@ -290,9 +291,13 @@ class Indexer:
                   for i in range(0, len(work), size)]
         done = 0
         pending: list[Look] = []
-        # A first index or a big change is a bulk load too (a rebuild already is one); the
-        # B-trees it writes into are as big as the whole tree
-        with self.index.bulk(found.scanned) if len(work) >= PARALLEL_FROM else nullcontext():
+        # A first index or a big change is a bulk load too (a rebuild already is one): the
+        # B-trees it writes into are as big as the whole tree, and its links are settled once,
+        # at its end, not in each batch (Index.carrying_links)
+        bulk = len(work) >= PARALLEL_FROM
+        carrying = bulk and not self.index.in_transaction
+        with (self.index.bulk(found.scanned) if bulk else nullcontext(),
+              self.index.carrying_links() if carrying else nullcontext()):
             for looks in self._looks(source, chunks, report):
                 pending += looks
                 if len(pending) < BATCH:

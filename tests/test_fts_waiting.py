@@ -5,11 +5,12 @@ index they make is the one writing each card's rows at once (then again once lin
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from memsync import adapters, config, reading
+from memsync import adapters, config, reading, sync
 from memsync.store import backlinks, fts
 from memsync.store.index import Index, integrity_problems
 from memsync.sync import Indexer
@@ -179,3 +180,89 @@ def test_a_rebuild_of_a_new_index_holds_back_the_cards_earlier_files_link(vault,
     cards = {path: (seq, text, inlinks) for seq, path, text, inlinks in full_text(tmp_path / "new.db")["cards"]}
     assert cards["b.md"][1:] == ("b", 1) and cards["c.md"][1:] == ("c", 1)
     assert deleted == [cards["c.md"][0]]
+
+
+def web(vault: Path, n: int = 200) -> None:
+    """Notes each linking three others, far apart: a bulk load in batches meets most links
+    in a later batch than the card they point at."""
+    for i in range(n):
+        targets = [(i + step) % n for step in (1, 97, 151)]
+        write_card(vault, f"web/w{i}.md", f"web {i}",
+                   f"text {i} 数据库\n" + " ".join(f"[[w{t}|to{t}x]]" for t in targets) + "\n")
+
+
+@pytest.fixture
+def batches(monkeypatch):
+    """Thresholds small enough that 200 files are a bulk load of several transactions."""
+    for name, value in {"PARALLEL_FROM": 60, "WORKER_CHUNK": 10, "BATCH": 60}.items():
+        monkeypatch.setattr(sync, name, value)
+
+
+def test_a_bulk_load_writes_a_cards_rows_again_once_at_most(vault, tmp_path, monkeypatch, batches):
+    web(vault)
+    deleted = []
+    write = fts._write
+
+    def counted(conn, command, seq, terms, body_tokens):
+        deleted.extend([seq] if command == "delete" else [])
+        write(conn, command, seq, terms, body_tokens)
+
+    monkeypatch.setattr(fts, "_write", counted)
+    index, work = indexer(tmp_path / "bulk.db")
+    try:
+        work.reconcile()
+        assert index.meta(backlinks.UNSETTLED) is None
+    finally:
+        index.close()
+    assert deleted and max(Counter(deleted).values()) == 1  # linked from later batches: once
+    monkeypatch.setattr(fts, "_write", write)
+    monkeypatch.setattr(sync, "PARALLEL_FROM", 10_000)  # not a bulk load: settled in each batch
+    index, work = indexer(tmp_path / "batches.db")
+    try:
+        work.reconcile()
+    finally:
+        index.close()
+    assert full_text(tmp_path / "bulk.db") == full_text(tmp_path / "batches.db")
+
+
+def test_a_bulk_load_killed_before_its_end_is_settled_by_the_next(vault, tmp_path, monkeypatch, batches):
+    web(vault)
+    settle = backlinks.Carried.settle
+
+    def killed(self, conn, waiting=None):
+        raise RuntimeError("killed")
+
+    monkeypatch.setattr(backlinks.Carried, "settle", killed)
+    db = tmp_path / "killed.db"
+    index, work = indexer(db)
+    try:
+        with pytest.raises(RuntimeError):
+            work.reconcile()
+        assert index.meta(backlinks.UNSETTLED) == "1"  # committed with the batches that carried
+        lagging = full_text(db)
+        monkeypatch.setattr(backlinks.Carried, "settle", settle)
+        work.reconcile()  # nothing changed on disk: only the mark says what to do
+        assert index.meta(backlinks.UNSETTLED) is None
+    finally:
+        index.close()
+    clean = tmp_path / "clean.db"
+    index, work = indexer(clean)
+    try:
+        work.reconcile()
+    finally:
+        index.close()
+    assert lagging["cards"] != full_text(clean)["cards"]  # the links fields lagged
+    assert full_text(db) == full_text(clean)
+
+
+def test_a_rebuild_settles_what_a_killed_bulk_load_left(vault, tmp_path, monkeypatch, batches):
+    web(vault)
+    monkeypatch.setattr(backlinks.Carried, "settle", lambda self, conn, waiting=None: 1 / 0)
+    index, work = indexer(tmp_path / "i.db")
+    try:
+        with pytest.raises(ZeroDivisionError):
+            work.reconcile()
+        work.rebuild()  # every links field made anew
+        assert index.meta(backlinks.UNSETTLED) is None
+    finally:
+        index.close()

@@ -83,3 +83,46 @@ def refresh(conn, touched: set[tuple[str, str]], waiting: fts.Waiting | None = N
         for seq, body in bodies:
             rewritten += fts.set_links(conn, seq, cjk.to_index_text(changed[seq]), body, waiting)
     return rewritten
+
+
+# meta key, set while a bulk load has carried link names it has not yet refreshed (Carried)
+UNSETTLED = "links_unsettled"
+
+
+class Carried:
+    """The link names a bulk load (a first index, a big change: many transactions in a row)
+    refreshes once, at its end. Each transaction refreshes at its end only the names of the
+    cards it wrote (their full-text rows wait for it: memsync.store.fts.Waiting); a card written
+    by an earlier one, which later files' links can change again, would have had its rows
+    written anew in every transaction that linked it. Its links field lags until the load ends.
+    A process killed before then leaves the index marked (UNSETTLED) for the next load to
+    settle (settle_unsettled)."""
+
+    def __init__(self) -> None:
+        self.names: set[tuple[str, str]] = set()
+
+    def keep(self, conn, touched: set[tuple[str, str]], now: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Of the `touched` names, those in `now` to refresh in this transaction; the others
+        are carried, and the mark is written with the transaction that leaves them."""
+        later = touched - now
+        if later:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (UNSETTLED,))
+            self.names |= later
+        return touched & now
+
+    def settle(self, conn, waiting: fts.Waiting | None = None) -> int:
+        """Refresh every carried name, inside a transaction; returns refresh()'s count."""
+        rewritten = refresh(conn, self.names, waiting) if self.names else 0
+        conn.execute("DELETE FROM meta WHERE key = ?", (UNSETTLED,))
+        self.names = set()
+        return rewritten
+
+
+def settle_unsettled(conn) -> int | None:
+    """Inside a transaction: when a bulk load ended before settling its links, refresh every
+    name (what it carried is lost with it); returns refresh()'s count, or None when none did."""
+    if conn.execute("SELECT 1 FROM meta WHERE key = ?", (UNSETTLED,)).fetchone() is None:
+        return None
+    rewritten = refresh(conn, all_names(conn))
+    conn.execute("DELETE FROM meta WHERE key = ?", (UNSETTLED,))
+    return rewritten

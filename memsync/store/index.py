@@ -26,6 +26,7 @@ from memsync.store.searchsql import Statement
 
 if TYPE_CHECKING:  # indexing's records: a search process does not load them (memsync.model)
     from memsync.model.indexing import Card, Signature
+    from memsync.store.backlinks import Carried
 
 BUSY_TIMEOUT_MS = 60_000
 # A search maps the file instead of copying it page by page through read(): it touches a few
@@ -120,6 +121,8 @@ class Index:
         self._linked: set[tuple[str, str]] = set()
         self._bulk_kib = 0  # inside bulk(): the page cache it set, in KiB
         self.waiting = fts.Waiting()  # full-text rows written when the transaction ends
+        self._held: set[tuple[str, str]] = set()  # the (source, name)s of the cards waiting
+        self._carried: Carried | None = None  # inside carrying_links()
 
     @classmethod
     def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
@@ -127,7 +130,7 @@ class Index:
         index = cls.__new__(cls)
         index.path, index._conn = Path(path), open_existing(path, wait)
         index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
-        index._linked, index.waiting = set(), fts.Waiting()
+        index._linked, index.waiting, index._held, index._carried = set(), fts.Waiting(), set(), None
         return index
 
     def close(self) -> None:
@@ -149,7 +152,7 @@ class Index:
             yield self._conn
             rewritten = self._settle()
         except BaseException:
-            self.touched = set()
+            self.touched, self._held = set(), set()
             self.waiting.forget()
             self._conn.execute("ROLLBACK")
             raise
@@ -166,10 +169,44 @@ class Index:
                 backlinks,  # here and below: only writes need them, not a search
             )
 
-            rewritten = backlinks.refresh(self._conn, self.touched, self.waiting)
+            touched = self.touched
+            if self._carried is not None:
+                touched = self._carried.keep(self._conn, touched, self._held)
+            rewritten = backlinks.refresh(self._conn, touched, self.waiting) if touched else 0
             self.touched = set()
+        self._held = set()
         self.waiting.write(self._conn)
         return rewritten
+
+    @contextmanager
+    def carrying_links(self) -> Iterator[None]:
+        """A bulk load of many transactions: the links fields of cards an earlier transaction
+        wrote are refreshed once, at the end (memsync.store.backlinks.Carried). Not around a
+        transaction: its end is a transaction of its own."""
+        from memsync.store import backlinks
+
+        assert not self._conn.in_transaction, "carrying spans transactions"
+        self._carried = carried = backlinks.Carried()
+        try:
+            yield
+        finally:
+            self._carried = None
+        if carried.names:
+            with self.transaction():
+                fts.defer_merges(self._conn)
+                self.rewritten += carried.settle(self._conn, self.waiting)
+                fts.merge_all(self._conn)
+
+    def settle_links(self) -> bool:
+        """Settle what a bulk load killed before its end left unsettled (backlinks.UNSETTLED);
+        returns whether there was any."""
+        from memsync.store import backlinks
+
+        if self.meta(backlinks.UNSETTLED) is None:
+            return False
+        with self.transaction():
+            self.rewritten += backlinks.settle_unsettled(self._conn) or 0
+        return True
 
     # --- files and their signatures -------------------------------------------------------
 
@@ -334,6 +371,8 @@ class Index:
             self.touched |= fieldstore.insert_rows(
                 self._conn, seq, source, card_fields,  # type: ignore[arg-type]  # seq: set by INSERT
                 self.waiting if wait else None)
+            if wait and card_fields.name:
+                self._held.add((source, card_fields.name))
             if self._reloading:
                 self._linked.update((source, name) for _, name, _ in card_fields.links)
         self._conn.execute(
@@ -464,6 +503,7 @@ class Index:
             "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq")}
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
+        self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
         fts.recreate(self._conn)
         fts.defer_merges(self._conn, load_bytes)
         self.mark_changed()
