@@ -26,12 +26,13 @@ def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:
     return insert_rows(conn, seq, source, f)
 
 
-def insert_rows(conn, seq: int, source: str, f: CardFields,
-                waiting: fts.Waiting | None = None) -> set[tuple[str, str]]:
+def insert_rows(conn, seq: int, source: str, f: CardFields, waiting: fts.Waiting | None = None,
+                links: str = "") -> set[tuple[str, str]]:
     """insert() for a card whose row was written with its card_columns already; its full-text
-    rows wait in `waiting` when given (memsync.store.fts.Waiting)."""
+    rows wait in `waiting` when given (memsync.store.fts.Waiting). `links`: the links field's
+    token stream, as its row says (empty until memsync.store.backlinks fills it in)."""
     fts.insert(conn, seq, {"title": f.title, "h1": f.h1, "headings": f.headings, "tags": f.tags,
-                           "links": ""}, f.body, waiting)
+                           "links": links}, f.body, waiting)
     if f.exact:
         conn.executemany("INSERT INTO exact_keys (key, seq, strength) VALUES (?, ?, ?)",
                          [(key, seq, strength) for key, strength in f.exact])

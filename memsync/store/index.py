@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memsync import private
+from memsync import cjk, private
 from memsync.errors import BadEnvironment, Damaged, NotFound
 from memsync.store import fts, migrations
 from memsync.store.fields import CardFields, note_name
@@ -119,6 +119,8 @@ class Index:
         # inside reload(): the (source, name)s links pointed at, before it emptied the tables
         # and in the files it has written since
         self._linked: set[tuple[str, str]] = set()
+        # inside reload(): (source, path) -> (links field, in-links) of the cards links pointed at
+        self._before: dict[tuple[str, str], tuple[str, int]] = {}
         self._bulk_kib = 0  # inside bulk(): the page cache it set, in KiB
         self.waiting = fts.Waiting()  # full-text rows written when the transaction ends
         self._held: set[tuple[str, str]] = set()  # the (source, name)s of the cards waiting
@@ -131,6 +133,7 @@ class Index:
         index.path, index._conn = Path(path), open_existing(path, wait)
         index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
         index._linked, index.waiting, index._held, index._carried = set(), fts.Waiting(), set(), None
+        index._before = {}
         return index
 
     def close(self) -> None:
@@ -350,9 +353,12 @@ class Index:
             self._delete_cards(source, file)
         for card, card_fields in zip(cards, fields, strict=True):
             card_id = self.id_for(source, card.path)
+            # A reload gives a card the links field it had before: the backlinks refresh at its
+            # end leaves a card alone whose links still say the same (most of them).
+            link_text, inlinks = self._before.get((source, card.path), ("", 0))
             seq = self._conn.execute(
-                f"INSERT INTO cards ({CARD_COLUMNS}, project, tag_set, name) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO cards ({CARD_COLUMNS}, project, tag_set, name, link_text, inlinks) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     json.dumps(list(card.tags), ensure_ascii=False),
@@ -362,15 +368,18 @@ class Index:
                     card.summary,
                     card.project,
                     *fieldstore.card_columns(card_fields),
+                    link_text, inlinks,
                 ),
             ).lastrowid
             # A reload writes at once the rows of cards no link is known to point at (most of
-            # them, in most vaults), so that FTS5's work overlaps the reading of the files still
-            # to come; those a later link points at after all are written again at its end.
-            wait = not self._reloading or (source, card_fields.name) in self._linked
+            # them, in most vaults) and of those whose links field it could give back, so that
+            # FTS5's work overlaps the reading of the files still to come. A card whose links
+            # turn out otherwise is written again at its end.
+            wait = not self._reloading or (
+                not link_text and (source, card_fields.name) in self._linked)
             self.touched |= fieldstore.insert_rows(
                 self._conn, seq, source, card_fields,  # type: ignore[arg-type]  # seq: set by INSERT
-                self.waiting if wait else None)
+                self.waiting if wait else None, cjk.to_index_text(link_text) if link_text else "")
             if wait and card_fields.name:
                 self._held.add((source, card_fields.name))
             if self._reloading:
@@ -501,6 +510,10 @@ class Index:
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         self._linked = {tuple(r) for r in self._conn.execute(
             "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq")}
+        # from card_terms first: its rows are short, while cards.link_text lies past the body
+        self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
+            "SELECT c.source, c.path, c.link_text, c.inlinks FROM card_terms t "
+            "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
         for table in ("cards", "files", "problems", "links", "exact_keys"):
             self._conn.execute(f"DELETE FROM {table}")
         self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
@@ -511,7 +524,7 @@ class Index:
         try:
             yield
         finally:
-            self._reloading, self._linked = False, set()
+            self._reloading, self._linked, self._before = False, set(), {}
         # Links first, while FTS5 still defers its merges: the rows they write again are merged
         # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
         self._settle()
