@@ -33,6 +33,20 @@ def indexer(db: Path) -> tuple[Index, Indexer]:
     return index, Indexer(index, config.load().sources, workers=1)
 
 
+@pytest.fixture
+def deleted(monkeypatch) -> list[int]:
+    """The seqs whose full-text rows are deleted (to be written again), as they are."""
+    seqs: list[int] = []
+    write = fts._write
+
+    def counted(conn, command, seq, terms, body_tokens):
+        seqs.extend([seq] if command == "delete" else [])
+        write(conn, command, seq, terms, body_tokens)
+
+    monkeypatch.setattr(fts, "_write", counted)
+    return seqs
+
+
 def full_text(db: Path) -> dict:
     """Every token instance (term, card, column, position) of each full-text table, whatever the
     segments FTS5 wrote them into, and the short fields' text."""
@@ -51,16 +65,8 @@ def full_text(db: Path) -> dict:
         conn.close()
 
 
-def test_a_linked_cards_rows_are_written_once_with_their_links(vault, tmp_path, monkeypatch):
+def test_a_linked_cards_rows_are_written_once_with_their_links(vault, tmp_path, monkeypatch, deleted):
     link_notes(vault)
-    deleted = []
-    write = fts._write
-
-    def counted(conn, command, seq, terms, body_tokens):
-        deleted.extend([seq] if command == "delete" else [])
-        write(conn, command, seq, terms, body_tokens)
-
-    monkeypatch.setattr(fts, "_write", counted)
     index, work = indexer(tmp_path / "i.db")
     try:
         work.reconcile()  # one batch, one transaction
@@ -166,21 +172,13 @@ def test_a_card_removed_while_waiting_never_gets_rows(vault, tmp_path):
     assert integrity_problems(conn) == []
 
 
-def test_a_rebuild_of_a_new_index_holds_back_the_cards_earlier_files_link(vault, tmp_path, monkeypatch):
+def test_a_rebuild_of_a_new_index_holds_back_the_cards_earlier_files_link(vault, tmp_path, deleted):
     """With no old rows to say which cards are linked, the links of the files written so far
     do: a card an earlier file links waits; one only a later file links is written again."""
     write_card(vault, "a.md", "a", "links [[b]] ahead")
     write_card(vault, "b.md", "b", "linked from before")
     write_card(vault, "c.md", "c", "linked from after")
     write_card(vault, "d.md", "d", "links [[c]] behind")
-    deleted = []
-    write = fts._write
-
-    def counted(conn, command, seq, terms, body_tokens):
-        deleted.extend([seq] if command == "delete" else [])
-        write(conn, command, seq, terms, body_tokens)
-
-    monkeypatch.setattr(fts, "_write", counted)
     index, work = indexer(tmp_path / "new.db")
     try:
         work.rebuild()
@@ -207,16 +205,8 @@ def batches(monkeypatch):
         monkeypatch.setattr(sync, name, value)
 
 
-def test_a_bulk_load_writes_a_cards_rows_again_once_at_most(vault, tmp_path, monkeypatch, batches):
+def test_a_bulk_load_writes_a_cards_rows_again_once_at_most(vault, tmp_path, monkeypatch, batches, deleted):
     web(vault)
-    deleted = []
-    write = fts._write
-
-    def counted(conn, command, seq, terms, body_tokens):
-        deleted.extend([seq] if command == "delete" else [])
-        write(conn, command, seq, terms, body_tokens)
-
-    monkeypatch.setattr(fts, "_write", counted)
     index, work = indexer(tmp_path / "bulk.db")
     try:
         work.reconcile()
@@ -224,7 +214,6 @@ def test_a_bulk_load_writes_a_cards_rows_again_once_at_most(vault, tmp_path, mon
     finally:
         index.close()
     assert deleted and max(Counter(deleted).values()) == 1  # linked from later batches: once
-    monkeypatch.setattr(fts, "_write", write)
     monkeypatch.setattr(sync, "PARALLEL_FROM", 10_000)  # not a bulk load: settled in each batch
     index, work = indexer(tmp_path / "batches.db")
     try:

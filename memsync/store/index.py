@@ -116,8 +116,7 @@ class Index:
         # cards whose FTS rows a links refresh rewrote since the last compact_if_sparse()
         self.rewritten = 0
         self._reloading = False  # inside reload(): the derived tables were emptied in this transaction
-        # inside reload(): the (source, name)s links pointed at, before it emptied the tables
-        # and in the files it has written since
+        # inside reload(): the (source, name)s the links of the files it has written point at
         self._linked: set[tuple[str, str]] = set()
         # inside reload(): (source, path) -> (links field, in-links) of the cards links pointed at
         self._before: dict[tuple[str, str], tuple[str, int]] = {}
@@ -504,12 +503,10 @@ class Index:
         indexes once (memsync.store.fts.defer_merges, whose hash the size of the files to load,
         `load_bytes`, decides). Meanwhile a file's rows are written without first looking for
         old ones to clear: the transaction emptied them, and holds the write lock, so no other
-        process can have written any since. The full-text rows of the cards links are known to
-        point at (in the old rows, or in the files written so far) wait for the load's links
-        to be known (fts.Waiting); the others are written at once."""
+        process can have written any since. A card is written at once with the links field it
+        had; one without, that links in the files written so far point at, waits for the load's
+        links to be known (fts.Waiting)."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
-        self._linked = {tuple(r) for r in self._conn.execute(
-            "SELECT DISTINCT c.source, l.name FROM links l JOIN cards c ON c.seq = l.seq")}
         # from card_terms first: its rows are short, while cards.link_text lies past the body
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
             "SELECT c.source, c.path, c.link_text, c.inlinks FROM card_terms t "
