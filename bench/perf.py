@@ -10,7 +10,9 @@ For each size (1k and 10k cards; 100k with --big):
   stores, bulk-inserted into FTS5);
 - reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
 - search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
-- `memsync search` whole-process wall time, beside `python -c pass`, `grep -rl` and `rg -l`;
+- `memsync search` whole-process wall time, beside `grep -rl`, `rg -l` and what any Python CLI
+  pays before its own code runs: `python -c pass` with the interpreter memsync runs on, the same
+  in a venv with nothing installed, and `import click`;
 - `memsync brief` whole-process wall time (a project of ~500 cards, 200 cards read, ~700 cards
   changed since the last brief), in the same rounds.
 Every figure is the median of repeated runs. Then the watcher and MCP benches
@@ -335,6 +337,19 @@ def prepare_brief(home: Path, db: Path) -> Path:
     return project
 
 
+def bare_python(work: Path) -> str:
+    """The interpreter of a venv with nothing installed (made once under `work`): the floor of
+    starting Python. The interpreter memsync runs on pays for every .pth file of its site-packages
+    on every start; an editable install's import hook takes 14 ms of the 29 a `python -c pass`
+    took there (15 in a venv with nothing installed), which a wheel install does not pay."""
+    import venv
+
+    where = work / "bare-venv"
+    if not where.exists():
+        venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(where)
+    return str(where / ("Scripts" if os.name == "nt" else "bin") / "python")
+
+
 def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
              others: dict[str, str] | None = None) -> dict:
     """Medians of whole-process times; `others` adds more memsync commands (label -> path), such
@@ -345,6 +360,7 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
     # would otherwise compile its changed modules again in every timed run.
     compileall.compile_dir(str(Path(memsync.__file__).parent), quiet=1)
     timings: dict[str, list[float]] = {}
+    bare = bare_python(home.parent)
     rg = shutil.which("rg")
     for n in range(runs):
         marker = markers[n % len(markers)]
@@ -355,6 +371,8 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
         for label, command in (others or {}).items():
             timings.setdefault(label, []).append(wall([command, "search", marker, "--json"], env))
         timings.setdefault("python_startup", []).append(wall([sys.executable, "-c", "pass"]))
+        timings.setdefault("python_bare", []).append(wall([bare, "-c", "pass"]))
+        timings.setdefault("import_click", []).append(wall([sys.executable, "-c", "import click"]))
         timings.setdefault("grep_r", []).append(wall(["grep", "-rl", "--include=*.md", marker, str(vault)]))
         if rg:
             timings.setdefault("rg", []).append(wall([rg, "-l", marker, str(vault)]))

@@ -68,6 +68,11 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
         line("`memsync brief` whole process", lambda s: f"{s['cli']['memsync_brief']:.0f} ms"
              if "memsync_brief" in s["cli"] else "not measured")
     line("floor: `python -c pass`", lambda s: f"{s['cli']['python_startup']:.0f} ms")
+    if any("python_bare" in s["cli"] for s in sizes.values()):  # results from before them: no rows
+        line("floor: `python -c pass`, a venv with nothing installed",
+             lambda s: f"{s['cli']['python_bare']:.0f} ms" if "python_bare" in s["cli"] else "not measured")
+        line("`python -c 'import click'` (the CLI framework alone)",
+             lambda s: f"{s['cli']['import_click']:.0f} ms" if "import_click" in s["cli"] else "not measured")
     line("`grep -rl`", lambda s: f"{s['cli']['grep_r']:.0f} ms")
     line("`rg -l`", lambda s: "not installed" if s["cli"].get("rg") is None else f"{s['cli']['rg']:.0f} ms")
     out += ["", "In-process search p50 by query kind (ms):", ""]

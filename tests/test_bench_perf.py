@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from bench import generate
-from bench.perf import measure_links, projection, verdicts_100k
+from bench.perf import bare_python, measure_links, projection, verdicts_100k
 from bench.perf_tables import render_tables
 
 
@@ -49,6 +51,26 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     assert "| speed-up over one reader | 1.75× | 1.75× |" in text
     assert "| rebuild | 4.00 s | 40.00 s | 1.00 | 400.0 s |" in text
     assert "load average 3.5 at the start, 4 at the end" in text
+
+
+def test_the_bare_floor_is_an_interpreter_with_nothing_installed(tmp_path):
+    bare = bare_python(tmp_path)
+    assert subprocess.run([bare, "-c", "pass"]).returncode == 0
+    # click is installed where the bench runs, and not in the bare venv
+    found = subprocess.run([bare, "-c", "import click"], capture_output=True, text=True)
+    assert found.returncode != 0 and "No module named 'click'" in found.stderr
+    made = (tmp_path / "bare-venv" / "pyvenv.cfg").stat().st_mtime_ns
+    assert bare_python(tmp_path) == bare  # made once, then reused
+    assert (tmp_path / "bare-venv" / "pyvenv.cfg").stat().st_mtime_ns == made
+
+
+def test_the_startup_floors_are_shown_when_measured():
+    old = size(10_000, 1)
+    new = {**old, "cli": {**old["cli"], "python_bare": 15.0, "import_click": 41.0}}
+    text = "\n".join(render_tables({"sizes": {"10000": new, "100000": size(100_000, 10)}}, extras=False))
+    assert "| floor: `python -c pass`, a venv with nothing installed | 15 ms | not measured |" in text
+    assert "| `python -c 'import click'` (the CLI framework alone) | 41 ms | not measured |" in text
+    assert "nothing installed" not in "\n".join(render_tables({"sizes": {"10000": old}}, extras=False))
 
 
 def test_the_linked_vault_is_the_same_cards_with_links_at_their_end(tmp_path):
