@@ -344,10 +344,11 @@ def bare_python(work: Path) -> str:
     took there (15 in a venv with nothing installed), which a wheel install does not pay."""
     import venv
 
-    where = work / "bare-venv"
-    if not where.exists():
-        venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(where)
-    return str(where / ("Scripts" if os.name == "nt" else "bin") / "python")
+    builder = venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt")
+    python = builder.ensure_directories(work / "bare-venv").env_exe  # where venv puts it
+    if not os.path.exists(python):
+        builder.create(work / "bare-venv")
+    return python
 
 
 def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,

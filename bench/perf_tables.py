@@ -63,16 +63,16 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
     line("floor: bare FTS5 OR query p50 / p99",
          lambda s: f"{s['search']['floor_p50_ms']:.2f} / {s['search']['floor_p99_ms']:.2f} ms")
     line("marker searches with a wrong answer", lambda s: s["search"]["marker_wrong"])
-    line("`memsync search` whole process", lambda s: f"{s['cli']['memsync_search']:.0f} ms")
-    if any("memsync_brief" in s["cli"] for s in sizes.values()):  # results from before it: no row
-        line("`memsync brief` whole process", lambda s: f"{s['cli']['memsync_brief']:.0f} ms"
-             if "memsync_brief" in s["cli"] else "not measured")
-    line("floor: `python -c pass`", lambda s: f"{s['cli']['python_startup']:.0f} ms")
-    if any("python_bare" in s["cli"] for s in sizes.values()):  # results from before them: no rows
-        line("floor: `python -c pass`, a venv with nothing installed",
-             lambda s: f"{s['cli']['python_bare']:.0f} ms" if "python_bare" in s["cli"] else "not measured")
-        line("`python -c 'import click'` (the CLI framework alone)",
-             lambda s: f"{s['cli']['import_click']:.0f} ms" if "import_click" in s["cli"] else "not measured")
+    def cli_ms(key):  # a row only once some size has it: results from before it have none
+        return lambda s: f"{s['cli'][key]:.0f} ms" if key in s["cli"] else "not measured"
+
+    for key, label in (("memsync_search", "`memsync search` whole process"),
+                       ("memsync_brief", "`memsync brief` whole process"),
+                       ("python_startup", "floor: `python -c pass`"),
+                       ("python_bare", "floor: `python -c pass`, a venv with nothing installed"),
+                       ("import_click", "`python -c 'import click'` (the CLI framework alone)")):
+        if any(key in s["cli"] for s in sizes.values()):
+            line(label, cli_ms(key))
     line("`grep -rl`", lambda s: f"{s['cli']['grep_r']:.0f} ms")
     line("`rg -l`", lambda s: "not installed" if s["cli"].get("rg") is None else f"{s['cli']['rg']:.0f} ms")
     out += ["", "In-process search p50 by query kind (ms):", ""]
