@@ -24,6 +24,7 @@ from contextlib import nullcontext
 from multiprocessing import get_all_start_methods, get_context
 
 import memsync.adapters as adapters
+from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import cores, reading, survey
@@ -158,11 +159,18 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        found = [self.guard_source(name) for name in self.sources]
-        files, load = sum(n for n, _ in found), sum(size for _, size in found)
+        surveys = {name: self._survey(name) for name in self.sources}
+        for name, found in surveys.items():
+            self.guard_removal(name, found.scanned, found.stored, len(found.gone))
+        files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
         with self.index.bulk(files), self.index.transaction(), self.index.reload(load):
             for name in self.sources:
                 self._reconcile_source(name, None, report, progress)
+        for name, found in surveys.items():
+            # Taken before the files were read: a folder changed since has other times now, and
+            # one that holds a file the rebuild could not index, a count the rows do not match.
+            if found.folders:
+                folderstamps.replace(self.index, name, [""], found.folders)
         self.index.mark_synced()
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
@@ -211,6 +219,7 @@ class Indexer:
             for problem in self.index.problems():  # files it could not index have no files row
                 if problem["source"] == name:
                     self.index.set_problem(name, problem["path"], None)
+            folderstamps.forget(self.index, name)
             self.index.mark_changed()
         return report
 
@@ -313,6 +322,8 @@ class Indexer:
         if remaining:
             self._apply(source, remaining, stored, report)
         self._forget_problems_of_gone_files(source, asked - found.present)
+        if found.stamped:  # the files are indexed: their folders' stamps can vouch for them
+            folderstamps.replace(self.index, source, found.stamped, found.folders)
         if progress:
             progress(total, total)
 

@@ -511,7 +511,7 @@ class Index:
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
             "SELECT c.source, c.path, c.link_text, c.inlinks FROM card_terms t "
             "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
-        for table in ("cards", "files", "problems", "links", "exact_keys"):
+        for table in ("cards", "files", "problems", "links", "exact_keys", "folder_stamps"):
             self._conn.execute(f"DELETE FROM {table}")
         self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
         fts.recreate(self._conn)

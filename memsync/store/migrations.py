@@ -397,9 +397,29 @@ BRIEF_INDEX = """CREATE INDEX IF NOT EXISTS cards_brief ON cards(
     updated, kind, id, title)"""
 
 
+def m013_folder_stamps(conn) -> None:
+    """Each folder as a reconcile last listed it (memsync.folders): a folder unchanged since is
+    not listed again. Empty at first: the next reconcile lists every folder and stamps it."""
+    conn.execute(FOLDER_STAMPS)
+
+
+FOLDER_STAMPS = """CREATE TABLE IF NOT EXISTS folder_stamps (
+    source   TEXT NOT NULL,
+    path     TEXT NOT NULL,     -- the folder with a trailing "/", "" for the source's root
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    ino      INTEGER NOT NULL,
+    files    INTEGER NOT NULL,  -- wanted files directly in it when listed
+    folders  INTEGER NOT NULL,  -- subfolders entered
+    rules    INTEGER NOT NULL,  -- memsync.folders.rules_key of that listing
+    PRIMARY KEY (source, path)
+) WITHOUT ROWID"""
+
+
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
               m006_markdown_links, m007_smaller_links, m008_summary,
-              m009_retrieval_log, m010_card_project, m011_summary_searched, m012_brief_lookups]
+              m009_retrieval_log, m010_card_project, m011_summary_searched, m012_brief_lookups,
+              m013_folder_stamps]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->
