@@ -159,9 +159,7 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        surveys = {name: self._survey(name) for name in self.sources}
-        for name, found in surveys.items():
-            self.guard_removal(name, found.scanned, found.stored, len(found.gone))
+        surveys = {name: self.guard_source(name) for name in self.sources}
         files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
         with self.index.bulk(files), self.index.transaction(), self.index.reload(load):
             for name in self.sources:
@@ -264,14 +262,14 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
-    def guard_source(self, source: str) -> tuple[int, int]:
-        """guard_removal for a whole source, as it is on disk and in the index now; returns how
-        many files it has on disk and their bytes. Counted by a survey, which holds a subtree's
-        files and rows at a time (`memsync watch` asks this first: every path of 100,000 files
-        and every stored row at once took its memory from 40 to 106 MB)."""
+    def guard_source(self, source: str) -> survey.Survey:
+        """guard_removal for a whole source, as it is on disk and in the index now; returns the
+        survey that counted it (files on disk, their bytes, the folders' stamps), which holds a
+        subtree's files and rows at a time (`memsync watch` asks this first: every path of
+        100,000 files and every stored row at once took its memory from 40 to 106 MB)."""
         found = self._survey(source)
         self.guard_removal(source, found.scanned, found.stored, len(found.gone))
-        return found.scanned, found.scanned_bytes
+        return found
 
     def _survey(self, source: str, under: str | None = None,
                 asked: frozenset[str] = frozenset()) -> survey.Survey:

@@ -13,7 +13,7 @@ COLUMNS = "mtime_ns, ctime_ns, ino, files, folders, rules"
 
 def load(index: Index, source: str, folder: str) -> dict[str, FolderStamp]:
     """folder ("a/b/", "" for the root) -> its stamp, for `folder` and every folder below it."""
-    where, args = index._in_range(*_range(folder))
+    where, args = index._in_range(*Index.folder_range(folder))
     cursor = index._conn.cursor()
     cursor.row_factory = None
     return {r[0]: FolderStamp(*r[1:]) for r in cursor.execute(
@@ -22,7 +22,7 @@ def load(index: Index, source: str, folder: str) -> dict[str, FolderStamp]:
 
 def count(index: Index, source: str, folder: str) -> int:
     """How many stamps there are for `folder` and below."""
-    where, args = index._in_range(*_range(folder))
+    where, args = index._in_range(*Index.folder_range(folder))
     return index._conn.execute("SELECT count(*) FROM folder_stamps WHERE source = ?" + where,
                                [source, *args]).fetchone()[0]
 
@@ -33,7 +33,7 @@ def replace(index: Index, source: str, subtrees: Iterable[str], stamps: dict[str
     conn = index._conn
     with nullcontext() if index.in_transaction else index.transaction():
         for folder in subtrees:
-            where, args = index._in_range(*_range(folder))
+            where, args = index._in_range(*Index.folder_range(folder))
             conn.execute("DELETE FROM folder_stamps WHERE source = ?" + where, [source, *args])
             conn.executemany(
                 f"INSERT INTO folder_stamps (source, path, {COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -44,7 +44,3 @@ def forget(index: Index, source: str) -> None:
     """A source no longer indexed keeps no stamps."""
     index._conn.execute("DELETE FROM folder_stamps WHERE source = ?", (source,))
 
-
-def _range(folder: str) -> tuple[str, str | None]:
-    """The paths of `folder` and below: from "a/b/" to just before "a/b0"; all for the root."""
-    return (folder, folder[:-1] + "0") if folder else ("", None)
