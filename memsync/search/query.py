@@ -40,7 +40,7 @@ class Plan(NamedTuple):
 
 
 def quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
+    return '"' + cjk.fts_fold(token).replace('"', '""') + '"'
 
 
 def is_char(token: str) -> bool:
