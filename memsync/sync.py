@@ -302,20 +302,23 @@ class Indexer:
         # B-trees it writes into are as big as the whole tree, and its links are settled once,
         # at its end, not in each batch (Index.carrying_links)
         bulk = len(work) >= PARALLEL_FROM
-        carrying = bulk and not self.index.in_transaction
+        # Looks taken inside the caller's transaction (a rebuild's) hold the write lock from
+        # before the first of them: nothing can have changed the index under them since.
+        inside = self.index.in_transaction
+        carrying = bulk and not inside
         with (self.index.bulk(found.scanned) if bulk else nullcontext(),
               self.index.carrying_links() if carrying else nullcontext()):
             for looks in self._looks(source, chunks, report):
                 pending += looks
                 if len(pending) < BATCH:
                     continue
-                self._apply(source, pending, stored, report, vanished=gone)
+                self._apply(source, pending, stored, report, vanished=gone, recheck=not inside)
                 done += len(pending)
                 pending = []
                 if progress:
                     progress(done, total)
             if pending:
-                self._apply(source, pending, stored, report, vanished=gone)
+                self._apply(source, pending, stored, report, vanished=gone, recheck=not inside)
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
@@ -392,11 +395,13 @@ class Indexer:
 
     # --- writing the index ----------------------------------------------------------------
 
-    def _apply(self, source, looks, stored, report, vanished: Sequence[str] = ()) -> None:
+    def _apply(self, source, looks, stored, report, vanished: Sequence[str] = (),
+               recheck: bool = True) -> None:
         """Apply one batch of looks in one transaction. `stored` is updated as rows change.
 
         A new file whose content equals a file that disappeared (in this batch, or in
-        `vanished`) is that file moved: it keeps its id and stats.
+        `vanished`) is that file moved: it keeps its id and stats. `recheck`: the looks were
+        taken before the transaction began, so each is checked again inside it (_still_true).
         """
         index = self.index
         gone_by_hash: dict[str, str] = {}
@@ -411,7 +416,8 @@ class Indexer:
         with batch:
             # Contents first, so a file that moved is paired before its old path is dropped.
             for look in sorted(looks, key=lambda look: look.state != "content"):
-                look = self._still_true(source, look, stored)
+                if recheck:
+                    look = self._still_true(source, look, stored)
                 previous = stored.get(look.path)
                 report.hashed += look.hashed
                 if look.state in ("absent", "too_large", "bad_name"):
