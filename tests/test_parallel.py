@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memsync import config, reading, survey, sync
-from memsync.store import fts
+from memsync.store import fts, setaside
 from memsync.store import index as store_index
 from memsync.store.index import Index
 from memsync.sync import Indexer
@@ -186,18 +186,19 @@ def test_the_bulk_hash_holds_a_small_load_whole_and_a_large_one_in_parts():
 
 
 def _loaded_whole(db: Path, monkeypatch) -> tuple[int, bool]:
-    """Rebuild `db`; at the moment the load is merged: the hash it was loaded with, and whether
-    the whole load was still in it (FTS5 had written no segment: cards_fts_data held only its
-    averages and structure records, rowids 1 and 10)."""
+    """Rebuild `db`; at the end of the load (the indexes set aside are made again, which has
+    FTS5 write its hash out): the hash it was loaded with, and whether the whole load was still
+    in it (FTS5 had written no segment: cards_fts_data held only its averages and structure
+    records, rowids 1 and 10)."""
     seen = []
-    merge = fts.merge
+    make = setaside.make
 
-    def watched(conn):
+    def watched(conn, statements):
         hashsize = conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0]
         seen.append((hashsize, conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10))
-        merge(conn)
+        make(conn, statements)
 
-    monkeypatch.setattr(fts, "merge", watched)
+    monkeypatch.setattr(setaside, "make", watched)
     rebuilt(db, workers=1)
     return seen[0]
 

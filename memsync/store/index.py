@@ -505,12 +505,17 @@ class Index:
         old ones to clear: the transaction emptied them, and holds the write lock, so no other
         process can have written any since. A card is written at once with the links field it
         had; one without, that links in the files written so far point at, waits for the load's
-        links to be known (fts.Waiting)."""
+        links to be known (fts.Waiting). The emptied tables' secondary indexes are set aside
+        meanwhile and made again once the rows are in (memsync.store.setaside)."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         # from card_terms first: its rows are short, while cards.link_text lies past the body
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
             "SELECT c.source, c.path, c.link_text, c.inlinks FROM card_terms t "
             "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
+        from memsync.store import setaside
+
+        # Indexes first: emptying a table with its indexes in place empties them row by row too.
+        indexes = setaside.drop(self._conn)
         for table in ("cards", "files", "problems", "links", "exact_keys", "folder_stamps"):
             self._conn.execute(f"DELETE FROM {table}")
         self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
@@ -522,6 +527,7 @@ class Index:
             yield
         finally:
             self._reloading, self._linked, self._before = False, set(), {}
+        setaside.make(self._conn, indexes)  # the links settled next look cards up by name
         # Links first, while FTS5 still defers its merges: the rows they write again are merged
         # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
         self._settle()
