@@ -13,37 +13,72 @@ query `"钥" *` and finds `私钥` too. Queries keep plain bigrams (`phrases`).
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 import unicodedata
 
-_CJK_CLASS = (
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf"  # Han extension A
-    "\u4e00-\u9fff"  # Han unified
-    "\uf900-\ufaff"  # Han compatibility
-    "\uac00-\ud7af"  # Hangul syllables
-    "\u1100-\u11ff\u3130-\u318f"  # Hangul jamo
-    "\U00020000-\U0003134f"  # Han extensions B..H
+# The CJK ranges: the regex class and is_cjk() are both made from this one table.
+_CJK_RANGES = (
+    (0x1100, 0x11FF),  # Hangul jamo
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3130, 0x318F),  # Hangul compatibility jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # Han extension A
+    (0x4E00, 0x9FFF),  # Han unified
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # Han compatibility
+    (0x20000, 0x3134F),  # Han extensions B..H
 )
-# A CJK run, or a run of letters/digits that are not CJK (underscore separates).
-# Compiled on first use of non-ASCII text: building the Unicode classes costs milliseconds, paid
-# by every `memsync search` process; ASCII text is split by the small pattern, with the same result.
+_CJK_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in _CJK_RANGES)
+_RANGE_STARTS = tuple(low for low, _ in _CJK_RANGES)
+# A CJK run, or a run of letters/digits that are not CJK (underscore separates). ASCII text is
+# split by the small pattern. Compiling the Unicode classes takes milliseconds (Python's re
+# builds their bitmaps code point by code point: 3-5 ms for the pattern below), which a
+# `memsync search` of a CJK query would pay for a few characters: short texts are split
+# character by character, with the same result (a test checks every code point), unless the
+# process has built the classes already (_BUILT): an indexer, for the first note it reads.
 _ASCII_PIECE = re.compile(r"[^\W_]+", re.ASCII)
+SHORT_TEXT = 256
+
+
+# The patterns with Unicode classes this process has built (one look per call of _pieces).
+_BUILT: set[str] = set()
 
 
 @functools.cache
-def _unicode_patterns() -> tuple[re.Pattern, re.Pattern]:
-    return re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+"), re.compile(rf"[{_CJK_CLASS}]")
+def _piece_pattern() -> re.Pattern:
+    _BUILT.add("pieces")
+    return re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+")
+
+
+def _in_cjk(char: str) -> bool:
+    code = ord(char)
+    at = bisect.bisect_right(_RANGE_STARTS, code) - 1
+    return at >= 0 and code <= _CJK_RANGES[at][1]
+
+
+def _char_kind(char: str) -> int:
+    """2 for a CJK character, 1 for another letter or digit (a word character but the
+    underscore: re's test for one is str.isalnum()), 0 for anything else."""
+    return 2 if _in_cjk(char) else 1 if char.isalnum() else 0
 
 
 def _pieces(text: str) -> list[str]:
-    return _ASCII_PIECE.findall(text) if text.isascii() else _unicode_patterns()[0].findall(text)
+    if text.isascii():
+        return _ASCII_PIECE.findall(text)
+    if _BUILT or len(text) > SHORT_TEXT:
+        return _piece_pattern().findall(text)
+    return _pieces_by_char(text)
+
+
+def _pieces_by_char(text: str) -> list[str]:
+    return ["".join(run) for kind, run in itertools.groupby(text, _char_kind) if kind]
 
 
 def _starts_cjk(piece: str) -> bool:
-    return not piece.isascii() and _unicode_patterns()[1].match(piece) is not None
+    return not piece.isascii() and _in_cjk(piece[0])
 
 
 # Full-width ASCII forms and the ideographic space: the only characters of most Chinese text
@@ -100,6 +135,7 @@ def _index_token() -> re.Pattern:
     """One token of a document's stream, matched in order by findall: the lookahead captures a
     CJK character with the next one (a bigram), a CJK character with none after it (the end of
     a run, or a lone one), or a word; then one CJK character, or the whole word, is consumed."""
+    _BUILT.add("index token")
     return re.compile(rf"(?=([{_CJK_CLASS}]{{2}}|[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+))"
                       rf"(?:[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+)")
 

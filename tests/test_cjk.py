@@ -1,3 +1,5 @@
+import re
+import sys
 import unicodedata
 
 from hypothesis import given
@@ -98,3 +100,20 @@ def test_a_run_without_hiragana_has_no_parts_of_its_own():
 def test_normalize_is_nfkc_then_lowercase(text):
     # normalize folds full-width forms on their own before NFKC: the result must not change
     assert cjk.normalize(text) == unicodedata.normalize("NFKC", text).lower()
+
+
+def test_every_code_point_is_classed_by_char_as_the_pattern_classes_it():
+    # the by-char split (short texts of a process that has not built the Unicode classes)
+    # must cut where the pattern does: CJK, another letter or digit, or a separator
+    cjk_char = re.compile(f"[{cjk._CJK_CLASS}]")
+    word_char = re.compile(r"[^\W_]")
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        expected = 2 if cjk_char.match(char) else 1 if word_char.match(char) else 0
+        assert cjk._char_kind(char) == expected, hex(code)
+        assert cjk._starts_cjk(char) == (expected == 2), hex(code)
+
+
+@given(st.one_of(MIXED, st.text()))
+def test_the_by_char_split_equals_the_pattern_split(text):
+    assert cjk._pieces_by_char(text) == cjk._piece_pattern().findall(text)
