@@ -514,7 +514,7 @@ class Index:
             "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
         from memsync.store import setaside
 
-        # Indexes first: emptying a table with its indexes in place empties them row by row too.
+        # set aside before the tables are emptied and refilled, made again after (setaside.make)
         indexes = setaside.drop(self._conn)
         for table in ("cards", "files", "problems", "links", "exact_keys", "folder_stamps"):
             self._conn.execute(f"DELETE FROM {table}")
