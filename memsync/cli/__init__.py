@@ -72,30 +72,44 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
         click.echo(f"memsync: warning: {problem}; {install_hint()}", err=True)
 
 
+FINISHING = "finishing"
+
+
 @contextmanager
 def progress_bar(label: str, enabled: bool = True, unit: str = "files"):
     """A progress callback `(done, total)` drawing a bar on stderr when it is a terminal, else
-    None: done/total, the rate in `unit`s per second and the time left. Leaving the block ends
-    the bar's line and shows the cursor again, so whatever is printed next starts on a line of
-    its own; a block that ends normally has done its work, so its bar ends full even when there
-    was nothing to do (no bar is left standing at 0 %)."""
+    None: done/total, the rate in `unit`s per second and the time left. Once every item is done
+    the bar says FINISHING until the block ends: a rebuild still settles links, makes indexes,
+    merges and commits then (9 s at 100,000 cards), which a bar standing full would hide. Leaving
+    the block ends the bar's line with the overall rate and shows the cursor again, so whatever
+    is printed next starts on a line of its own; a block that ends normally has done its work,
+    so its bar ends full even when there was nothing to do (no bar is left standing at 0 %)."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
     import time
 
     started = time.monotonic()
+
+    def rate(done: int) -> str | None:
+        elapsed = time.monotonic() - started
+        return f"{done / elapsed:,.1f} {unit}/s" if done and elapsed > 0 else None
+
     with click.progressbar(length=1, label=label, file=sys.stderr, show_pos=True,
-                           item_show_func=lambda rate: rate) as bar:
+                           item_show_func=lambda item: item) as bar:
+
+        def show(done: int, item: str | None) -> None:
+            step = done - bar.pos
+            bar.update(step, item)
+            if not step:  # click draws only on a step; the item changed all the same
+                bar.render_progress()
 
         def progress(done: int, total: int) -> None:
             bar.length = max(total, 1)
-            elapsed = time.monotonic() - started
-            rate = f"{done / elapsed:,.1f} {unit}/s" if done and elapsed > 0 else None
-            bar.update(done - bar.pos, rate)
+            show(done, FINISHING if total and done >= total else rate(done))
 
         yield progress
-        bar.update((bar.length or 1) - bar.pos)  # length is set: 1, then each total
+        show(bar.length or 1, rate(bar.pos))  # length is set: 1, then each total
 
 
 def command(group: click.Group, name: str, **kwargs):
