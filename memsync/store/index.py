@@ -45,6 +45,8 @@ BULK_CACHE_KIB = 32 * 1024
 BULK_FULL_FILES = 40_000
 DEFAULT_CACHE_KIB = 2_000  # SQLite's own default (cache_size = -2000)
 FTS_TABLES = tuple(fts.FTS_COLUMNS)
+# What a rebuild empties and writes again (Index.reload), besides the FTS tables
+RELOADED_TABLES = ("cards", "files", "problems", "links", "exact_keys", "folder_stamps")
 # What a caller outside this module may catch when the database fails (locked past the busy
 # timeout, disk I/O error), without importing sqlite3 itself.
 DB_ERRORS = (sqlite3.Error,)
@@ -515,8 +517,8 @@ class Index:
         from memsync.store import setaside
 
         # set aside before the tables are emptied and refilled, made again after (setaside.make)
-        indexes = setaside.drop(self._conn)
-        for table in ("cards", "files", "problems", "links", "exact_keys", "folder_stamps"):
+        indexes = setaside.drop(self._conn, RELOADED_TABLES)
+        for table in RELOADED_TABLES:
             self._conn.execute(f"DELETE FROM {table}")
         self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
         fts.recreate(self._conn)

@@ -14,13 +14,11 @@ rolls back to the old tables with their indexes.
 
 from __future__ import annotations
 
-# The tables a rebuild empties and refills (Index.reload); card_ids is kept, and its unique
-# index decides which ids are free as the load binds new ones.
-RELOADED = ("cards", "links", "exact_keys")
 
-
-def drop(conn, tables: tuple[str, ...] = RELOADED) -> list[str]:
-    """Drop the secondary indexes of `tables`; returns their CREATE statements, for make()."""
+def drop(conn, tables: tuple[str, ...]) -> list[str]:
+    """Drop the secondary indexes of `tables` (those a bulk load empties: Index.reload's, which
+    leave card_ids alone, whose unique index decides which ids are free as the load binds new
+    ones); returns their CREATE statements, for make()."""
     marks = ", ".join("?" * len(tables))
     found = conn.execute(  # sql is NULL for the automatic index of a UNIQUE or PRIMARY KEY
         f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "
