@@ -7,7 +7,8 @@ For each size (1k and 10k cards; 100k with --big):
   one reader (the speed-up), beside two floors: the raw floor (stdlib sqlite3 reading each file
   and inserting its name and text as they are into an FTS5 `unicode61` table, one transaction:
   no parsing or tokenizing in Python), and the pre-tokenized floor (the same text memsync
-  stores, bulk-inserted into FTS5);
+  stores, bulk-inserted into FTS5); and the writer's own share (the files read beforehand),
+  the least a rebuild can take on any number of cores;
 - reconcile with nothing changed, beside the floor of walking and lstat-ing the tree;
 - search latency p50/p99 in-process (LexicalSearcher), beside a bare FTS5 query;
 - `memsync search` whole-process wall time, beside `grep -rl`, `rg -l` and what any Python CLI
@@ -82,6 +83,27 @@ print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added,
 """
 
 
+# The writer's own share of a rebuild: every file is read and parsed (in this process) before
+# the first row is written, and the clock starts there. However many cores read, a rebuild
+# cannot end sooner than this after its readers begin (the survey before them excluded).
+WRITER_CHILD = """
+import json, sys, time
+from memsync.model import Source
+from memsync.store.index import Index
+from memsync.sync import Indexer
+
+class ReadFirst(Indexer):
+    def _looks(self, source, chunks, report):
+        read = [self._look_here(source, chunk) for chunk in chunks]
+        self.writing_from = time.perf_counter()
+        yield from read
+
+work = ReadFirst(Index(sys.argv[1]), [Source("vault", "markdown", sys.argv[2], True)], workers=1)
+work.rebuild()
+print(json.dumps({"seconds": time.perf_counter() - work.writing_from}))
+"""
+
+
 LOAD_CHILD = """
 import json, sys, time
 from memsync.store.index import Index
@@ -118,7 +140,8 @@ def rebuild_once(db: Path, vault: Path, workers: str = "auto") -> dict:
     _fresh_db(db)
     proc = subprocess.Popen([sys.executable, "-c", REBUILD_CHILD, str(db), str(vault), workers],
                             stdout=subprocess.PIPE, text=True)
-    out = proc.stdout.read()
+    with proc.stdout:
+        out = proc.stdout.read()
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
@@ -127,6 +150,14 @@ def rebuild_once(db: Path, vault: Path, workers: str = "auto") -> dict:
     # wait4's figure counts what the bench held when it started the child (see REBUILD_CHILD)
     data["wait4_rss_mib"] = usage.ru_maxrss / 1024  # Linux reports KiB
     return data
+
+
+def writer_alone(db: Path, vault: Path) -> float:
+    """The writer's share of one rebuild into a new index, in a fresh process (WRITER_CHILD)."""
+    _fresh_db(db)
+    out = subprocess.run([sys.executable, "-c", WRITER_CHILD, str(db), str(vault)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["seconds"]
 
 
 def load_once(db: Path, vault: Path, how: str) -> float:
@@ -403,15 +434,16 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     db = work / f"m-{n}.db"
     floor_db = work / f"floor-{n}.db"
     rows = pretokenized(vault)
-    builds, serial, floors, raws = [], [], [], []
+    builds, serial, floors, raws, writer = [], [], [], [], []
     for _ in range(repeats):  # alternate, so drift on a noisy machine hits all alike
         serial.append(rebuild_once(db, vault, "1"))
+        writer.append(writer_alone(db, vault))
         raws.append(raw_floor(floor_db, vault))
         floors.append(floor_insert(floor_db, rows))
         builds.append(rebuild_once(db, vault))  # last: the index the rest of the run uses
     seconds = median([b["seconds"] for b in builds])
     serial_s = median([b["seconds"] for b in serial])
-    floor_s, raw_s = median(floors), median(raws)
+    floor_s, raw_s, writer_s = median(floors), median(raws), median(writer)
     result["rebuild"] = {
         "runs": repeats, "seconds": seconds, "cards_per_s": n / seconds,
         "readers": builds[-1]["readers"], "usable_cores": usable_cores(),
@@ -420,11 +452,13 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
         "one_reader_seconds": serial_s, "one_reader_peak_rss_mib": median([b["peak_rss_mib"] for b in serial]),
         "speedup": serial_s / seconds,
         "raw_floor_seconds": raw_s, "raw_floor_cards_per_s": n / raw_s, "vs_raw_floor": seconds / raw_s,
+        "writer_alone_seconds": writer_s, "writer_alone_vs_raw_floor": writer_s / raw_s,
         "floor_seconds": floor_s, "floor_cards_per_s": n / floor_s, "vs_floor": seconds / floor_s,
         "prep": prep_costs(vault),
     }
     print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s, {builds[-1]['readers']} readers), "
-          f"one reader {serial_s:.2f}s, raw floor {raw_s:.2f}s, pre-tokenized floor {floor_s:.2f}s",
+          f"one reader {serial_s:.2f}s, the writer alone {writer_s:.2f}s, raw floor {raw_s:.2f}s, "
+          f"pre-tokenized floor {floor_s:.2f}s",
           file=sys.stderr)
     notes, stored = index_size.note_bytes(db), index_size.index_bytes(db)
     result["vault_mib"] = notes / 2**20
