@@ -72,7 +72,8 @@ def test_the_writer_alone_writes_the_index_a_rebuild_writes(tmp_path):
     alone, real = (sqlite3.connect(tmp_path / name) for name in ("alone.db", "real.db"))
     assert len(alone.execute(rows).fetchall()) == 60
     assert alone.execute(rows).fetchall() == real.execute(rows).fetchall()
-    matched = "SELECT rowid FROM cards_fts WHERE cards_fts MATCH 'card' ORDER BY rowid"
+    matched = "SELECT rowid FROM cards_fts WHERE cards_fts MATCH 'card' ORDER BY rowid"  # each file name
+    assert len(alone.execute(matched).fetchall()) == 60
     assert alone.execute(matched).fetchall() == real.execute(matched).fetchall()
     alone.close()
     real.close()
