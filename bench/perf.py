@@ -152,19 +152,22 @@ def rebuild_once(db: Path, vault: Path, workers: str = "auto") -> dict:
     return data
 
 
-def writer_alone(db: Path, vault: Path) -> float:
-    """The writer's share of one rebuild into a new index, in a fresh process (WRITER_CHILD)."""
-    _fresh_db(db)
-    out = subprocess.run([sys.executable, "-c", WRITER_CHILD, str(db), str(vault)],
+def _child_seconds(child: str, *args: object) -> float:
+    """The seconds a child script (LOAD_CHILD, WRITER_CHILD) reports, run in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", child, *map(str, args)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)["seconds"]
+
+
+def writer_alone(db: Path, vault: Path) -> float:
+    """The writer's share of one rebuild into a new index (WRITER_CHILD)."""
+    _fresh_db(db)
+    return _child_seconds(WRITER_CHILD, db, vault)
 
 
 def load_once(db: Path, vault: Path, how: str) -> float:
     """A `reconcile` or `rebuild` of `vault` into `db` as it is, in a fresh process: seconds."""
-    out = subprocess.run([sys.executable, "-c", LOAD_CHILD, str(db), str(vault), how],
-                         check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["seconds"]
+    return _child_seconds(LOAD_CHILD, db, vault, how)
 
 
 def measure_links(n: int, work: Path, vault: Path, repeats: int) -> dict:

@@ -54,9 +54,8 @@ def indexed(vault, tmp_path) -> Path:
 
 def test_a_rebuild_loads_without_the_indexes_and_ends_with_each_as_it_was(indexed, monkeypatch):
     before = indexes(indexed)
-    # the rule has indexes to act on
-    assert {t for _, t, _ in before} >= {"cards", "links", "exact_keys"} and \
-        {"cards", "links", "exact_keys"} <= set(RELOADED_TABLES)
+    # the rule has indexes to act on: tables that have some and that a rebuild empties
+    assert {"cards", "links", "exact_keys"} <= {t for _, t, _ in before} & set(RELOADED_TABLES)
     during = []
     replace_file = Index.replace_file
 
