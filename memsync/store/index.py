@@ -516,24 +516,41 @@ class Index:
             "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
         from memsync.store import setaside
 
-        # set aside before the tables are emptied and refilled, made again after (setaside.make)
-        indexes = setaside.drop(self._conn, RELOADED_TABLES)
-        for table in RELOADED_TABLES:
-            self._conn.execute(f"DELETE FROM {table}")
-        self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
-        fts.recreate(self._conn)
-        fts.defer_merges(self._conn, load_bytes)
-        self.mark_changed()
-        self._reloading = True
+        with self._freed_pages_kept():
+            # set aside before the tables are emptied and refilled, made again after (setaside.make)
+            indexes = setaside.drop(self._conn, RELOADED_TABLES)
+            for table in RELOADED_TABLES:
+                self._conn.execute(f"DELETE FROM {table}")
+            self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
+            fts.recreate(self._conn)
+            fts.defer_merges(self._conn, load_bytes)
+            self.mark_changed()
+            self._reloading = True
+            try:
+                yield
+            finally:
+                self._reloading, self._linked, self._before = False, set(), {}
+            setaside.make(self._conn, indexes)  # the links settled next look cards up by name
+            # Links first, while FTS5 still defers its merges: the rows they write again are merged
+            # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
+            self._settle()
+            fts.merge_all(self._conn)
+
+    @contextmanager
+    def _freed_pages_kept(self) -> Iterator[None]:
+        """secure_delete FAST meanwhile: deleted content is still cleared from the pages a write
+        rewrites anyway, but a freed page is not written again as zeros. Emptying the tables frees
+        every page of the old index, and an SQLite built with secure_delete on (Debian's and
+        Ubuntu's are) zeroed each one in the WAL before the new rows took it back: a rebuild over
+        a 100,000-card index wrote 3.0 GiB instead of 2.1 and took 47-60 s instead of 43-45.
+        The pages are refilled in the same transaction, and a file left a tenth free is vacuumed
+        after (compact_if_sparse)."""
+        before = self._conn.execute("PRAGMA secure_delete").fetchone()[0]
+        self._conn.execute("PRAGMA secure_delete = FAST")
         try:
             yield
         finally:
-            self._reloading, self._linked, self._before = False, set(), {}
-        setaside.make(self._conn, indexes)  # the links settled next look cards up by name
-        # Links first, while FTS5 still defers its merges: the rows they write again are merged
-        # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
-        self._settle()
-        fts.merge_all(self._conn)
+            self._conn.execute(f"PRAGMA secure_delete = {int(before)}")
 
     def compact_if_sparse(self, resize: bool = False, changed: int = 0) -> bool:
         """After bulk work: shrink the file (memsync.store.fts.compact) when much of it is free pages,
