@@ -414,6 +414,9 @@ class Indexer:
         batch = nullcontext() if index.in_transaction else index.transaction()
         changed_before = report.changed
         with batch:
+            # A new file may be a card coming back from the trash with its id (_back_from_trash):
+            # asked once a batch, as most batches (every one of a rebuild, mostly) have none parked.
+            parked = index.binds_under(source, TRASH)
             # Contents first, so a file that moved is paired before its old path is dropped.
             for look in sorted(looks, key=lambda look: look.state != "content"):
                 if recheck:
@@ -452,7 +455,8 @@ class Indexer:
                         report.updated += 1
                     else:
                         report.added += 1
-                        self._back_from_trash(source, look.path)
+                        if parked:
+                            self._back_from_trash(source, look.path)
                     index.replace_file(
                         source, look.path, look.cards, look.fields, look.sig, look.digest,
                         look.read_at,

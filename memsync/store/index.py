@@ -441,6 +441,12 @@ class Index:
         )
         return True
 
+    def binds_under(self, source: str, folder: str) -> bool:
+        """Whether any id of `source` is bound to a path below `folder` (one range lookup)."""
+        low, high = self.folder_range(folder)
+        return self._conn.execute("SELECT 1 FROM card_ids WHERE source = ? AND path >= ? AND path < ? "
+                                  "LIMIT 1", (source, low, high)).fetchone() is not None
+
     def bound_id(self, source: str, path: str) -> int | None:
         row = self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
