@@ -284,3 +284,49 @@ def test_a_rebuild_gives_the_index_a_first_index_gives(vault, tmp_path):
     finally:
         index.close()
     assert full_text(tmp_path / "rebuilt.db") == full_text(tmp_path / "first.db")
+
+
+def test_a_rebuild_clears_the_links_field_of_a_card_no_link_points_at_any_more(vault, tmp_path):
+    """A rebuild gives a card back the links field it had, then settles the links of only the
+    cards some link points at: one whose last in-link is gone must be settled too."""
+    write_card(vault, "notes/lone.md", "lone", "a note one other note links")
+    write_card(vault, "notes/pointer.md", "pointer", "see [[lone|the lone one]]")
+    index, work = indexer(tmp_path / "rebuilt.db")
+    try:
+        work.reconcile()
+        write_card(vault, "notes/pointer.md", "pointer", "links nothing any more")
+        work.rebuild()
+    finally:
+        index.close()
+    index, work = indexer(tmp_path / "first.db")
+    try:
+        work.reconcile()
+    finally:
+        index.close()
+    rebuilt = full_text(tmp_path / "rebuilt.db")
+    assert ("notes/lone.md", "", 0) in [row[1:] for row in rebuilt["cards"]]
+    assert rebuilt == full_text(tmp_path / "first.db")
+
+
+def test_a_rebuild_settles_the_links_of_the_linked_cards_only(vault, tmp_path, monkeypatch):
+    """The cards no link points at, that had no links field, are left out of the refresh: it
+    would read every card again to find them as they are."""
+    for i in range(30):
+        write_card(vault, f"plain/p{i}.md", f"plain {i}", f"no links in {i}")
+    write_card(vault, "notes/lone.md", "lone", "linked once")
+    write_card(vault, "notes/pointer.md", "pointer", "see [[lone]]")
+    index, work = indexer(tmp_path / "index.db")
+    asked: list[set] = []
+    refresh = backlinks.refresh
+
+    def recorded(conn, touched, waiting=None):
+        asked.append(set(touched))
+        return refresh(conn, touched, waiting)
+
+    try:
+        work.reconcile()
+        monkeypatch.setattr(backlinks, "refresh", recorded)
+        work.rebuild()
+    finally:
+        index.close()
+    assert asked == [{("vault", "lone")}]
