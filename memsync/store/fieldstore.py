@@ -13,10 +13,15 @@ import json
 from memsync.store import fts
 from memsync.store.fields import CardFields
 
+# A list of strings as the JSON columns of `cards` hold it (tags, aliases, tag_set). One encoder
+# for all: json.dumps with ensure_ascii=False builds a new one on every call (2.0 against 1.2 µs,
+# three calls a card in the single writer of a rebuild).
+json_list = json.JSONEncoder(ensure_ascii=False).encode
+
 
 def card_columns(f: CardFields) -> tuple[str, str | None]:
     """The values of the card's own row that come from its fields: (tag_set, name)."""
-    return json.dumps(list(f.tag_set), ensure_ascii=False), f.name
+    return json_list(list(f.tag_set)), f.name
 
 
 def insert(conn, seq: int, source: str, f: CardFields) -> set[tuple[str, str]]:

@@ -363,8 +363,7 @@ class Index:
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
-                    json.dumps(list(card.tags), ensure_ascii=False),
-                    json.dumps(list(card.aliases), ensure_ascii=False),
+                    fieldstore.json_list(list(card.tags)), fieldstore.json_list(list(card.aliases)),
                     card.created, card.updated, card.invalid_at, card.superseded_by,
                     card.supersedes, card.priority, card.ttl, card.body, card.problem,
                     card.summary,
