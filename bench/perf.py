@@ -467,8 +467,7 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     }
     print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s, {builds[-1]['readers']} readers), "
           f"one reader {serial_s:.2f}s, over the old index {over_s:.2f}s, the writer alone {writer_s:.2f}s, "
-          f"raw floor {raw_s:.2f}s, "
-          f"pre-tokenized floor {floor_s:.2f}s",
+          f"raw floor {raw_s:.2f}s, pre-tokenized floor {floor_s:.2f}s",
           file=sys.stderr)
     notes, stored = index_size.note_bytes(db), index_size.index_bytes(db)
     result["vault_mib"] = notes / 2**20
