@@ -169,6 +169,7 @@ def test_a_rebuild_merges_the_full_text_once_and_leaves_merging_on(vault, tmp_pa
     try:
         for table in fts.FTS_COLUMNS:  # merges were off during the load; back to FTS5's default
             assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchone() == (fts.AUTOMERGE,)
+            assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'crisismerge'").fetchone() == (fts.CRISISMERGE,)
             # and so is the hash a watcher's later small writes go through
             assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone() == (fts.HASH_BYTES,)
     finally:
@@ -213,6 +214,48 @@ def test_a_rebuild_sizes_its_hash_to_the_load_and_writes_a_small_one_as_one_segm
     # the same load through a small hash is written out in segments as it goes
     monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 16 * 1024)
     assert _loaded_whole(db, monkeypatch) == (16 * 1024, False)
+
+
+def _segments_at_end_of_load(db: Path, monkeypatch) -> tuple[int, dict]:
+    """Rebuild `db` through a 2 KiB hash: how many cards_fts segments the load left for its
+    merge (FTS5 numbers a segment's pages from its id shifted left 37 bits), and the index."""
+    seen = []
+    make = setaside.make
+
+    def watched(conn, statements):
+        seen.append(conn.execute(
+            "SELECT count(DISTINCT id >> 37) FROM cards_fts_data WHERE id > 10").fetchone()[0])
+        make(conn, statements)
+
+    monkeypatch.setattr(setaside, "make", watched)
+    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 2048)
+    index = rebuilt(db, workers=1)
+    return seen[0], index
+
+
+def _postings(db: Path) -> list[tuple]:
+    """Every (term, card, column, position) cards_fts holds, however its segments are laid out."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.postings USING fts5vocab(main, cards_fts, instance)")
+        return conn.execute("SELECT * FROM temp.postings ORDER BY term, doc, col, offset").fetchall()
+    finally:
+        conn.close()
+
+
+def test_a_rebuild_leaves_its_segments_to_the_one_merge_at_its_end(vault, tmp_path, monkeypatch):
+    db = first_index(vault, tmp_path)
+    deferred, index = _segments_at_end_of_load(db, monkeypatch)
+    postings = _postings(db)
+    # FTS5's own crisis limit merges each 16 segments of a level as the load goes
+    monkeypatch.setattr(fts, "BULK_CRISISMERGE", fts.CRISISMERGE)
+    merging, merged_on_the_way = _segments_at_end_of_load(db, monkeypatch)
+    assert deferred > fts.CRISISMERGE * 2 and merging < deferred
+    # the same index either way, but for the ids FTS5 gave its segments
+    layout = ("cards_fts_data", "cards_fts_idx")
+    assert {k: v for k, v in index.items() if k not in layout} == {
+        k: v for k, v in merged_on_the_way.items() if k not in layout}
+    assert _postings(db) == postings and _one_segment(db)
 
 
 def _one_segment(db: Path) -> bool:

@@ -167,10 +167,18 @@ def set_links(conn, seq: int, tokens: str, body: str, waiting: Waiting | None = 
     return True
 
 
-# FTS5's own defaults: a level's segments are merged once it has this many; new terms are
-# gathered in a hash of this many bytes, then written out as one segment.
+# FTS5's own defaults: a level's segments are merged once it has this many (AUTOMERGE, as it goes;
+# CRISISMERGE, at once, even with automerge off); new terms are gathered in a hash of this many
+# bytes, then written out as one segment.
 AUTOMERGE = 4
+CRISISMERGE = 16
 HASH_BYTES = MIB
+# The crisis limit of a bulk load. Every segment a load writes is merged at its end anyway, and
+# with FTS5's 16 a load merged each 16 of them on the way as well: at 100,000 cards of memsync's
+# test vault, 80 of the 88 segments the load wrote, nearly the whole index written twice (the
+# rebuild took 40.7 s against 42.4 s, medians of 3 alternating runs). FTS5 caps an index at 2,000
+# segments: 500 at one level leaves room for the few a larger load merges into the level above.
+BULK_CRISISMERGE = 500
 # The hash of a bulk load (a rebuild). Each segment FTS5 writes out is merged again at the end,
 # so fewer, larger ones save work: at 100,000 cards of memsync's own test vault, the full-text
 # load took 16.1 s with 4 MiB against 23.1 s with 1 MiB, and 8 MiB was no faster. A load that
@@ -196,11 +204,13 @@ def _configure(conn, setting: str, value: int) -> None:
 
 def defer_merges(conn, load_bytes: int = 0) -> None:
     """For a bulk load of files of `load_bytes` bytes in one transaction (a rebuild): FTS5 stops
-    merging segments as it goes, which rewrote each row several times over, and gathers terms
-    in a larger hash (bulk_hash_bytes); merge_all() then merges once. The settings are stored in
+    merging segments as it goes, which rewrote each row several times over (nor merges a level
+    until it holds BULK_CRISISMERGE segments), and gathers terms in a larger hash
+    (bulk_hash_bytes); merge_all() then merges once. The settings are stored in
     the tables, so they commit or roll back with the load (a killed rebuild leaves the old
     tables and their settings)."""
     _configure(conn, "automerge", 0)
+    _configure(conn, "crisismerge", BULK_CRISISMERGE)
     _configure(conn, "hashsize", bulk_hash_bytes(load_bytes))
 
 
@@ -215,6 +225,7 @@ def merge_all(conn) -> None:
     hash, since the settings outlive the load and a watcher's later writes are small."""
     merge(conn)
     _configure(conn, "automerge", AUTOMERGE)
+    _configure(conn, "crisismerge", CRISISMERGE)
     _configure(conn, "hashsize", HASH_BYTES)
 
 
