@@ -200,8 +200,9 @@ def web(vault: Path, n: int = 200) -> None:
 
 @pytest.fixture
 def batches(monkeypatch):
-    """Thresholds small enough that 200 files are a bulk load of several transactions."""
-    for name, value in {"PARALLEL_FROM": 60, "WORKER_CHUNK": 10, "BATCH": 60}.items():
+    """Thresholds small enough that 200 files are a bulk load of several transactions (a first
+    index too: it is one transaction up to ONE_LOAD_FILES files)."""
+    for name, value in {"PARALLEL_FROM": 60, "WORKER_CHUNK": 10, "BATCH": 60, "ONE_LOAD_FILES": 0}.items():
         monkeypatch.setattr(sync, name, value)
 
 

@@ -21,6 +21,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card
+from .test_fts_waiting import full_text
 
 # Small thresholds, so a few hundred cards make many chunks and batches: some are still unread
 # when a kill lands. The subprocesses below set the same.
@@ -139,13 +140,14 @@ def progress(done, total):
                 break
         else:
             os.kill(os.getpid(), signal.SIGKILL)
-report = work.rebuild(progress)
+report = getattr(work, sys.argv[3])(progress=progress)
 print("readers", report.readers, "added", report.added, flush=True)
 """
 
 
-def kill_mid_rebuild(db: Path, target: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(KILLER), str(db), target],
+def kill_mid_rebuild(db: Path, target: str, how: str = "rebuild") -> subprocess.CompletedProcess:
+    """Run `how` (rebuild, or reconcile) on `db` and kill its `target` (worker, writer) mid-way."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(KILLER), str(db), target, how],
                           capture_output=True, text=True, timeout=300, env=os.environ.copy())
 
 
@@ -233,20 +235,10 @@ def _segments_at_end_of_load(db: Path, monkeypatch) -> tuple[int, dict]:
     return seen[0], index
 
 
-def _postings(db: Path) -> list[tuple]:
-    """Every (term, card, column, position) cards_fts holds, however its segments are laid out."""
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp.postings USING fts5vocab(main, cards_fts, instance)")
-        return conn.execute("SELECT * FROM temp.postings ORDER BY term, doc, col, offset").fetchall()
-    finally:
-        conn.close()
-
-
 def test_a_rebuild_leaves_its_segments_to_the_one_merge_at_its_end(vault, tmp_path, monkeypatch):
     db = first_index(vault, tmp_path)
     deferred, index = _segments_at_end_of_load(db, monkeypatch)
-    postings = _postings(db)
+    postings = full_text(db)
     # FTS5's own crisis limit merges each 16 segments of a level as the load goes
     monkeypatch.setattr(fts, "BULK_CRISISMERGE", fts.CRISISMERGE)
     merging, merged_on_the_way = _segments_at_end_of_load(db, monkeypatch)
@@ -255,7 +247,7 @@ def test_a_rebuild_leaves_its_segments_to_the_one_merge_at_its_end(vault, tmp_pa
     layout = ("cards_fts_data", "cards_fts_idx")
     assert {k: v for k, v in index.items() if k not in layout} == {
         k: v for k, v in merged_on_the_way.items() if k not in layout}
-    assert _postings(db) == postings and _one_segment(db)
+    assert full_text(db) == postings and _one_segment(db)
 
 
 def _one_segment(db: Path) -> bool:

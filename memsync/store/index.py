@@ -13,7 +13,7 @@ import json
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -509,14 +509,9 @@ class Index:
     @contextmanager
     def reload(self, load_bytes: int = 0) -> Iterator[None]:
         """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
-        kept on purpose), let the caller write every row again, then merge the full-text
-        indexes once (memsync.store.fts.defer_merges, whose hash the size of the files to load,
-        `load_bytes`, decides). Meanwhile a file's rows are written without first looking for
-        old ones to clear: the transaction emptied them, and holds the write lock, so no other
-        process can have written any since. A card is written at once with the links field it
-        had; one without, that links in the files written so far point at, waits for the load's
-        links to be known (fts.Waiting). The emptied tables' secondary indexes are set aside
-        meanwhile and made again once the rows are in (memsync.store.setaside)."""
+        kept on purpose), then let the caller write every row again as one bulk load (loading()).
+        The emptied tables' secondary indexes are set aside meanwhile and made again once the
+        rows are in (memsync.store.setaside)."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         # from card_terms first: its rows are short, while cards.link_text lies past the body
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
@@ -531,22 +526,44 @@ class Index:
                 self._conn.execute(f"DELETE FROM {table}")
             self._conn.execute("DELETE FROM meta WHERE key = 'links_unsettled'")  # all are made anew
             fts.recreate(self._conn)
-            fts.defer_merges(self._conn, load_bytes)
-            self.mark_changed()
-            self._reloading = True
-            try:
+            with self.loading(load_bytes, indexes):
                 yield
-                # Any other card was written with no links field, and no link points at it: the
-                # refresh would find it as it is, after reading it again (at 100,000 cards with no
-                # links, 0.84 s of a rebuild's serial end).
-                self.touched &= self._linked
-            finally:
-                self._reloading, self._linked, self._before = False, set(), {}
-            setaside.make(self._conn, indexes)  # the links settled next look cards up by name
-            # Links first, while FTS5 still defers its merges: the rows they write again are merged
-            # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
-            self._settle()
-            fts.merge_all(self._conn)
+
+    @contextmanager
+    def loading(self, load_bytes: int = 0, set_aside: Sequence[str] = ()) -> Iterator[None]:
+        """Inside a transaction: the caller writes the rows of files none of which has rows in
+        the index (a reload emptied them; a source indexed for the first time has none), then
+        the full-text indexes are merged once (memsync.store.fts.defer_merges, whose hash the
+        size of the files to load, `load_bytes`, decides). Meanwhile a file's rows are written
+        without first looking for old ones to clear: the transaction holds the write lock, so no
+        other process can have written any since. A card is written at once (with the links
+        field a reload had for it); one without, that links in the files written so far point
+        at, waits for the load's links to be known (fts.Waiting). `set_aside`: the indexes a
+        reload dropped, made again once the rows are in."""
+        assert self._conn.in_transaction, "a load runs inside a transaction"
+        from memsync.store import setaside
+
+        fts.defer_merges(self._conn, load_bytes)
+        self.mark_changed()
+        self._reloading = True
+        try:
+            yield
+            # Any other card was written with no links field, and no link points at it: the
+            # refresh would find it as it is, after reading it again (at 100,000 cards with no
+            # links, 0.84 s of a rebuild's serial end).
+            self.touched &= self._linked
+        finally:
+            self._reloading, self._linked, self._before = False, set(), {}
+        setaside.make(self._conn, list(set_aside))  # the links settled next look cards up by name
+        # Links first, while FTS5 still defers its merges: the rows they write again are merged
+        # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
+        self._settle()
+        fts.merge_all(self._conn)
+
+    def holds_nothing_of(self, source: str) -> bool:
+        """Whether the index has no file of `source`, indexed or refused (a problem)."""
+        return not any(self._conn.execute(f"SELECT 1 FROM {table} WHERE source = ? LIMIT 1",
+                                          (source,)).fetchone() for table in ("files", "problems"))
 
     @contextmanager
     def _freed_pages_kept(self) -> Iterator[None]:

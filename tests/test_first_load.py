@@ -1,0 +1,116 @@
+"""A source's first index is one transaction and one bulk load, as a rebuild is, up to
+sync.ONE_LOAD_FILES files (Indexer._first_load); a larger one, and a source another process
+has begun to index since the survey, are written in batches. Every way gives the same index."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memsync import config, survey, sync
+from memsync.model.indexing import SyncReport
+from memsync.store import fts
+from memsync.store.index import Index
+from memsync.sync import Indexer
+
+from .test_fts_waiting import full_text
+from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, rebuilt, whole_index
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch):
+    for name, value in SMALL.items():
+        monkeypatch.setattr(sync, name, value)
+
+
+@pytest.fixture
+def committed(monkeypatch) -> list[int]:
+    """The cards another connection sees in the index each time a batch is written into it."""
+    seen: list[int] = []
+    apply = Indexer._apply
+
+    def watched(self, *args, **kwargs):
+        conn = sqlite3.connect(f"file:{self.index.path}?mode=ro", uri=True)
+        try:
+            seen.append(conn.execute("SELECT count(*) FROM cards").fetchone()[0])
+        finally:
+            conn.close()
+        apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "_apply", watched)
+    return seen
+
+
+def first_index(db: Path, workers: int = 1) -> SyncReport:
+    index = Index(db)
+    try:
+        return Indexer(index, config.load().sources, workers=workers).reconcile()
+    finally:
+        index.close()
+
+
+def test_a_first_index_is_one_transaction_and_the_index_a_rebuild_makes(vault, tmp_path, committed):
+    fill(vault)
+    db = tmp_path / "first.db"
+    report = first_index(db, workers=2)
+    assert report.added == CARDS + 1 and report.readers == 2  # and big.md is a problem
+    assert len(committed) >= CARDS // SMALL["BATCH"] and set(committed) == {0}  # nothing until the end
+    rebuild = tmp_path / "rebuilt.db"
+    shutil.copy(db, rebuild)
+    layout = {f"{table}_{part}" for table in fts.FTS_COLUMNS for part in ("data", "idx")}
+    rows, again = whole_index(db), rebuilt(rebuild, workers=1)
+    assert [t for t in rows if t not in layout and rows[t] != again[t]] == []
+    assert full_text(db) == full_text(rebuild)  # the same tokens, in segments FTS5 numbered anew
+
+
+def test_a_first_index_larger_than_one_load_is_written_in_batches(vault, tmp_path, committed, monkeypatch):
+    fill(vault)
+    first_index(tmp_path / "one.db")
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS - 1)
+    committed.clear()
+    first_index(tmp_path / "first.db")
+    assert committed[0] == 0 and committed[-1] >= CARDS - SMALL["BATCH"]  # each batch commits
+    assert full_text(tmp_path / "first.db") == full_text(tmp_path / "one.db")
+
+
+def test_a_source_begun_by_another_process_since_the_survey_is_written_in_batches(
+        vault, tmp_path, committed, monkeypatch):
+    fill(vault)
+    first_index(tmp_path / "one.db")
+    db = tmp_path / "first.db"
+    looked = survey.survey
+
+    def then_a_watcher_saves(*args, **kwargs):
+        found = looked(*args, **kwargs)
+        other = Index(db)  # between the survey and the write lock, one note gets indexed
+        try:
+            Indexer(other, config.load().sources, workers=1).sync_paths("vault", ["bulk/0/card-0.md"])
+        finally:
+            other.close()
+        committed.clear()
+        return found
+
+    monkeypatch.setattr(survey, "survey", then_a_watcher_saves)
+    report = first_index(db)
+    assert report.added == CARDS  # card-0 was there already
+    assert committed[0] == 1 and committed[-1] > 1  # not one load: it asked under the lock
+    assert full_text(db) == full_text(tmp_path / "one.db")
+
+
+def test_a_first_index_killed_mid_way_leaves_nothing_half_done(vault, tmp_path):
+    fill(vault)
+    db = tmp_path / "first.db"
+    Index(db).close()
+    proc = kill_mid_rebuild(db, "writer", "reconcile")
+    assert proc.returncode == -9, proc.stderr
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT count(*) FROM cards").fetchone() == (0,)
+    finally:
+        conn.close()
+    assert first_index(db).added == CARDS + 1  # the next start does it all
+    first_index(tmp_path / "clean.db")
+    assert full_text(db) == full_text(tmp_path / "clean.db")
