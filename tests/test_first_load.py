@@ -17,7 +17,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .test_fts_waiting import full_text
-from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, rebuilt, whole_index
+from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, one_segment, rebuilt, whole_index
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +42,17 @@ def committed(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(Indexer, "_apply", watched)
     return seen
+
+
+def merging(db: Path) -> tuple:
+    """cards_fts's merge settings as committed (None: FTS5's default), and the load's mark."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        settings = tuple(conn.execute(f"SELECT max(v) FROM cards_fts_config WHERE k = '{k}'").fetchone()[0]
+                         for k in ("automerge", "crisismerge"))
+        return (*settings, conn.execute("SELECT value FROM meta WHERE key = ?", (fts.DEFERRED,)).fetchone())
+    finally:
+        conn.close()
 
 
 def first_index(db: Path, workers: int = 1) -> SyncReport:
@@ -112,5 +123,48 @@ def test_a_first_index_killed_mid_way_leaves_nothing_half_done(vault, tmp_path):
     finally:
         conn.close()
     assert first_index(db).added == CARDS + 1  # the next start does it all
+    first_index(tmp_path / "clean.db")
+    assert full_text(db) == full_text(tmp_path / "clean.db")
+
+
+def test_a_first_index_in_batches_merges_once_at_its_end(vault, tmp_path, monkeypatch):
+    fill(vault)
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS - 1)
+    db = tmp_path / "first.db"
+    seen = []
+    apply = Indexer._apply
+
+    def watched(self, *args, **kwargs):
+        seen.append(merging(db))
+        apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "_apply", watched)
+    first_index(db)
+    assert len(seen) >= CARDS // SMALL["BATCH"] and set(seen) == {(0, fts.BULK_CRISISMERGE, ("1",))}
+    assert merging(db) == (fts.AUTOMERGE, fts.CRISISMERGE, None) and one_segment(db)
+
+
+def test_a_first_index_in_batches_that_ended_early_is_merged_by_the_next_reconcile(
+        vault, tmp_path, monkeypatch):
+    fill(vault)
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS - 1)
+    db = tmp_path / "first.db"
+    apply = Indexer._apply
+    batches = []
+
+    def fails_in_the_third(self, *args, **kwargs):
+        batches.append(1)
+        if len(batches) == 3:
+            raise OSError("disk full")
+        apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(Indexer, "_apply", fails_in_the_third)
+    with pytest.raises(OSError):
+        first_index(db)
+    assert merging(db) == (0, fts.BULK_CRISISMERGE, ("1",)) and not one_segment(db)
+    monkeypatch.setattr(Indexer, "_apply", apply)
+    monkeypatch.setattr(sync, "PARALLEL_FROM", 10_000)  # the next is no bulk load of its own
+    assert first_index(db).added == CARDS + 1 - 2 * SMALL["BATCH"]  # the rest
+    assert merging(db) == (fts.AUTOMERGE, fts.CRISISMERGE, None) and one_segment(db)
     first_index(tmp_path / "clean.db")
     assert full_text(db) == full_text(tmp_path / "clean.db")

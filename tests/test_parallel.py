@@ -176,7 +176,7 @@ def test_a_rebuild_merges_the_full_text_once_and_leaves_merging_on(vault, tmp_pa
             assert conn.execute(f"SELECT v FROM {table}_config WHERE k = 'hashsize'").fetchone() == (fts.HASH_BYTES,)
     finally:
         conn.close()
-    assert _one_segment(db)
+    assert one_segment(db)
 
 
 def test_the_bulk_hash_holds_a_small_load_whole_and_a_large_one_in_parts():
@@ -247,10 +247,10 @@ def test_a_rebuild_leaves_its_segments_to_the_one_merge_at_its_end(vault, tmp_pa
     layout = ("cards_fts_data", "cards_fts_idx")
     assert {k: v for k, v in index.items() if k not in layout} == {
         k: v for k, v in merged_on_the_way.items() if k not in layout}
-    assert full_text(db) == postings and _one_segment(db)
+    assert full_text(db) == postings and one_segment(db)
 
 
-def _one_segment(db: Path) -> bool:
+def one_segment(db: Path) -> bool:
     """Whether cards_fts is merged already: merging it once more changes no page."""
     conn = sqlite3.connect(db)
     try:
@@ -272,11 +272,11 @@ def test_a_first_index_written_in_many_batches_ends_as_one_segment(vault, tmp_pa
     write_card(vault, "bulk/0/card-0.md", "卡片 0 again", "a small change")
     assert Indexer(index, config.load().sources, workers=1).reconcile().updated == 1
     index.close()
-    assert not _one_segment(tmp_path / "first.db")  # one small change is not merged at once
+    assert not one_segment(tmp_path / "first.db")  # one small change is not merged at once
     index = Index(tmp_path / "again.db")
     Indexer(index, config.load().sources, workers=1).reconcile()
     index.close()
-    assert _one_segment(tmp_path / "again.db")
+    assert one_segment(tmp_path / "again.db")
 
 
 def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path):

@@ -202,13 +202,18 @@ def _configure(conn, setting: str, value: int) -> None:
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('{setting}', {value})")
 
 
+# meta key, set while a bulk load of many transactions has FTS5's merges deferred
+# (memsync.store.index.Index.carrying_links)
+DEFERRED = "merges_deferred"
+
+
 def defer_merges(conn, load_bytes: int = 0) -> None:
-    """For a bulk load of files of `load_bytes` bytes in one transaction (a rebuild): FTS5 stops
-    merging segments as it goes, which rewrote each row several times over (nor merges a level
-    until it holds BULK_CRISISMERGE segments), and gathers terms in a larger hash
-    (bulk_hash_bytes); merge_all() then merges once. The settings are stored in
-    the tables, so they commit or roll back with the load (a killed rebuild leaves the old
-    tables and their settings)."""
+    """For a bulk load of files of `load_bytes` bytes (a rebuild, a first index: one transaction;
+    a larger load: many): FTS5 stops merging segments as it goes, which rewrote each row several
+    times over (nor merges a level until it holds BULK_CRISISMERGE segments), and gathers terms
+    in a larger hash (bulk_hash_bytes); merge_all() then merges once. The settings are stored in
+    the tables: inside one transaction they commit or roll back with the load (a killed rebuild
+    leaves the old tables and their settings); across many, the load marks them (DEFERRED)."""
     _configure(conn, "automerge", 0)
     _configure(conn, "crisismerge", BULK_CRISISMERGE)
     _configure(conn, "hashsize", bulk_hash_bytes(load_bytes))
