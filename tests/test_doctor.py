@@ -104,6 +104,30 @@ def test_an_edit_behind_the_index_is_drift_and_fix_resyncs_it(indexed, doctor):
     rebuilt_equals_incremental()
 
 
+def test_an_index_of_many_files_stopped_before_its_end_is_finished_by_fix(indexed, doctor):
+    db = config.load().db.path
+    index = Index(db)
+    try:
+        with pytest.raises(KeyboardInterrupt), index.carrying_links():
+            raise KeyboardInterrupt  # as a `memsync index` interrupted mid-way leaves it
+    finally:
+        index.close()
+    code, result = doctor()
+    assert code == 1
+    [finding] = only(result, "load")
+    assert "merge of the full-text index" in finding["message"] and finding["fixable"]
+    assert "memsync index" in finding["fix"]
+    code, result = doctor("--fix")
+    assert code == 0 and result["fixed"] == ["finished what an index stopped early left to do"]
+    conn = sqlite3.connect(db)
+    try:
+        assert conn.execute("SELECT v FROM cards_fts_config WHERE k = 'automerge'").fetchone() == (
+            fts.AUTOMERGE,)
+    finally:
+        conn.close()
+    assert doctor()[1]["findings"] == []
+
+
 def test_a_touched_file_with_the_same_content_is_not_drift(indexed, doctor):
     card = indexed / "03-Knowledge/ecs.md"
     os.utime(card, ns=(1_000_000_000, 1_000_000_000))  # a tool that restores an old mtime

@@ -17,7 +17,7 @@ from memsync import private, reading
 from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
-from memsync.store import health, migrations
+from memsync.store import backlinks, fts, health, migrations
 from memsync.store.index import Index, failure_kind
 from memsync.sync import MAX_FILE_BYTES, Indexer
 from memsync.watch import lock
@@ -30,13 +30,13 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | busy | writable | schema | drift | supersede | journal | problem | id | source | semantic | lock | permissions
+    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | permissions
     message: str
     fix: str  # what to do, in a sentence
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
     paths: list[str] = field(default_factory=list)
     source: str | None = None
-    # what --fix does: sync | rebuild | migrate | retire | drop | set_aside | unlock | tighten;
+    # what --fix does: sync | settle | rebuild | migrate | retire | drop | set_aside | unlock | tighten;
     # unpair is done by --fix-pairs only (it edits a vault card)
     action: str | None = None
 
@@ -102,6 +102,23 @@ def drift(cfg: Config, index: Index) -> list[Finding]:
                 f"index knowing: {named(paths)}{note}", REINDEX, fixable=True,
                 paths=paths, source=source.name, action="sync"))
     return found
+
+
+def unfinished_load(cfg: Config, index: Index) -> list[Finding]:
+    """What a bulk index of many transactions (a first index of a large vault, a big change)
+    that ended early, killed or failed, left for its end (memsync.store.index.Index.carrying_links):
+    the links fields of the cards it wrote before their linkers, and one merge of the full-text
+    index, without which every search reads a segment for each transaction it committed."""
+    left = [what for key, what in (
+        (backlinks.UNSETTLED, "the links fields of cards written before the notes linking them"),
+        (fts.DEFERRED, "the merge of the full-text index (searches are slower until it is done)"),
+    ) if index.meta(key) is not None]
+    if not left:
+        return []
+    live = lock.status(cfg.lock_file)["live"]
+    note = " (a watcher is running: it may be doing that index now)" if live else ""
+    return [Finding("load", f"an index of many files stopped before its end and left {' and '.join(left)}"
+                    f" to do{note}", REINDEX, fixable=True, action="settle")]
 
 
 def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]:
@@ -246,8 +263,8 @@ def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Findi
     found = integrity(cfg, index, writable)
     if any(f.check == "integrity" and "index file" in f.message for f in found):
         return found  # a damaged file: what else it says cannot be trusted
-    return (found + drift(cfg, index) + supersede_pointers(index) + card_problems(index)
-            + stray_ids(cfg, index))
+    return (found + drift(cfg, index) + unfinished_load(cfg, index) + supersede_pointers(index)
+            + card_problems(index) + stray_ids(cfg, index))
 
 
 def home_checks(cfg: Config) -> list[Finding]:

@@ -151,8 +151,11 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
         return done + ["rebuilt the index from the files" if rebuild else "migrated the index"]
     syncs = [f for f in todo if f.action == "sync"]
     retires = [f for f in todo if f.action == "retire"]
-    if syncs or retires:
+    settle = any(f.action == "settle" for f in todo)
+    if syncs or retires or settle:
         with api.open_index(cfg) as index:
+            if settle and index.settle_links():
+                done.append("finished what an index stopped early left to do")
             work = api.indexer(cfg, index)
             for f in syncs:
                 assert f.source is not None  # a drift finding names its source
