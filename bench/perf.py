@@ -440,11 +440,14 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     db = work / f"m-{n}.db"
     floor_db = work / f"floor-{n}.db"
     rows = pretokenized(vault)
-    builds, serial, floors, raws, writer, over = [], [], [], [], [], []
+    first_db = work / f"first-{n}.db"
+    builds, serial, floors, raws, writer, over, first = [], [], [], [], [], [], []
     for _ in range(repeats):  # alternate, so drift on a noisy machine hits all alike
         serial.append(rebuild_once(db, vault, "1"))
         over.append(rebuild_once(db, vault, fresh=False))  # over the index just made
         writer.append(writer_alone(db, vault))
+        _fresh_db(first_db)  # a person's first `memsync index` (or watcher start)
+        first.append(load_once(first_db, vault, "reconcile"))
         raws.append(raw_floor(floor_db, vault))
         floors.append(floor_insert(floor_db, rows))
         builds.append(rebuild_once(db, vault))  # last: the index the rest of the run uses
@@ -462,11 +465,13 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
         "raw_floor_seconds": raw_s, "raw_floor_cards_per_s": n / raw_s, "vs_raw_floor": seconds / raw_s,
         "writer_alone_seconds": writer_s, "writer_alone_vs_raw_floor": writer_s / raw_s,
         "over_index_seconds": over_s, "over_index_vs_raw_floor": over_s / raw_s,
+        "first_index_seconds": median(first), "first_index_vs_rebuild": median(first) / seconds,
         "floor_seconds": floor_s, "floor_cards_per_s": n / floor_s, "vs_floor": seconds / floor_s,
         "prep": prep_costs(vault),
     }
     print(f"  {n}: rebuild {seconds:.2f}s ({n / seconds:.0f} cards/s, {builds[-1]['readers']} readers), "
-          f"one reader {serial_s:.2f}s, over the old index {over_s:.2f}s, the writer alone {writer_s:.2f}s, "
+          f"one reader {serial_s:.2f}s, over the old index {over_s:.2f}s, first index {median(first):.2f}s, "
+          f"the writer alone {writer_s:.2f}s, "
           f"raw floor {raw_s:.2f}s, pre-tokenized floor {floor_s:.2f}s",
           file=sys.stderr)
     notes, stored = index_size.note_bytes(db), index_size.index_bytes(db)
@@ -477,6 +482,7 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
     from memsync.store.index import Index
     from memsync.sync import Indexer
 
+    _fresh_db(first_db)
     index = Index(db)
     work_ix = Indexer(index, [Source("vault", "markdown", str(vault), True)])
     # warm the page cache, settle racily-clean files and stamp the folders (memsync.folders)

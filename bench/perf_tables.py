@@ -43,6 +43,7 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
     line("raw floor: read + FTS5 unicode61 insert, cards/s", rb("raw_floor_cards_per_s", lambda v: f"{v:,.0f}"))
     line("rebuild ÷ raw floor (time)", rb("vs_raw_floor", lambda v: f"{v:.1f}×"))
     line("rebuild over the index it replaces ÷ raw floor", rb("over_index_vs_raw_floor", lambda v: f"{v:.1f}×"))
+    line("first index (a reconcile into a new index) ÷ rebuild", rb("first_index_vs_rebuild", lambda v: f"{v:.2f}×"))
     line("the writer alone (files read before its first row) ÷ raw floor",
          rb("writer_alone_vs_raw_floor", lambda v: f"{v:.1f}×"))
     line("floor: pre-tokenized FTS5 bulk insert, cards/s", lambda s: f"{s['rebuild']['floor_cards_per_s']:,.0f}")

@@ -64,16 +64,21 @@ def speed_rows(sizes: dict[str, dict], start: dict | None = None) -> list[list[s
         if measure == "rebuild":
             r = size["rebuild"]
             return f"{_s(r['seconds'])} (raw floor {_s(r.get('raw_floor_seconds'))}, one reader {_s(r.get('one_reader_seconds'))})"
+        if measure == "first":
+            r = size["rebuild"]
+            return (f"{_s(r['first_index_seconds'])} (the rebuild {_s(r['seconds'])})"
+                    if "first_index_seconds" in r else "not measured")
         if measure == "reconcile":
             r = size["reconcile"]
             return f"{_s(r['seconds'])} (walk + lstat {_s(r.get('floor_walk_seconds'))})"
         c = (start or {}).get(str(size["cards"]), size.get("cli", {}))
         return f"{_ms(c.get('memsync_search'))} (`python -c pass` {_ms(c.get('python_startup'))})"
     labels = {"search": "search p50 / p99, in-process", "rebuild": "rebuild",
-              "reconcile": "reconcile, nothing changed", "cli": "`memsync search`, whole process"}
+              "first": "first index, into a new index", "reconcile": "reconcile, nothing changed", "cli": "`memsync search`, whole process"}
     if start:
         labels["cli"] += " (`bench.perf --start-only`)"
-    return [[label, *(cell(size, measure) for size in sizes.values())] for measure, label in labels.items()]
+    rows = [[label, *(cell(size, measure) for size in sizes.values())] for measure, label in labels.items()]
+    return [row for row in rows if any(c != "not measured" for c in row[1:])]  # older results lack some
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
