@@ -50,7 +50,7 @@ IN_FLIGHT_BATCHES = 2
 # A source's first index of up to this many files is one transaction, as a rebuild is
 # (Indexer._first_load). Larger ones go in BATCH-file transactions: each commit lets another
 # writer in (a capture, an MCP write, which wait up to the busy timeout, 60 s) and shows the
-# cards indexed so far. 20,000 notes took 8 s here.
+# cards indexed so far. At the 2,500-2,800 cards/s of a rebuild here, 20,000 notes take 7-8 s.
 ONE_LOAD_FILES = 20_000
 
 

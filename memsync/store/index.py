@@ -189,7 +189,7 @@ class Index:
         change): FTS5 merges nothing until its end (fts.defer_merges), when each full-text index
         is merged once, and the links fields of cards an earlier transaction wrote are refreshed
         once (memsync.store.backlinks.Carried). Merging as it went, a first index of 100,000
-        notes in 500-file transactions took 51.0 s against 41.1 s. Searches meanwhile read one
+        notes in 500-file transactions took 51-52 s against 41 s. Searches meanwhile read one
         segment more for each transaction committed. A load that ends early (killed, failed)
         leaves marks in meta for the next reconcile or rebuild to settle (settle_links). Not
         around a transaction: its start and its end are transactions of their own."""
