@@ -26,22 +26,32 @@ def small_batches(monkeypatch):
         monkeypatch.setattr(sync, name, value)
 
 
-@pytest.fixture
-def committed(monkeypatch) -> list[int]:
-    """The cards another connection sees in the index each time a batch is written into it."""
-    seen: list[int] = []
+def at_each_batch(monkeypatch, ask) -> list:
+    """What `ask(index path)` finds each time a batch is about to be written."""
+    seen: list = []
     apply = Indexer._apply
 
     def watched(self, *args, **kwargs):
-        conn = sqlite3.connect(f"file:{self.index.path}?mode=ro", uri=True)
-        try:
-            seen.append(conn.execute("SELECT count(*) FROM cards").fetchone()[0])
-        finally:
-            conn.close()
+        seen.append(ask(self.index.path))
         apply(self, *args, **kwargs)
 
     monkeypatch.setattr(Indexer, "_apply", watched)
     return seen
+
+
+def cards_committed(db: Path) -> int:
+    """The cards another connection sees in the index."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM cards").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def committed(monkeypatch) -> list[int]:
+    """The cards another connection sees in the index each time a batch is written into it."""
+    return at_each_batch(monkeypatch, cards_committed)
 
 
 def merging(db: Path) -> tuple:
@@ -131,14 +141,7 @@ def test_a_first_index_in_batches_merges_once_at_its_end(vault, tmp_path, monkey
     fill(vault)
     monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS - 1)
     db = tmp_path / "first.db"
-    seen = []
-    apply = Indexer._apply
-
-    def watched(self, *args, **kwargs):
-        seen.append(merging(db))
-        apply(self, *args, **kwargs)
-
-    monkeypatch.setattr(Indexer, "_apply", watched)
+    seen = at_each_batch(monkeypatch, merging)
     first_index(db)
     assert len(seen) >= CARDS // SMALL["BATCH"] and set(seen) == {(0, fts.BULK_CRISISMERGE, ("1",))}
     assert merging(db) == (fts.AUTOMERGE, fts.CRISISMERGE, None) and one_segment(db)

@@ -188,22 +188,28 @@ def test_the_bulk_hash_holds_a_small_load_whole_and_a_large_one_in_parts():
     assert fts.bulk_hash_bytes(largest + 1024) == fts.BULK_HASH_BYTES  # memory stays bounded
 
 
-def _loaded_whole(db: Path, monkeypatch) -> tuple[int, bool]:
-    """Rebuild `db`; at the end of the load (the indexes set aside are made again, which has
-    FTS5 write its hash out): the hash it was loaded with, and whether the whole load was still
-    in it (FTS5 had written no segment: cards_fts_data held only its averages and structure
-    records, rowids 1 and 10)."""
+def at_end_of_load(db: Path, monkeypatch, ask) -> tuple:
+    """Rebuild `db`: what `ask(conn)` found at the end of the load, before its one merge (when
+    the indexes set aside are made again, which has FTS5 write its hash out), and the index."""
     seen = []
     make = setaside.make
 
     def watched(conn, statements):
-        hashsize = conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0]
-        seen.append((hashsize, conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10))
+        seen.append(ask(conn))
         make(conn, statements)
 
     monkeypatch.setattr(setaside, "make", watched)
-    rebuilt(db, workers=1)
-    return seen[0]
+    index = rebuilt(db, workers=1)
+    return seen[0], index
+
+
+def _loaded_whole(db: Path, monkeypatch) -> tuple[int, bool]:
+    """The hash a rebuild loaded with, and whether the whole load was still in it at its end
+    (FTS5 had written no segment: cards_fts_data held only its averages and structure records,
+    rowids 1 and 10)."""
+    return at_end_of_load(db, monkeypatch, lambda conn: (
+        conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0],
+        conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10))[0]
 
 
 def test_a_rebuild_sizes_its_hash_to_the_load_and_writes_a_small_one_as_one_segment(vault, tmp_path, monkeypatch):
@@ -221,18 +227,9 @@ def test_a_rebuild_sizes_its_hash_to_the_load_and_writes_a_small_one_as_one_segm
 def _segments_at_end_of_load(db: Path, monkeypatch) -> tuple[int, dict]:
     """Rebuild `db` through a 2 KiB hash: how many cards_fts segments the load left for its
     merge (FTS5 numbers a segment's pages from its id shifted left 37 bits), and the index."""
-    seen = []
-    make = setaside.make
-
-    def watched(conn, statements):
-        seen.append(conn.execute(
-            "SELECT count(DISTINCT id >> 37) FROM cards_fts_data WHERE id > 10").fetchone()[0])
-        make(conn, statements)
-
-    monkeypatch.setattr(setaside, "make", watched)
     monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 2048)
-    index = rebuilt(db, workers=1)
-    return seen[0], index
+    return at_end_of_load(db, monkeypatch, lambda conn: conn.execute(
+        "SELECT count(DISTINCT id >> 37) FROM cards_fts_data WHERE id > 10").fetchone()[0])
 
 
 def test_a_rebuild_leaves_its_segments_to_the_one_merge_at_its_end(vault, tmp_path, monkeypatch):

@@ -529,7 +529,7 @@ class Index:
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
             "SELECT c.source, c.path, c.link_text, c.inlinks FROM card_terms t "
             "JOIN cards c ON c.seq = t.seq WHERE t.links != ''")}
-        from memsync.store import setaside
+        from memsync.store import backlinks, setaside
 
         with self._freed_pages_kept():
             # set aside before the tables are emptied and refilled, made again after (setaside.make)
@@ -537,7 +537,7 @@ class Index:
             for table in RELOADED_TABLES:
                 self._conn.execute(f"DELETE FROM {table}")
             # all are made anew, and merged at the end
-            self._conn.execute("DELETE FROM meta WHERE key IN ('links_unsettled', ?)", (fts.DEFERRED,))
+            self._conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (backlinks.UNSETTLED, fts.DEFERRED))
             fts.recreate(self._conn)
             with self.loading(load_bytes, indexes):
                 yield
