@@ -8,6 +8,7 @@ happened to it; the indexer (memsync.sync) then applies looks to the index.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import stat
@@ -127,7 +128,35 @@ def watch_parent() -> None:
     threading.Thread(target=watch, name="memsync-orphan-watch", daemon=True).start()
 
 
-def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[Look]:
-    """Looks at (rel, stored) pairs: the unit of work handed to a worker process."""
+# A look crosses from a reader process to the writer as plain tuples (packed, unpacked): pickle
+# builds those in C, while each Card, CardFields and Signature cost a dict or a Python call per
+# object on both sides. At 100,000 cards the writer's process spent 3.4 s unpickling looks, at
+# times holding the lock its writing thread waited for. A rebuild took 36.7 s packed against
+# 38.2 s (medians of 3 alternating runs), and 3.30 s against 3.43 s at 10,000 (7 runs).
+_CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))
+
+
+def packed(look: Look) -> tuple:
+    sig = look.sig
+    return (look.path, look.state, (sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino) if sig else None,
+            look.digest, [tuple([card.__dict__[name] for name in _CARD_FIELDS]) for card in look.cards],
+            [tuple(fields) for fields in look.fields], look.hashed, look.read_at)
+
+
+def _card(values: tuple) -> Card:
+    card = object.__new__(Card)
+    # past the frozen class's __setattr__, as the __init__ dataclasses writes for it goes too
+    card.__dict__.update(zip(_CARD_FIELDS, values, strict=True))
+    return card
+
+
+def unpacked(row: tuple) -> Look:
+    path, state, sig, found, cards, fields, hashed, read_at = row
+    return Look(path, state, Signature(*sig) if sig else None, found, [_card(c) for c in cards],
+                [CardFields._make(f) for f in fields], hashed, read_at)
+
+
+def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[tuple]:
+    """Looks at (rel, stored) pairs, packed: the unit of work handed to a worker process."""
     adapter = adapters.get(adapter_name)
-    return [look(root, adapter, max_bytes, rel, stored) for rel, stored in items]
+    return [packed(look(root, adapter, max_bytes, rel, stored)) for rel, stored in items]

@@ -413,7 +413,7 @@ class Indexer:
         if future is None:
             return self._look_here(source, chunk)
         try:
-            return future.result()
+            return [reading.unpacked(row) for row in future.result()]
         except BrokenProcessPool:  # a worker died: read it here instead
             return self._look_here(source, chunk)
 

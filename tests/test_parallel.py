@@ -4,6 +4,8 @@ writer killed mid-way never leaves half an index."""
 from __future__ import annotations
 
 import os
+import pickle
+import pickletools
 import shutil
 import sqlite3
 import subprocess
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import memsync.adapters as adapters
 from memsync import config, reading, survey, sync
 from memsync.store import fts, setaside
 from memsync.store import index as store_index
@@ -327,6 +330,33 @@ def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, mo
     assert (again.removed, again.updated, again.unchanged) == (1, 1, len(one) - 3)
     index.close()
     assert whole_index(tmp_path / "walk.db")["files"] == rebuilt(tmp_path / "serial.db", 1)["files"]
+
+
+def test_a_look_crosses_to_the_writer_whole_and_as_plain_tuples(vault):
+    write_card(vault, "full.md", "全部 fields", "# 标题\n## part\nbody #inline [[other|anchor]] 服务器\n",
+               tags=["a/b", "c"], aliases=["别名"], created="2026-01-02", updated="2026-01-03",
+               invalid_at="2026-02-01", superseded_by="new", supersedes="old", priority="high",
+               ttl="30d", summary="one line", project="memsync")
+    (vault / "bad.md").write_bytes(b"---\ntitle: [oops\n---\n\xff not utf-8")
+    (vault / "big.md").write_bytes(b"x" * 64)
+    (vault / "memory.jsonl").write_text(
+        '{"type": "entity", "name": "A", "entityType": "p", "observations": ["x"]}\n'
+        '{"type": "entity", "name": "B", "entityType": "p", "observations": ["y"]}\n')
+    root = str(vault)
+    markdown = [reading.look(root, adapters.get("markdown"), 32, rel, None)
+                for rel in ("full.md", "bad.md", "big.md", "gone.md", "bad\udcffname.md")]
+    graph = reading.look(root, adapters.get("mcp-memory"), 1 << 20, "memory.jsonl", None)
+    kept = reading.look(root, adapters.get("markdown"), 1 << 20, "full.md", None)
+    unchanged = reading.look(root, adapters.get("markdown"), 1 << 20, "full.md",
+                             (kept.sig, kept.digest, kept.sig.mtime_ns + reading.RACY_NS))
+    looks = [kept, *markdown, graph, unchanged]
+    assert [look.state for look in looks] == [
+        "content", "too_large", "content", "too_large", "absent", "bad_name", "content", "unchanged"]
+    assert kept.cards[0].project == "memsync" and len(graph.cards) == 2 and looks[2].cards[0].problem
+    rows = [reading.packed(look) for look in looks]
+    opcodes = {op.name for op, _, _ in pickletools.genops(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL))}
+    assert not opcodes & {"GLOBAL", "STACK_GLOBAL", "REDUCE", "NEWOBJ", "BUILD"}  # no class, no call
+    assert [reading.unpacked(row) for row in pickle.loads(pickle.dumps(rows))] == looks
 
 
 def test_a_reader_process_runs_below_the_writers_priority():
