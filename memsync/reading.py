@@ -131,12 +131,13 @@ def watch_parent() -> None:
 # A look crosses from a reader process to the writer as plain tuples (packed, unpacked): pickle
 # builds those in C, while each Card, CardFields and Signature cost a dict or a Python call per
 # object on both sides. At 100,000 cards the writer's process spent 3.4 s unpickling looks, at
-# times holding the lock its writing thread waited for. A rebuild took 36.7 s packed against
+# times holding the GIL its writing thread waited for. A rebuild took 36.7 s packed against
 # 38.2 s (medians of 3 alternating runs), and 3.30 s against 3.43 s at 10,000 (7 runs).
 _CARD_FIELDS = tuple(f.name for f in dataclasses.fields(Card))
 
 
 def packed(look: Look) -> tuple:
+    """The look in builtins only (tuples, lists, str, int, bool, None); unpacked() gives it back."""
     sig = look.sig
     return (look.path, look.state, (sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino) if sig else None,
             look.digest, [tuple([card.__dict__[name] for name in _CARD_FIELDS]) for card in look.cards],
@@ -145,7 +146,7 @@ def packed(look: Look) -> tuple:
 
 def _card(values: tuple) -> Card:
     card = object.__new__(Card)
-    # past the frozen class's __setattr__, as the __init__ dataclasses writes for it goes too
+    # A frozen dataclass refuses setattr; its own __init__ goes around that too.
     card.__dict__.update(zip(_CARD_FIELDS, values, strict=True))
     return card
 
