@@ -76,6 +76,8 @@ class WatchedVault(RuleBasedStateMachine):
         self.revision = 0
         self.ids: dict[str, int] = {}  # identity -> id at the last settle
         self.clean: set[str] = set()  # identities only edited or renamed since the last settle
+        # Folders made since the last settle: watchdog may not watch one yet (see rename)
+        self.made: set[Path] = set()
         self.settles = 0
 
     # --- helpers --------------------------------------------------------------------------
@@ -88,11 +90,21 @@ class WatchedVault(RuleBasedStateMachine):
             os.path.isfile(p) for p in _parents(self.path(rel), self.vault)
         )
 
+    def make_folders(self, folder: Path) -> None:
+        """mkdir -p, remembering each folder it made."""
+        missing = [p for p in (folder, *_parents(folder, self.vault)) if not p.exists()]
+        folder.mkdir(parents=True, exist_ok=True)
+        self.made.update(missing)
+
+    def just_made(self, folder: Path) -> bool:
+        """Whether `folder`, or a folder above it, was made since the last settle."""
+        return any(p in self.made for p in (folder, *_parents(folder, self.vault)))
+
     def write(self, rel: str, identity: str, how: str = "in_place") -> None:
         self.revision += 1
         data = content(identity, self.style[identity], self.revision)
         path = self.path(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.make_folders(path.parent)
         if how == "in_place" or not path.exists():
             path.write_bytes(data)
         elif how == "vim":
@@ -141,11 +153,12 @@ class WatchedVault(RuleBasedStateMachine):
             os.path.isfile(p) for p in _parents(self.path(dst), self.vault)
         ):
             return
-        if not self.path(dst).parent.exists():
-            # Into a folder created a moment ago, before watchdog watches it: the rename is
-            # reported as a delete and a create, which the watcher pairs by content when it
-            # can. Best effort, so the id is not asserted.
-            self.path(dst).parent.mkdir(parents=True)
+        self.make_folders(self.path(dst).parent)
+        if self.just_made(self.path(dst).parent):
+            # Into a folder made a moment ago (by this rename or another step since the last
+            # settle), which watchdog may not watch yet: the rename is then reported as a
+            # delete and a create, which the watcher pairs by content when it can. Best effort
+            # (a card edited just before has new content), so the id is not asserted.
             self.clean.discard(self.live[src])
         os.replace(self.path(src), self.path(dst))  # over an existing card: that card is gone
         self.live[dst] = self.live.pop(src)
@@ -159,6 +172,8 @@ class WatchedVault(RuleBasedStateMachine):
             return
         os.rename(self.path(top), self.path(new))
         self.note("rename_folder", top, new)
+        self.made = {self.path(new) / p.relative_to(self.path(top)) if p.is_relative_to(self.path(top))
+                     else p for p in self.made}
         for rel in [r for r in self.live if r.startswith(top + "/")]:
             self.live[new + rel[len(top):]] = self.live.pop(rel)
 
@@ -169,7 +184,7 @@ class WatchedVault(RuleBasedStateMachine):
         target = self.vault / ".trash" / rel
         if os.path.lexists(target):
             return
-        target.parent.mkdir(parents=True, exist_ok=True)
+        self.make_folders(target.parent)
         os.rename(self.path(rel), target)
         self.trash[rel] = self.live.pop(rel)
         self.note("to_trash", rel)
@@ -180,7 +195,7 @@ class WatchedVault(RuleBasedStateMachine):
         rel = data.draw(st.sampled_from(sorted(self.trash)))
         if not self.free(rel):
             return
-        self.path(rel).parent.mkdir(parents=True, exist_ok=True)
+        self.make_folders(self.path(rel).parent)
         os.rename(self.vault / ".trash" / rel, self.path(rel))
         identity = self.trash.pop(rel)
         self.live[rel] = identity
@@ -211,7 +226,7 @@ class WatchedVault(RuleBasedStateMachine):
         if not self.free(rel):
             return
         away = data.draw(st.sampled_from(sorted(self.away)))
-        self.path(rel).parent.mkdir(parents=True, exist_ok=True)
+        self.make_folders(self.path(rel).parent)
         shutil.move(str(self.outside / away), str(self.path(rel)))
         identity = self.away.pop(away)
         self.live[rel] = identity
@@ -221,7 +236,7 @@ class WatchedVault(RuleBasedStateMachine):
     @rule(folder=st.sampled_from(FOLDERS))
     def create_then_delete(self, folder):
         path = self.vault / folder / ("brief" + secrets.token_hex(3) + ".md")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.make_folders(path.parent)
         path.write_text("here and gone\n")
         path.unlink()
         self.note("create_then_delete", path.name)
@@ -257,6 +272,7 @@ class WatchedVault(RuleBasedStateMachine):
         self.ids = ids
         self.note("settled", {i: ids[i] for i in ids})
         self.clean = {i for i in ids if not i.startswith("empty-")}
+        self.made.clear()
 
     def current_ids(self) -> dict[str, int]:
         index = Index(self.cfg.db.path)
