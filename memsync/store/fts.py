@@ -230,6 +230,19 @@ def defer_merges(conn, load_bytes: int = 0) -> None:
     _configure(conn, "hashsize", bulk_hash_bytes(load_bytes))
 
 
+def defer_merges_marked(conn) -> None:
+    """defer_merges() for a bulk load of many transactions, marked in meta (DEFERRED) until
+    end_deferral(), so that one which ends early is found and finished later."""
+    defer_merges(conn)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (DEFERRED,))
+
+
+def end_deferral(conn) -> None:
+    """The end of defer_merges_marked(): merge_all(), and the mark cleared."""
+    merge_all(conn)
+    conn.execute("DELETE FROM meta WHERE key = ?", (DEFERRED,))
+
+
 def merge(conn) -> None:
     """Each full-text index merged into one segment."""
     for table in FTS_COLUMNS:

@@ -197,8 +197,7 @@ class Index:
 
         assert not self._conn.in_transaction, "carrying spans transactions"
         with self.transaction():
-            fts.defer_merges(self._conn)
-            self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (fts.DEFERRED,))
+            fts.defer_merges_marked(self._conn)
         self._carried = carried = backlinks.Carried()
         try:
             yield
@@ -207,8 +206,7 @@ class Index:
         with self.transaction():
             if carried.names:
                 self.rewritten += carried.settle(self._conn, self.waiting)
-            fts.merge_all(self._conn)
-            self._conn.execute("DELETE FROM meta WHERE key = ?", (fts.DEFERRED,))
+            fts.end_deferral(self._conn)
 
     def settle_links(self) -> bool:
         """Settle what a bulk load that ended early left (carrying_links): the links it had not
@@ -221,8 +219,7 @@ class Index:
         with self.transaction():
             self.rewritten += backlinks.settle_unsettled(self._conn) or 0
             if self.meta(fts.DEFERRED) is not None:
-                fts.merge_all(self._conn)
-                self._conn.execute("DELETE FROM meta WHERE key = ?", (fts.DEFERRED,))
+                fts.end_deferral(self._conn)
         return True
 
     # --- files and their signatures -------------------------------------------------------
