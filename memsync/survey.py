@@ -81,6 +81,7 @@ class Survey:
     folders: dict[str, FolderStamp] = field(default_factory=dict, compare=False)
     known: int = field(default=0, compare=False)
     stamped: list[str] = field(default_factory=list, compare=False)
+    every: bool = field(default=False, compare=False)  # a rebuild's: every file on disk is work
 
     def add(self, found: dict[str, Stat], stamps: dict[str, tuple], asked: frozenset[str]) -> None:
         """Compare the files found in part of the tree with the stamps (Index.file_stamps)
@@ -90,7 +91,7 @@ class Survey:
         self.scanned_bytes += sum(stat[0] for stat in found.values())
         self.stored += len(stamps)
         for rel, sig in found.items():
-            if stamps.get(rel) == sig:
+            if not self.every and stamps.get(rel) == sig:
                 self.unchanged += 1
             else:
                 self.work.append(rel)
@@ -115,9 +116,10 @@ class Survey:
 
 def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Exclusions,
            under: str | None = None, workers: int = 1, fork: bool = False,
-           asked: frozenset[str] = frozenset()) -> Survey:
+           asked: frozenset[str] = frozenset(), every: bool = False) -> Survey:
     """The survey of `source` (below `under`), work and gone sorted (ids and rows must not
-    depend on how it was shared out). A big tree (PROCESSES_FROM stored files) on quick stats is
+    depend on how it was shared out); with `every` (a rebuild), every file on disk is work,
+    while `stored` and `gone` still count against the rows, for the mass-removal guard. A big tree (PROCESSES_FROM stored files) on quick stats is
     surveyed a subtree at a time: by worker processes when `fork` allows them (no other thread
     runs) outside a transaction, whose rows they could not see; else in this process, so that
     neither the whole tree's files nor its rows are held at once (a watcher starting on 100,000
@@ -126,7 +128,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     excluded.refresh()
     start = os.path.join(root, *under.split("/")) if under else root
     prefix, end = Index.folder_range(under)
-    result = Survey()
+    result = Survey(every=every)
     if index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM:
         found, folders, slow = _sample(adapter, excluded, [(start, prefix)])
         if not slow:
@@ -135,10 +137,11 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
                      if folder_stamps.exact_times(os.path.realpath(root)) else None)
             shared = None
             if fork and workers > 1 and not index.in_transaction and len(parts) >= 2:
-                shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked, rules)
+                shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked,
+                                 rules, every)
                 result.shared = len(parts) if shared is not None else 0
             if shared is None:
-                shared = [_survey_parts(index, source, adapter, excluded, parts, asked, rules)]
+                shared = [_survey_parts(index, source, adapter, excluded, parts, asked, rules, every)]
             for part in shared:
                 result.merge(part)
             # Stamps change as a whole: a subtree's that changed, and those of folders gone or
@@ -162,7 +165,7 @@ def _sorted(result: Survey) -> Survey:
 
 def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
             parts: list[tuple[str, str]], workers: int, asked: frozenset[str],
-            rules: int | None = None) -> list[Survey] | None:
+            rules: int | None = None, every: bool = False) -> list[Survey] | None:
     """The surveys of `parts` by forked worker processes; None when there are none to be had or
     one died or failed (the caller surveys in this process instead, where a real fault, an
     unreadable index say, is raised as usual)."""
@@ -171,7 +174,7 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
                                  initializer=reading.watch_parent) as pool:
             # round robin, so each group mixes the big subtrees a sample leaves with small ones
             groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
-            futures = [pool.submit(survey_parts, db, source, adapter_name, excluded, group, asked, rules)
+            futures = [pool.submit(survey_parts, db, source, adapter_name, excluded, group, asked, rules, every)
                        for group in groups if group]
             return [f.result() for f in futures]
     except Exception:  # noqa: BLE001 - any failure of a worker: survey in this process
@@ -179,21 +182,23 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
 
 
 def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,
-                 parts: list[tuple[str, str]], asked: frozenset[str], rules: int | None = None) -> Survey:
+                 parts: list[tuple[str, str]], asked: frozenset[str], rules: int | None = None,
+                 every: bool = False) -> Survey:
     """In a worker process: _survey_parts over its own connection to the index."""
     index = Index.existing(db)
     try:
-        return _survey_parts(index, source, adapters.get(adapter_name), excluded, parts, asked, rules)
+        return _survey_parts(index, source, adapters.get(adapter_name), excluded, parts, asked, rules, every)
     finally:
         index.close()
 
 
 def _survey_parts(index: Index, source: str, adapter, excluded: Exclusions,
-                  parts: list[tuple[str, str]], asked: frozenset[str], rules: int | None = None) -> Survey:
+                  parts: list[tuple[str, str]], asked: frozenset[str], rules: int | None = None,
+                  every: bool = False) -> Survey:
     """Subtrees (folder, its relative path + "/") against their rows, one at a time. With
     `rules` (memsync.folders.rules_key, where folder times are exact), folders whose stamps
     hold are not listed (walk_known)."""
-    result = Survey()
+    result = Survey(every=every)
     for part in parts:
         stamps = index.file_stamps(source, RACY_NS, part[1])
         if rules is None:

@@ -164,16 +164,24 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        surveys = {name: self.guard_source(name) for name in self.sources}
-        files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
-        with self.index.bulk(files), self.index.transaction(), self.index.reload(load):
-            for name in self.sources:
-                self._reconcile_source(name, None, report, progress)
-        for name, found in surveys.items():
-            # Taken before the files were read: a folder changed since has other times now, and
-            # one that holds a file the rebuild could not index, a count the rows do not match.
-            if found.folders:
-                folderstamps.replace(self.index, name, [""], found.folders)
+        with self.index.transaction():
+            # One survey a source, under the write lock: it guards against a mass removal (its
+            # gone against its stored rows), sizes the load, and lists every file to read. A
+            # survey taken before the lock could miss a file another writer indexed meanwhile,
+            # whose row the reload then empties; surveying again after it walked the tree twice
+            # (0.47 s each at 100,000 files).
+            surveys = {name: self._survey(name, every=True) for name in self.sources}
+            for name, found in surveys.items():
+                self.guard_removal(name, found.scanned, found.stored, len(found.gone))
+            files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
+            with self.index.bulk(files), self.index.reload(load):
+                for name, found in surveys.items():
+                    self._reconcile_source(name, None, report, progress, found)
+            for name, found in surveys.items():
+                # Taken before the files were read: a folder changed since has other times now, and
+                # one that holds a file the rebuild could not index, a count the rows do not match.
+                if found.folders:
+                    folderstamps.replace(self.index, name, [""], found.folders)
         self.index.mark_synced()
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
@@ -277,16 +285,21 @@ class Indexer:
         return found
 
     def _survey(self, source: str, under: str | None = None,
-                asked: frozenset[str] = frozenset()) -> survey.Survey:
+                asked: frozenset[str] = frozenset(), every: bool = False) -> survey.Survey:
         """The files of `source` (below `under`) against its rows (memsync.survey.survey), shared
         with worker processes where this process may fork them."""
         return survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
-                             self.excluded[source], under, self.workers, start_method() == "fork", asked)
+                             self.excluded[source], under, self.workers, start_method() == "fork", asked,
+                             every)
 
-    def _reconcile_source(self, source, under, report, progress) -> None:
-        asked = self._problem_paths(source, under)
-        found = self._survey(source, under, asked)
-        if under is None:
+    def _reconcile_source(self, source, under, report, progress,
+                          surveyed: survey.Survey | None = None) -> None:
+        """Bring the rows of `source` (below `under`) in line with its files; a rebuild passes
+        the survey it took (and guarded by) before emptying the rows, asking about no problems:
+        the reload emptied them too."""
+        asked = frozenset() if surveyed else self._problem_paths(source, under)
+        found = surveyed or self._survey(source, under, asked)
+        if under is None and not surveyed:
             self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         report.scanned += found.scanned
         report.unchanged += found.unchanged
@@ -328,7 +341,7 @@ class Indexer:
         if remaining:
             self._apply(source, remaining, stored, report)
         self._forget_problems_of_gone_files(source, asked - found.present)
-        if found.stamped:  # the files are indexed: their folders' stamps can vouch for them
+        if found.stamped and not surveyed:  # the files are indexed: their folders' stamps can vouch for them
             folderstamps.replace(self.index, source, found.stamped, found.folders)
         if progress:
             progress(total, total)

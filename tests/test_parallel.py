@@ -109,6 +109,29 @@ def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path):
     assert [t for t in want if want[t] != got[t]] == []
 
 
+def test_a_rebuild_surveys_each_source_once_under_its_write_lock(vault, tmp_path, monkeypatch):
+    # Once: its survey guards, sizes the load and lists every file to read. Under the lock: a
+    # file another writer indexed after a survey taken before it would be emptied and not read.
+    db = first_index(vault, tmp_path, linked=False)
+    index = Index(db)
+    calls = []
+    real = survey.survey
+
+    def watched(at, *args, **kwargs):
+        found = real(at, *args, **kwargs)
+        calls.append((at.in_transaction, len(found.work), found.stored, found.unchanged))
+        return found
+
+    monkeypatch.setattr(survey, "survey", watched)
+    try:
+        report = Indexer(index, config.load().sources, workers=2).rebuild()
+    finally:
+        index.close()
+    on_disk = CARDS + 2  # and bad.md, big.md
+    assert calls == [(True, on_disk, on_disk - 1, 0)]  # big.md was refused: no files row
+    assert report.unchanged == 0 and report.added + report.updated == CARDS + 1
+
+
 def test_workers_started_beside_other_threads_give_the_same_index(vault, tmp_path):
     """A watcher or an MCP server runs threads: its workers come from a fork server."""
     fill(vault, 120)
