@@ -303,7 +303,8 @@ class Indexer:
             self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         report.scanned += found.scanned
         report.unchanged += found.unchanged
-        work, gone = found.work, found.gone
+        # after a rebuild's reload, files gone since the last index have no rows left to drop
+        work, gone = found.work, ([] if surveyed else found.gone)
         # a name that is not UTF-8 has no row to fetch (nor can it be passed to SQLite)
         fetch = [rel for rel in (*work, *gone) if storable(rel)]
         rows = self.index.file_rows_of(source, fetch) if fetch else {}

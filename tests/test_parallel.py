@@ -113,8 +113,10 @@ def test_a_rebuild_surveys_each_source_once_under_its_write_lock(vault, tmp_path
     # Once: its survey guards, sizes the load and lists every file to read. Under the lock: a
     # file another writer indexed after a survey taken before it would be emptied and not read.
     db = first_index(vault, tmp_path, linked=False)
+    for i in range(3):  # gone since: counted against the rows, not read, not in the progress
+        (vault / f"bulk/{i % 9}/card-{i}.md").unlink()
     index = Index(db)
-    calls = []
+    calls, totals = [], set()
     real = survey.survey
 
     def watched(at, *args, **kwargs):
@@ -124,12 +126,14 @@ def test_a_rebuild_surveys_each_source_once_under_its_write_lock(vault, tmp_path
 
     monkeypatch.setattr(survey, "survey", watched)
     try:
-        report = Indexer(index, config.load().sources, workers=2).rebuild()
+        report = Indexer(index, config.load().sources, workers=2).rebuild(
+            progress=lambda done, total: totals.add(total))
     finally:
         index.close()
-    on_disk = CARDS + 2  # and bad.md, big.md
-    assert calls == [(True, on_disk, on_disk - 1, 0)]  # big.md was refused: no files row
-    assert report.unchanged == 0 and report.added + report.updated == CARDS + 1
+    on_disk = CARDS - 3 + 2  # and bad.md, big.md
+    assert calls == [(True, on_disk, CARDS + 1, 0)]  # big.md was refused: it has no files row
+    assert report.unchanged == 0 and report.added + report.updated == on_disk - 1
+    assert totals == {on_disk}
 
 
 def test_workers_started_beside_other_threads_give_the_same_index(vault, tmp_path):
