@@ -118,12 +118,12 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
            under: str | None = None, workers: int = 1, fork: bool = False,
            asked: frozenset[str] = frozenset(), every: bool = False) -> Survey:
     """The survey of `source` (below `under`), work and gone sorted (ids and rows must not
-    depend on how it was shared out); with `every` (a rebuild), every file on disk is work,
-    while `stored` and `gone` still count against the rows, for the mass-removal guard. A big tree (PROCESSES_FROM stored files) on quick stats is
-    surveyed a subtree at a time: by worker processes when `fork` allows them (no other thread
-    runs) outside a transaction, whose rows they could not see; else in this process, so that
-    neither the whole tree's files nor its rows are held at once (a watcher starting on 100,000
-    files held both)."""
+    depend on how it was shared out). With `every` (a rebuild's), every file on disk is work,
+    while `stored` and `gone` still count against the rows, for the mass-removal guard.
+    A big tree (PROCESSES_FROM stored files) on quick stats is surveyed a subtree at a time:
+    by worker processes when `fork` allows them (no other thread runs) outside a transaction,
+    whose rows they could not see; else in this process, so that neither the whole tree's files
+    nor its rows are held at once (a watcher starting on 100,000 files held both)."""
     adapter = adapters.get(adapter_name)
     excluded.refresh()
     start = os.path.join(root, *under.split("/")) if under else root
