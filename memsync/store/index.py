@@ -519,8 +519,8 @@ class Index:
     def reload(self, load_bytes: int = 0) -> Iterator[None]:
         """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
         kept on purpose), then let the caller write every row again as one bulk load (loading()).
-        The emptied tables' secondary indexes (but setaside.LIVE) are set aside meanwhile and made
-        again once the rows are in (memsync.store.setaside)."""
+        The emptied tables' secondary indexes, all but those in setaside.LIVE, are set aside
+        meanwhile and made again once the rows are in (memsync.store.setaside)."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         # from card_terms first: its rows are short, while cards.link_text lies past the body
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
