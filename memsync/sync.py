@@ -12,6 +12,7 @@ the write side's trash call them rather than rebinding ids themselves).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -170,13 +171,13 @@ class Indexer:
             # survey taken before the lock could miss a file another writer indexed meanwhile,
             # whose row the reload then empties; surveying again after it walked the tree twice
             # (0.47 s each at 100,000 files).
-            surveys = {name: self._survey(name, every=True) for name in self.sources}
-            for name, found in surveys.items():
-                self.guard_removal(name, found.scanned, found.stored, len(found.gone))
+            surveys = {name: self.guard_source(name, every=True) for name in self.sources}
             files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
             with self.index.bulk(files), self.index.reload(load):
                 for name, found in surveys.items():
-                    self._reconcile_source(name, None, report, progress, found)
+                    # the tree against the rows as the reload left them: none stored, none gone
+                    emptied = dataclasses.replace(found, gone=[], stored=0, stamped=[])
+                    self._reconcile_source(name, None, report, progress, emptied)
             for name, found in surveys.items():
                 # Taken before the files were read: a folder changed since has other times now, and
                 # one that holds a file the rebuild could not index, a count the rows do not match.
@@ -275,12 +276,13 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
-    def guard_source(self, source: str) -> survey.Survey:
+    def guard_source(self, source: str, every: bool = False) -> survey.Survey:
         """guard_removal for a whole source, as it is on disk and in the index now; returns the
         survey that counted it (files on disk, their bytes, the folders' stamps), which holds a
         subtree's files and rows at a time (`memsync watch` asks this first: every path of
-        100,000 files and every stored row at once took its memory from 40 to 106 MB)."""
-        found = self._survey(source)
+        100,000 files and every stored row at once took its memory from 40 to 106 MB). `every`:
+        a rebuild's survey, every file on disk work (memsync.survey.survey)."""
+        found = self._survey(source, every=every)
         self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         return found
 
@@ -295,16 +297,14 @@ class Indexer:
     def _reconcile_source(self, source, under, report, progress,
                           surveyed: survey.Survey | None = None) -> None:
         """Bring the rows of `source` (below `under`) in line with its files; a rebuild passes
-        the survey it took (and guarded by) before emptying the rows, asking about no problems:
-        the reload emptied them too."""
-        asked = frozenset() if surveyed else self._problem_paths(source, under)
+        the survey it took under its lock, as the tree stands against the rows its reload left."""
+        asked = self._problem_paths(source, under)
         found = surveyed or self._survey(source, under, asked)
-        if under is None and not surveyed:
+        if under is None:
             self.guard_removal(source, found.scanned, found.stored, len(found.gone))
         report.scanned += found.scanned
         report.unchanged += found.unchanged
-        # after a rebuild's reload, files gone since the last index have no rows left to drop
-        work, gone = found.work, ([] if surveyed else found.gone)
+        work, gone = found.work, found.gone
         # a name that is not UTF-8 has no row to fetch (nor can it be passed to SQLite)
         fetch = [rel for rel in (*work, *gone) if storable(rel)]
         rows = self.index.file_rows_of(source, fetch) if fetch else {}
@@ -342,7 +342,7 @@ class Indexer:
         if remaining:
             self._apply(source, remaining, stored, report)
         self._forget_problems_of_gone_files(source, asked - found.present)
-        if found.stamped and not surveyed:  # the files are indexed: their folders' stamps can vouch for them
+        if found.stamped:  # the files are indexed: their folders' stamps can vouch for them
             folderstamps.replace(self.index, source, found.stamped, found.folders)
         if progress:
             progress(total, total)
