@@ -3,6 +3,7 @@ writer killed mid-way never leaves half an index."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import pickletools
@@ -383,7 +384,31 @@ def test_a_look_crosses_to_the_writer_whole_and_as_plain_tuples(vault):
     rows = [reading.packed(look) for look in looks]
     opcodes = {op.name for op, _, _ in pickletools.genops(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL))}
     assert not opcodes & {"GLOBAL", "STACK_GLOBAL", "REDUCE", "NEWOBJ", "BUILD"}  # no class, no call
-    assert [reading.unpacked(row) for row in pickle.loads(pickle.dumps(rows))] == looks
+    # The long texts stay UTF-8 in the writer, which binds them as they are (next test)
+    as_utf8 = [dataclasses.replace(
+        look, cards=[dataclasses.replace(card, body=card.body.encode()) for card in look.cards],
+        fields=[fields._replace(body=fields.body.encode()) for fields in look.fields])
+        for look in looks]
+    assert [reading.unpacked(row) for row in pickle.loads(pickle.dumps(rows))] == as_utf8
+
+
+def test_a_body_crossed_as_utf8_is_stored_as_the_text_it_was(vault, tmp_path):
+    # A row a parallel rebuild wrote holds TEXT, and FTS5 finds the words of a UTF-8 stream
+    fill(vault, 120)
+    db = tmp_path / "index.db"
+    rebuilt(db, workers=2)
+    conn = sqlite3.connect(db)
+    try:
+        kinds = conn.execute("SELECT DISTINCT typeof(body) FROM cards").fetchall()
+        body = conn.execute("SELECT body FROM cards WHERE path = 'bulk/7/card-7.md'").fetchone()[0]
+        hits = conn.execute("SELECT rowid FROM cards_fts WHERE cards_fts MATCH 'marker7x'").fetchall()
+        cjk_hits = conn.execute("SELECT count(*) FROM cards_fts WHERE cards_fts MATCH "
+                                "'body:\"服务 务器\"'").fetchone()[0]
+    finally:
+        conn.close()
+    assert kinds == [("text",)]
+    assert "服务器 marker7x" in body
+    assert len(hits) == 1 and cjk_hits == 120
 
 
 def test_a_reader_process_runs_below_the_writers_priority():

@@ -12,7 +12,7 @@ class Card:
 
     path: str  # relative to the source root, '/'-separated; `file#anchor` for multi-card files
     title: str
-    body: str
+    body: str  # its UTF-8 bytes in a look that crossed from a reader process (memsync.reading)
     kind: str | None = None
     tags: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()

@@ -31,7 +31,7 @@ class CardFields(NamedTuple):
     h1: str
     headings: str
     tags: str
-    body: str
+    body: str  # UTF-8 bytes once crossed from a reader process, as Card.body
     tag_set: tuple[str, ...]  # every tag, nested ones with their parents, folded: the --tag filter
     exact: tuple[tuple[str, int], ...]  # (key, strength)
     name: str | None  # folded file stem, what wikilinks resolve by; None for entry cards

@@ -136,8 +136,9 @@ class Waiting:
 
 
 def insert(conn, seq: int, terms: dict, body_tokens: str, waiting: Waiting | None = None) -> None:
-    """`terms`: the short fields' token streams by column name; `body_tokens`: the body's. With
-    `waiting`, the full-text rows wait there for the end of the transaction."""
+    """`terms`: the short fields' token streams by column name; `body_tokens`: the body's (str,
+    or UTF-8 bytes, which FTS5 reads as the same text). With `waiting`, the full-text rows wait
+    there for the end of the transaction."""
     conn.execute(_TERMS_INSERT, (seq, *(terms[c] for c in SHORT)))
     if waiting is None:
         _write(conn, None, seq, terms, body_tokens)

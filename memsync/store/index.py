@@ -367,9 +367,11 @@ class Index:
             # A reload gives a card the links field it had before: the backlinks refresh at its
             # end leaves a card alone whose links still say the same (most of them).
             link_text, inlinks = self._before.get((source, card.path), ("", 0))
+            # body: str, or its UTF-8 when the look crossed from a reader (memsync.reading), stored
+            # as TEXT either way
             seq = self._conn.execute(
                 f"INSERT INTO cards ({CARD_COLUMNS}, project, tag_set, name, link_text, inlinks) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,CAST(? AS TEXT),?,?,?,?,?,?,?)",
                 (
                     card_id, source, card.path, file, card.title, card.kind,
                     fieldstore.json_list(list(card.tags)), fieldstore.json_list(list(card.aliases)),
