@@ -8,8 +8,10 @@ these tests are what catches it.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -32,14 +34,24 @@ def clean_env() -> dict:
             if not k.startswith(("MEMSYNC_", "PYTHON", "VIRTUAL_ENV"))}
 
 
+# Built, not shipped as they are: the C extension's module (the editable install builds it in
+# place) and compiled bytecode. A C source ships in the sdist; the wheel holds what it built.
+BUILT = {".pyc", ".so", ".pyd"}
+C_SOURCES = {".c"}
+
+
 def source_files() -> list[tuple[str, str]]:
-    """Every file of the shipped trees as (tree, path inside it), caches left out."""
+    """Every file of the shipped trees as (tree, path inside it), caches and builds left out."""
     out = []
     for tree in SHIPPED_TREES:
         for path in (REPO / tree).rglob("*"):
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix not in BUILT:
                 out.append((tree, path.relative_to(REPO / tree).as_posix()))
     return out
+
+
+def compiler_at_hand() -> bool:
+    return shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is not None
 
 
 @pytest.fixture(scope="session")
@@ -77,7 +89,10 @@ def smoke(bin_dir: Path, python: Path, cwd: Path) -> subprocess.CompletedProcess
 def test_the_wheel_holds_every_file_of_the_package(dist):
     (wheel,) = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    wanted = {f"{SHIPPED_TREES[tree]}/{rel}" for tree, rel in source_files()}
+    wanted = {f"{SHIPPED_TREES[tree]}/{rel}" for tree, rel in source_files()
+              if Path(rel).suffix not in C_SOURCES}
+    if compiler_at_hand():  # the token stream in C (setup.py); optional where there is none
+        wanted.add("memsync/_tokenstream" + sysconfig.get_config_var("EXT_SUFFIX"))
     missing = sorted(wanted - names)
     assert not missing, f"the wheel lacks {missing}: check packages / package_data in setup.py"
 
@@ -101,6 +116,17 @@ def test_the_installed_wheel_names_its_own_wheel_to_add_the_extra(installed, dis
     (wheel,) = dist.glob("*.whl")
     hint = install_hint(installed / "python", tmp_path)
     assert f"-m pip install '{wheel}[semantic]'" in hint and "'memsync[semantic]'" not in hint
+
+
+def test_the_installed_wheel_cuts_text_with_the_c_stream_it_built(installed, tmp_path):
+    if not compiler_at_hand():
+        pytest.skip("no C compiler: the wheel is built without the C stream")
+    proc = subprocess.run([str(installed / "python"), "-I", "-c",
+                           "from memsync import cjk, _tokenstream; "
+                           "assert cjk._stream is _tokenstream.stream; print(cjk.to_index_text('同步Sync'))"],
+                          capture_output=True, text=True, cwd=tmp_path, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0] == "同步 步 sync"
 
 
 def test_the_installed_wheel_passes_the_smoke_run(installed, tmp_path):
