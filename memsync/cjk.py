@@ -142,10 +142,10 @@ def _index_token() -> re.Pattern:
 
 
 def stream_of(folded: str) -> str:
-    """What tokens() gives for an already folded text, space-joined: cut by one pattern in C
-    rather than a Python step per CJK run (a fifth less time on the Chinese notes of memsync's
-    test vault). The reference for memsync/_tokenstream.c, and what runs where that could not
-    be built."""
+    """What tokens() gives for an already folded text, space-joined: cut by one regular
+    expression rather than a Python step per CJK run (a fifth less time on the Chinese notes of
+    memsync's test vault). The reference for memsync/_tokenstream.c, and what runs where that
+    could not be built."""
     return " ".join(_index_token().findall(folded))
 
 
