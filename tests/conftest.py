@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -69,6 +71,12 @@ def fake_user(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def vault(home) -> Path:
     return Path(os.environ["MEMSYNC_VAULT"])
+
+
+def compiler_at_hand() -> bool:
+    """Whether the C compiler Python was built with is here: what setup.py's optional C
+    extension (memsync._tokenstream) needs to be built."""
+    return shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is not None
 
 
 def write_card(vault: Path, rel: str, title: str | None = None, body: str = "", **meta) -> Path:

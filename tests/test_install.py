@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import compiler_at_hand
+
 # Building the sdist and wheel, then installing with pip, pipx and uv takes minutes on a loaded
 # machine (pipx alone 115 s there, with its setup); each subprocess has its own bound as well.
 pytestmark = pytest.mark.timeout(900)
@@ -48,10 +50,6 @@ def source_files() -> list[tuple[str, str]]:
             if path.is_file() and "__pycache__" not in path.parts and path.suffix not in BUILT:
                 out.append((tree, path.relative_to(REPO / tree).as_posix()))
     return out
-
-
-def compiler_at_hand() -> bool:
-    return shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is not None
 
 
 @pytest.fixture(scope="session")
@@ -184,8 +182,6 @@ def tool_install(tool: str, tool_bin: Path, checkout: Path, root: Path) -> tuple
 
 @pytest.mark.parametrize("tool", ["pipx", "uv"])
 def test_pipx_and_uv_tool_install_give_a_working_memsync(tool, tool_bin, tmp_path):
-    import shutil
-
     if not (tool_bin / tool).exists():
         pytest.skip(f"{tool} did not install here")
     checkout = tmp_path / "checkout"

@@ -4,9 +4,7 @@ contentless FTS5 row is deleted by handing FTS5 its tokens again."""
 
 from __future__ import annotations
 
-import shutil
 import sys
-import sysconfig
 
 import pytest
 from hypothesis import given
@@ -14,6 +12,7 @@ from hypothesis import strategies as st
 
 from memsync import cjk
 
+from .conftest import compiler_at_hand
 from .test_cjk import MIXED
 
 try:
@@ -23,8 +22,7 @@ except ImportError:
 
 
 def test_the_c_stream_is_built_where_a_compiler_is_at_hand():
-    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    if _tokenstream is None and shutil.which(compiler) is None:
+    if _tokenstream is None and not compiler_at_hand():
         pytest.skip("no C compiler: memsync installs without the C stream and uses cjk.stream_of")
     assert _tokenstream is not None, "a compiler is here but memsync._tokenstream was not built"
     assert cjk._stream is _tokenstream.stream  # and to_index_text uses it
