@@ -165,13 +165,20 @@ class Indexer:
         """Recompute every derived row from the files, atomically; ids and read stats survive."""
         started = time.perf_counter()
         report = SyncReport()
-        with self.index.transaction():
+        # An index that holds nothing is surveyed first, outside the lock, to know whether its load
+        # is small enough to go through a rollback journal (Index.filling): a search arriving
+        # meanwhile waits for such a load to commit, so only one of ONE_LOAD_FILES files or fewer
+        # may, as a first index may.
+        early = self._surveys() if self.index.holds_nothing() else None
+        small = early is not None and sum(f.scanned for f in early.values()) <= ONE_LOAD_FILES
+        with self.index.filling() if small else nullcontext(), self.index.transaction():
             # One survey a source, under the write lock: it guards against a mass removal (its
             # gone against its stored rows), sizes the load, and lists every file to read. A
             # survey taken before the lock could miss a file another writer indexed meanwhile,
-            # whose row the reload then empties; surveying again after it walked the tree twice
-            # (0.47 s each at 100,000 files).
-            surveys = {name: self.guard_source(name, every=True) for name in self.sources}
+            # whose row the reload then empties; so the early one counts only if the index
+            # still holds nothing. Surveying again after the reload walked the tree twice (0.47 s
+            # each at 100,000 files).
+            surveys = early if early is not None and self.index.holds_nothing() else self._surveys()
             files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
             with self.index.bulk(files), self.index.reload(load):
                 for name, found in surveys.items():
@@ -276,6 +283,10 @@ class Indexer:
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
 
+    def _surveys(self) -> dict[str, survey.Survey]:
+        """A rebuild's survey of every source (guard_source)."""
+        return {name: self.guard_source(name, every=True) for name in self.sources}
+
     def guard_source(self, source: str, every: bool = False) -> survey.Survey:
         """guard_removal for a whole source, as it is on disk and in the index now; returns the
         survey that counted it (files on disk, their bytes, the folders' stamps), which holds a
@@ -359,7 +370,7 @@ class Indexer:
         comes, in batches."""
         if (under is None and not found.stored and not self.index.in_transaction
                 and PARALLEL_FROM <= len(found.work) <= ONE_LOAD_FILES):
-            with self.index.bulk(found.scanned), self.index.transaction():
+            with self.index.bulk(found.scanned), self.index.filling(), self.index.transaction():
                 if self.index.holds_nothing_of(source):  # asked again, now under the write lock
                     with self.index.loading(found.scanned_bytes):
                         yield

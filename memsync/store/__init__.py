@@ -10,4 +10,5 @@
     vectors.py     the rows behind semantic search (memsync.semantic makes arrays of them)
     tally.py       counts: stats, cards per source; health.py doctor's questions of the file
     vaults.py      one index per vault: which index serves which vault
+    journal.py     the WAL, and the rollback journal a small load into an empty index takes
 """

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from memsync import cjk
 from memsync.sizes import MIB
+from memsync.store import journal
 
 # porter: English words are stemmed on both sides (requests = request); CJK bigrams and
 # identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md). ascii: the text is
@@ -276,7 +277,7 @@ def compact(conn, page_size: int | None = None) -> bool:
     works outside WAL mode, so only when no other connection has the file open; returns
     whether it did."""
     merge(conn)
-    if page_size and _leave_wal(conn):
+    if page_size and journal.leave_wal(conn):
         conn.execute(f"PRAGMA page_size = {page_size}")
         conn.execute("VACUUM")  # through a rollback journal: there is no WAL to empty
         conn.execute("PRAGMA journal_mode = WAL").fetchall()
@@ -285,15 +286,3 @@ def compact(conn, page_size: int | None = None) -> bool:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return False
 
-
-def _leave_wal(conn) -> bool:
-    """Switch to a rollback journal, at once or not at all: SQLite refuses while another
-    connection has the file open, and waiting for them would hold this one up for nothing."""
-    wait = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout = 0")
-    try:
-        return conn.execute("PRAGMA journal_mode = DELETE").fetchall()[0][0] == "delete"
-    except conn.OperationalError:  # "database is locked": another connection is open
-        return False
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {wait}")

@@ -3,8 +3,9 @@
 The connection is private to memsync.store: the store's modules (searchsql, vectors, tally,
 health, ...) hold every SQL string, and everything else calls them or the methods here.
 
-WAL mode so readers never wait for the writer; a busy timeout so concurrent writers (a watcher,
-MCP servers, CLI writes) queue instead of failing; every write batch in one BEGIN IMMEDIATE.
+WAL mode so readers never wait for the writer (but for a small load into an empty index:
+memsync.store.journal); a busy timeout so concurrent writers (a watcher, MCP servers, CLI
+writes) queue instead of failing; every write batch in one BEGIN IMMEDIATE.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memsync import cjk, private
 from memsync.errors import BadEnvironment, Damaged, NotFound
-from memsync.store import fts, migrations
+from memsync.store import fts, journal, migrations
 from memsync.store.fields import CardFields, note_name
 from memsync.store.searchsql import Statement
 
@@ -86,6 +87,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(f"PRAGMA journal_size_limit = {journal.LIMIT_BYTES}").fetchall()
         migrations.migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -571,6 +573,16 @@ class Index:
         # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
         self._settle()
         fts.merge_all(self._conn)
+
+    def filling(self) -> AbstractContextManager[bool]:
+        """Around the transaction of a bulk load (a rebuild, a first index): when the index holds
+        no card yet, through a rollback journal, not the WAL (memsync.store.journal)."""
+        return journal.filling(self._conn)
+
+    def holds_nothing(self) -> bool:
+        """Whether the index has no file at all, indexed or refused (a problem)."""
+        return not any(self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+                       for table in ("files", "problems"))
 
     def holds_nothing_of(self, source: str) -> bool:
         """Whether the index has no file of `source`, indexed or refused (a problem)."""

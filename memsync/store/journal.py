@@ -1,0 +1,66 @@
+"""How the index file journals its writes: through the WAL, except while one transaction fills
+an index that holds no card yet.
+
+The WAL lets searches read while a writer writes, which the index needs nearly all the time. A
+bulk load pays for it twice, though: each page it writes goes into the WAL first and is copied
+into the file again at the checkpoint after the commit, on one core, once every file has been
+read. An index that holds nothing yet (a first index, a rebuild into a new file) has nothing
+for a WAL to keep readable meanwhile, so its load goes through a rollback journal instead:
+SQLite journals only the pages the file had when the transaction began, a handful, and writes
+every new page once, into the file itself. A load killed on the way is rolled back from that
+journal by the next connection, to the empty index, as it would have been from the WAL.
+
+The cost: a search that starts meanwhile waits for the load to commit, where through the WAL
+it would have found the index empty. So the callers (memsync.sync) ask for it only for a load of
+sync.ONE_LOAD_FILES files or fewer, a few seconds' work, for which a first index holds other
+writers off too. SQLite leaves the WAL only while no other connection has the file open, so
+that is tried once and not waited for: with a watcher, a server or a search connected, the load
+goes through the WAL as any other write.
+
+LIMIT_BYTES: the WAL a connection leaves on disk after a checkpoint. SQLite keeps the file as
+large as the largest transaction it ever held, unless told otherwise: a rebuild of 100,000
+cards left a 598 MB WAL beside the 591 MB index, until its connection closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+from memsync.sizes import MIB
+
+LIMIT_BYTES = 8 * MIB
+
+
+def leave_wal(conn) -> bool:
+    """Switch to a rollback journal, at once or not at all: SQLite refuses while another
+    connection has the file open, and waiting for them would hold this one up for nothing."""
+    wait = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        return conn.execute("PRAGMA journal_mode = DELETE").fetchall()[0][0] == "delete"
+    except conn.OperationalError:  # "database is locked": another connection is open
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {wait}")
+
+
+def back_to_wal(conn) -> None:
+    """The WAL again, waiting (the busy timeout) for a reader that came meanwhile to finish.
+    Should that time run out, the file keeps its rollback journal until the next connection
+    opens it (memsync.store.index.connect switches any other journal to the WAL)."""
+    with suppress(conn.OperationalError):
+        conn.execute("PRAGMA journal_mode = WAL").fetchall()
+
+
+@contextmanager
+def filling(conn) -> Iterator[bool]:
+    """Around the transaction of a bulk load: through a rollback journal when the index holds
+    no card and no other connection has it open; yields whether it does."""
+    empty = not conn.in_transaction and conn.execute("SELECT 1 FROM cards LIMIT 1").fetchone() is None
+    journaled = empty and leave_wal(conn)
+    try:
+        yield journaled
+    finally:
+        if journaled:
+            back_to_wal(conn)

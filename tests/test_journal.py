@@ -1,0 +1,167 @@
+"""A bulk load into an index with no card goes through a rollback journal, every other write
+through the WAL, and no WAL is left on disk much larger than LIMIT_BYTES (memsync.store.journal)."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memsync import config, survey, sync
+from memsync.store import journal
+from memsync.store.index import Index
+from memsync.sync import Indexer
+
+from .conftest import write_card
+from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, whole_index
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch):
+    for name, value in SMALL.items():
+        monkeypatch.setattr(sync, name, value)
+
+
+def beside(db: Path, suffix: str) -> Path:
+    return db.with_name(db.name + suffix)
+
+
+def files_during(db: Path, how: str = "rebuild", workers: int = 2) -> set[str]:
+    """Which of the index's -wal and -journal files are on disk while `how` writes its rows."""
+    seen: set[str] = set()
+
+    def progress(done: int, total: int) -> None:
+        seen.update(s for s in ("-wal", "-journal") if beside(db, s).exists())
+
+    index = Index(db)
+    try:
+        getattr(Indexer(index, config.load().sources, workers=workers), how)(progress=progress)
+        assert index._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # and after it
+    finally:
+        index.close()
+    return seen
+
+
+def mode_on_disk(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("how", ["rebuild", "reconcile"])
+def test_a_load_into_an_empty_index_goes_through_a_rollback_journal(vault, tmp_path, how):
+    fill(vault)
+    db = tmp_path / "new.db"
+    assert files_during(db, how) == {"-journal"}
+    assert mode_on_disk(db) == "wal"
+    assert not beside(db, "-journal").exists()
+    serial = tmp_path / "serial.db"
+    other = Index(serial)  # kept open: this one's load goes through the WAL
+    try:
+        assert files_during(serial, how, workers=1) == {"-wal"}
+    finally:
+        other.close()
+    assert whole_index(db) == whole_index(serial)
+
+
+def test_a_rebuild_over_an_index_with_cards_goes_through_the_wal(vault, tmp_path):
+    fill(vault)
+    db = tmp_path / "index.db"
+    files_during(db)
+    assert files_during(db) == {"-wal"}
+
+
+def test_a_load_beside_another_connection_neither_waits_nor_keeps_it_waiting(vault, tmp_path):
+    fill(vault)
+    db = tmp_path / "shared.db"
+    Index(db).close()
+    watcher = sqlite3.connect(db, timeout=0)  # as a watcher's or a server's connection would be
+    counts: list[int] = []
+    try:
+        index = Index(db)
+        try:
+            Indexer(index, config.load().sources, workers=2).rebuild(
+                progress=lambda done, total: counts.append(
+                    watcher.execute("SELECT count(*) FROM cards").fetchone()[0]))
+        finally:
+            index.close()
+        assert counts and set(counts) == {0}  # the old, empty index, read without a wait
+        assert watcher.execute("SELECT count(*) FROM cards").fetchone()[0] == CARDS + 1
+    finally:
+        watcher.close()
+
+
+def test_a_large_write_leaves_no_wal_larger_than_the_limit(vault, tmp_path):
+    rng = random.Random(3)
+    words = [f"w{n:05d}" for n in range(20_000)]
+    for i in range(4):  # about 3 MB of words each: an index of twice the limit
+        write_card(vault, f"big/{i}.md", f"big {i}", " ".join(rng.choices(words, k=430_000)))
+    db = tmp_path / "index.db"
+    index = Index(db)
+    try:
+        work = Indexer(index, config.load().sources, workers=1)
+        work.rebuild()  # into an empty index: no WAL at all
+        work.rebuild()  # over it: through the WAL, which held every page once
+        assert db.stat().st_size > 1.5 * journal.LIMIT_BYTES  # so the WAL held more than that
+        assert beside(db, "-wal").stat().st_size <= journal.LIMIT_BYTES
+    finally:
+        index.close()
+
+
+def test_a_load_into_an_empty_index_killed_mid_way_is_rolled_back_to_it(vault, tmp_path):
+    fill(vault)
+    db = tmp_path / "new.db"
+    Index(db).close()
+    proc = kill_mid_rebuild(db, "writer")
+    assert proc.returncode == -9, proc.stderr
+    assert beside(db, "-journal").exists()  # hot: the next connection rolls the load back
+    index = Index(db)
+    try:
+        assert index._conn.execute("SELECT count(*) FROM cards").fetchone()[0] == 0
+        assert index._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert Indexer(index, config.load().sources, workers=2).rebuild().added == CARDS + 1
+    finally:
+        index.close()
+    assert not beside(db, "-journal").exists()
+    clean = tmp_path / "clean.db"
+    files_during(clean)
+    assert whole_index(db) == whole_index(clean)
+
+
+def test_a_load_into_an_empty_index_larger_than_one_load_goes_through_the_wal(vault, tmp_path, monkeypatch):
+    # a search arriving meanwhile would wait for the whole load: only small ones may keep it out
+    fill(vault)
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS // 2)
+    assert files_during(tmp_path / "large.db") == {"-wal"}
+
+
+@pytest.mark.parametrize("another_writer", [False, True])
+def test_an_empty_index_is_surveyed_before_the_lock_and_again_only_if_a_writer_came_first(
+        vault, tmp_path, monkeypatch, another_writer):
+    fill(vault)
+    db = tmp_path / "new.db"
+    index = Index(db)
+    calls: list[bool] = []
+    real = survey.survey
+
+    def watched(at, *args, **kwargs):
+        calls.append(at.in_transaction)
+        if another_writer and len(calls) == 1:  # between this survey and the rebuild's lock
+            other = Index(db)
+            try:
+                Indexer(other, config.load().sources, workers=1).sync_paths("vault", ["bulk/0/card-0.md"])
+            finally:
+                other.close()
+        return real(at, *args, **kwargs)
+
+    monkeypatch.setattr(survey, "survey", watched)
+    try:
+        report = Indexer(index, config.load().sources, workers=2).rebuild()
+    finally:
+        index.close()
+    assert calls == ([False, True] if another_writer else [False])
+    assert report.added + report.updated == CARDS + 1
