@@ -324,9 +324,9 @@ def frozen(pid: int):
 
 def copy_index(db: Path, into: Path, keep_shm: bool) -> Path:
     """The index files as they are on disk (without the shared-memory file when `keep_shm` is
-    false: it is lost with the power)."""
+    false: it is lost with the power), with the rollback journal of a load into an empty index."""
     into.mkdir()
-    for tail in ("", "-wal", "-shm") if keep_shm else ("", "-wal"):
+    for tail in ("", "-wal", "-journal", "-shm") if keep_shm else ("", "-wal", "-journal"):
         src = db.with_name(db.name + tail)
         if src.exists():
             shutil.copyfile(src, into / (db.name + tail))

@@ -24,6 +24,9 @@ def small_batches(monkeypatch):
         monkeypatch.setattr(sync, name, value)
 
 
+NORMAL, FULL = 1, 2  # PRAGMA synchronous
+
+
 def beside(db: Path, suffix: str) -> Path:
     return db.with_name(db.name + suffix)
 
@@ -31,14 +34,18 @@ def beside(db: Path, suffix: str) -> Path:
 def files_during(db: Path, how: str = "rebuild", workers: int = 2) -> set[str]:
     """Which of the index's -wal and -journal files are on disk while `how` writes its rows."""
     seen: set[str] = set()
+    index = Index(db)
 
     def progress(done: int, total: int) -> None:
         seen.update(s for s in ("-wal", "-journal") if beside(db, s).exists())
+        # a rollback journal is synced before the file is written (a power cut must not corrupt)
+        synced = index._conn.execute("PRAGMA synchronous").fetchone()[0]
+        assert synced == (FULL if beside(db, "-journal").exists() else NORMAL)
 
-    index = Index(db)
     try:
         getattr(Indexer(index, config.load().sources, workers=workers), how)(progress=progress)
         assert index._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # and after it
+        assert index._conn.execute("PRAGMA synchronous").fetchone()[0] == NORMAL
     finally:
         index.close()
     return seen
