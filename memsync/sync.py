@@ -167,7 +167,7 @@ class Indexer:
         report = SyncReport()
         # An index that holds nothing is surveyed first, outside the lock, to know whether its load
         # is small enough to go through a rollback journal (Index.filling): a search arriving
-        # meanwhile waits for such a load to commit, so only one of ONE_LOAD_FILES files or fewer
+        # meanwhile may wait for such a load to commit, so only one of ONE_LOAD_FILES files or fewer
         # may, as a first index may.
         early = self._surveys() if self.index.holds_nothing() else None
         small = early is not None and sum(f.scanned for f in early.values()) <= ONE_LOAD_FILES

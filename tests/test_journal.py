@@ -3,8 +3,12 @@ through the WAL, and no WAL is left on disk much larger than LIMIT_BYTES (memsyn
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import sqlite3
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +18,7 @@ from memsync.store import journal
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
-from .conftest import write_card
+from .conftest import MEMSYNC_BIN, write_card
 from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, whole_index
 
 
@@ -172,3 +176,30 @@ def test_an_empty_index_is_surveyed_before_the_lock_and_again_only_if_a_writer_c
         index.close()
     assert calls == ([False, True] if another_writer else [False])
     assert report.added + report.updated == CARDS + 1
+
+
+def search_finds_card_7() -> bool:
+    """Whether `memsync search` finds card 7; it must answer, never fail busy."""
+    done = subprocess.run([MEMSYNC_BIN, "search", "marker7x", "--json"], capture_output=True,
+                          text=True, timeout=120, env=os.environ.copy())
+    answer = json.loads(done.stdout)
+    assert "error" not in answer, answer  # the old, empty index, or the new one
+    assert done.returncode == (0 if answer["hits"] else 1), done.stderr  # 1: nothing found
+    return any(h["path"] == "bulk/7/card-7.md" for h in answer["hits"])
+
+
+def test_searches_during_a_first_index_through_the_journal_answer_and_leave_it_in_wal(vault, home):
+    fill(vault, 2_000, linked=False)  # PARALLEL_FROM to ONE_LOAD_FILES files: one load
+    db = home / "memsync.db"
+    loader = subprocess.Popen([MEMSYNC_BIN, "index"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=os.environ.copy())
+    while loader.poll() is None and not beside(db, "-journal").exists():
+        time.sleep(0.001)
+    assert loader.returncode is None, "the load ended before its journal was seen"
+    during = []
+    while loader.poll() is None:
+        during.append(search_finds_card_7())
+    _, err = loader.communicate(timeout=120)
+    assert loader.returncode == 0, err
+    assert during and search_finds_card_7()  # once the load is over, all of it is there
+    assert mode_on_disk(db) == "wal"  # switched back, however many searches came meanwhile

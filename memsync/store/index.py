@@ -84,8 +84,12 @@ def connect(path: Path | str) -> sqlite3.Connection:
     try:
         if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: before WAL fixes it
             conn.execute(f"PRAGMA page_size = {migrations.PAGE_SIZE}")
+        # Not in WAL mode: a new file, an older index, or a load through a rollback journal that
+        # is under way (memsync.store.journal), which switches it back when it ends: this
+        # connection then reads and writes through that journal until it does, and waits, where
+        # it must, within the busy timeout.
         if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+            journal.to_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute(f"PRAGMA journal_size_limit = {journal.LIMIT_BYTES}").fetchall()
         migrations.migrate(conn)

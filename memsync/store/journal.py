@@ -10,12 +10,16 @@ SQLite journals only the pages the file had when the transaction began, a handfu
 every new page once, into the file itself. A load killed on the way is rolled back from that
 journal by the next connection, to the empty index, as it would have been from the WAL.
 
-The cost: a search that starts meanwhile waits for the load to commit, where through the WAL
-it would have found the index empty. So the callers (memsync.sync) ask for it only for a load of
-sync.ONE_LOAD_FILES files or fewer, a few seconds' work, for which a first index holds other
-writers off too. SQLite leaves the WAL only while no other connection has the file open, so
-that is tried once and not waited for: with a watcher, a server or a search connected, the load
-goes through the WAL as any other write.
+The cost: a search that starts meanwhile reads the empty index only until the load first writes
+to the file (its page cache full), and from then on waits for the commit (within the busy
+timeout), where through the WAL it would have found the index empty at once. So the callers
+(memsync.sync) ask for it only for a load of sync.ONE_LOAD_FILES files or fewer, a few seconds'
+work, for which a first index holds other writers off too. SQLite leaves the WAL only while no
+other connection has the file open, so that is tried once and not waited for: with a watcher, a
+server or a search connected, the load goes through the WAL as any other write. One that
+connects during the load finds the file out of WAL mode and cannot switch it back
+(memsync.store.index.connect lets it in as it is), so at its end the load retries its own
+switch back until they are done.
 
 LIMIT_BYTES: the WAL a connection leaves on disk after a checkpoint. SQLite keeps the file as
 large as the largest transaction it ever held, unless told otherwise: a rebuild of 100,000
@@ -24,12 +28,14 @@ cards left a 598 MB WAL beside the 591 MB index, until its connection closed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 
 from memsync.sizes import MIB
 
 LIMIT_BYTES = 8 * MIB
+RETRY_S = 0.01
 
 
 def leave_wal(conn) -> bool:
@@ -45,12 +51,23 @@ def leave_wal(conn) -> bool:
         conn.execute(f"PRAGMA busy_timeout = {wait}")
 
 
-def back_to_wal(conn) -> None:
-    """The WAL again, waiting (the busy timeout) for a reader that came meanwhile to finish.
-    Should that time run out, the file keeps its rollback journal until the next connection
-    opens it (memsync.store.index.connect switches any other journal to the WAL)."""
-    with suppress(conn.OperationalError):
-        conn.execute("PRAGMA journal_mode = WAL").fetchall()
+def to_wal(conn) -> bool:
+    """Switch to the WAL if no other connection is reading or writing the file this instant;
+    returns whether the file is in WAL mode now. SQLite does not wait for them (the busy
+    timeout does not apply to this switch)."""
+    try:
+        return conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0] == "wal"
+    except conn.OperationalError:  # "database is locked"
+        return False
+
+
+def back_to_wal(conn, patience: float) -> None:
+    """The WAL again after a load, retried for up to `patience` seconds while connections that
+    came meanwhile (memsync.store.index.connect lets them in) read or write. Should that time
+    run out, the file keeps its rollback journal until the next connection switches it."""
+    deadline = time.monotonic() + patience
+    while not to_wal(conn) and time.monotonic() < deadline:
+        time.sleep(RETRY_S)
 
 
 @contextmanager
@@ -68,4 +85,4 @@ def filling(conn) -> Iterator[bool]:
     finally:
         if journaled:
             conn.execute("PRAGMA synchronous = NORMAL")
-            back_to_wal(conn)
+            back_to_wal(conn, conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000)
