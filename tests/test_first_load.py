@@ -83,6 +83,8 @@ def test_a_first_index_is_one_transaction_and_the_index_a_rebuild_makes(vault, t
     shutil.copy(db, rebuild)
     layout = {f"{table}_{part}" for table in fts.FTS_COLUMNS for part in ("data", "idx")}
     rows, again = whole_index(db), rebuilt(rebuild, workers=1)
+    for index in (rows, again):  # whether the load's segment awaits a merge up is layout too
+        index["meta"] = [row for row in index["meta"] if row[0] != fts.UNSETTLED]
     assert [t for t in rows if t not in layout and rows[t] != again[t]] == []
     assert full_text(db) == full_text(rebuild)  # the same tokens, in segments FTS5 numbered anew
 

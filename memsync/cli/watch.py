@@ -47,8 +47,10 @@ def watch(obj: Context, as_json: bool, verbose: int, allow_mass_removal: bool):
     else:
         api.check_removal(cfg)  # an unmounted or unsynced folder stops us here, cards kept
     from ..semantic.background import idle_work
+    from ..store.index import Index
 
-    watcher = Watcher(cfg, idle_work=idle_work(cfg))
+    # first the index's own upkeep (a bulk load's segment merged up), then embeddings
+    watcher = Watcher(cfg, idle_work=[Index.settle_segments, *idle_work(cfg)])
     # Block SIGTERM/SIGINT before any thread exists (threads inherit the mask) and take them
     # with sigwait: no Python signal handler runs at an arbitrary point, so none can deadlock.
     stops = {signal.SIGTERM, signal.SIGINT}

@@ -636,6 +636,21 @@ class Index:
     def _card_count(self) -> int:
         return self._conn.execute("SELECT count(*) FROM cards").fetchone()[0]
 
+    def settle_segments(self) -> bool:
+        """Idle work for the watcher (memsync.watch.idle): one slice of merging up a bulk load's
+        full-text segment while fts.UNSETTLED marks it; True while more remains. The mark stays
+        until saves have put segments beside it and a merge of them has run to its end."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (fts.UNSETTLED,)).fetchone()
+        if row is None:
+            return False
+        with self.transaction():
+            merged = fts.settle_step(self._conn)
+            if merged:
+                self._conn.execute("UPDATE meta SET value = 'merging' WHERE key = ?", (fts.UNSETTLED,))
+            elif row[0] == "merging":
+                self._conn.execute("DELETE FROM meta WHERE key = ?", (fts.UNSETTLED,))
+        return merged
+
     def mark_synced(self) -> None:
         """Record when the index last caught up with every file (a whole reconcile or rebuild),
         changed or not: search says how old that is when no watcher runs."""
