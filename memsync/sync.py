@@ -371,7 +371,7 @@ class Indexer:
         if (under is None and not found.stored and not self.index.in_transaction
                 and PARALLEL_FROM <= len(found.work) <= ONE_LOAD_FILES):
             with self.index.bulk(found.scanned), self.index.filling(), self.index.transaction():
-                if self.index.holds_nothing_of(source):  # asked again, now under the write lock
+                if self.index.holds_nothing(source):  # asked again, now under the write lock
                     with self.index.loading(found.scanned_bytes):
                         yield
                     return

@@ -319,7 +319,7 @@ def compact(conn, page_size: int | None = None) -> bool:
     if page_size and journal.leave_wal(conn):
         conn.execute(f"PRAGMA page_size = {page_size}")
         conn.execute("VACUUM")  # through a rollback journal: there is no WAL to empty
-        conn.execute("PRAGMA journal_mode = WAL").fetchall()
+        journal.back_to_wal(conn)
         return True
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -583,15 +583,11 @@ class Index:
         no card yet, through a rollback journal, not the WAL (memsync.store.journal)."""
         return journal.filling(self._conn)
 
-    def holds_nothing(self) -> bool:
-        """Whether the index has no file at all, indexed or refused (a problem)."""
-        return not any(self._conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone()
+    def holds_nothing(self, source: str | None = None) -> bool:
+        """Whether the index has no file (of `source`, or of any), indexed or refused (a problem)."""
+        where, args = (" WHERE source = ?", (source,)) if source is not None else ("", ())
+        return not any(self._conn.execute(f"SELECT 1 FROM {table}{where} LIMIT 1", args).fetchone()
                        for table in ("files", "problems"))
-
-    def holds_nothing_of(self, source: str) -> bool:
-        """Whether the index has no file of `source`, indexed or refused (a problem)."""
-        return not any(self._conn.execute(f"SELECT 1 FROM {table} WHERE source = ? LIMIT 1",
-                                          (source,)).fetchone() for table in ("files", "problems"))
 
     @contextmanager
     def _freed_pages_kept(self) -> Iterator[None]:

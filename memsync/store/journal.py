@@ -61,11 +61,12 @@ def to_wal(conn) -> bool:
         return False
 
 
-def back_to_wal(conn, patience: float) -> None:
-    """The WAL again after a load, retried for up to `patience` seconds while connections that
-    came meanwhile (memsync.store.index.connect lets them in) read or write. Should that time
-    run out, the file keeps its rollback journal until the next connection switches it."""
-    deadline = time.monotonic() + patience
+def back_to_wal(conn) -> None:
+    """The WAL again after a load (or fts.compact's VACUUM), retried for up to the connection's
+    busy timeout while connections that came meanwhile (memsync.store.index.connect lets them in)
+    read or write. Should that time run out, the file keeps its rollback journal until the next
+    connection switches it."""
+    deadline = time.monotonic() + conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
     while not to_wal(conn) and time.monotonic() < deadline:
         time.sleep(RETRY_S)
 
@@ -85,4 +86,4 @@ def filling(conn) -> Iterator[bool]:
     finally:
         if journaled:
             conn.execute("PRAGMA synchronous = NORMAL")
-            back_to_wal(conn, conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000)
+            back_to_wal(conn)
