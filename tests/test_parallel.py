@@ -251,14 +251,14 @@ def test_a_rebuild_sizes_its_hash_to_the_load_and_writes_a_small_one_as_one_segm
     hashsize, whole = _loaded_whole(db, monkeypatch)
     assert hashsize == fts.bulk_hash_bytes(load) and whole
     # the same load through a small hash is written out in segments as it goes
-    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 16 * 1024)
+    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load, whole_up_to: 16 * 1024)
     assert _loaded_whole(db, monkeypatch) == (16 * 1024, False)
 
 
 def _segments_at_end_of_load(db: Path, monkeypatch) -> tuple[int, dict]:
     """Rebuild `db` through a 2 KiB hash: how many cards_fts segments the load left for its
     merge (FTS5 numbers a segment's pages from its id shifted left 37 bits), and the index."""
-    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load: 2048)
+    monkeypatch.setattr(fts, "bulk_hash_bytes", lambda load, whole_up_to: 2048)
     return at_end_of_load(db, monkeypatch, lambda conn: conn.execute(
         "SELECT count(DISTINCT id >> 37) FROM cards_fts_data WHERE id > 10").fetchone()[0])
 

@@ -203,11 +203,11 @@ BULK_HASH_BYTES = 4 * MIB
 WHOLE_LOAD_HASH_BYTES = 32 * MIB
 
 
-def bulk_hash_bytes(load_bytes: int) -> int:
+def bulk_hash_bytes(load_bytes: int, whole_up_to: int = WHOLE_LOAD_HASH_BYTES) -> int:
     """The hash for loading files of `load_bytes` bytes in all: the whole load (with a quarter
-    to spare) where that is at most WHOLE_LOAD_HASH_BYTES, else BULK_HASH_BYTES."""
+    to spare) where that is at most `whole_up_to`, else BULK_HASH_BYTES."""
     whole = load_bytes + load_bytes // 4
-    return max(whole, BULK_HASH_BYTES) if whole <= WHOLE_LOAD_HASH_BYTES else BULK_HASH_BYTES
+    return max(whole, BULK_HASH_BYTES) if whole <= whole_up_to else BULK_HASH_BYTES
 
 
 def _configure(conn, setting: str, value: int) -> None:
@@ -220,16 +220,17 @@ def _configure(conn, setting: str, value: int) -> None:
 DEFERRED = "merges_deferred"
 
 
-def defer_merges(conn, load_bytes: int = 0) -> None:
+def defer_merges(conn, load_bytes: int = 0, whole_up_to: int = WHOLE_LOAD_HASH_BYTES) -> None:
     """For a bulk load of files of `load_bytes` bytes (a rebuild, a first index: one transaction;
     a larger load: many): FTS5 stops merging segments as it goes, which rewrote each row several
     times over (nor merges a level until it holds BULK_CRISISMERGE segments), and gathers terms
-    in a larger hash (bulk_hash_bytes); merge_all() then merges once. The settings are stored in
-    the tables: inside one transaction they commit or roll back with the load (a killed rebuild
-    leaves the old tables and their settings); across many, the load marks them (DEFERRED)."""
+    in a larger hash (bulk_hash_bytes, which holds a load whole up to `whole_up_to` bytes);
+    merge_all() then merges once. The settings are stored in the tables: inside one transaction
+    they commit or roll back with the load (a killed rebuild leaves the old tables and their
+    settings); across many, the load marks them (DEFERRED)."""
     _configure(conn, "automerge", 0)
     _configure(conn, "crisismerge", BULK_CRISISMERGE)
-    _configure(conn, "hashsize", bulk_hash_bytes(load_bytes))
+    _configure(conn, "hashsize", bulk_hash_bytes(load_bytes, whole_up_to))
 
 
 def defer_merges_marked(conn) -> None:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterable
 
-from memsync import session
+from memsync import heap, session
 from memsync.store.index import Index
 from memsync.watch import plan
 
@@ -111,7 +111,7 @@ class WorkerLoop:
 
     def run(self) -> None:
         try:
-            index = Index(self.cfg.db.path)
+            index = Index(self.cfg.db.path, lean=True)
             indexer = session.indexer(self.cfg, index)
         except BaseException as exc:
             self.error = exc
@@ -296,4 +296,7 @@ class WorkerLoop:
         report.merge(drop_unconfigured(self.cfg, indexer.index))
         report.seconds = time.perf_counter() - started
         reporting.log_reconcile(report, why)
+        # A reconcile may have been a bulk load (a first index); a watcher lives on long after
+        # it, and should not keep the memory the load freed (memsync.heap). Rare, and cheap.
+        heap.give_back()
 

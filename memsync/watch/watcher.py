@@ -101,7 +101,7 @@ class Watcher:
         """Catch up before any thread exists, so the indexer may fork readers: a first start on
         a big vault then takes half the time. Whatever changes meanwhile is found by the start-up
         reconcile, which runs once the observer is watching and costs little after this."""
-        index = Index(self.cfg.db.path)
+        index = Index(self.cfg.db.path, lean=True)
         try:
             self._worker.reconcile_all(session.indexer(self.cfg, index), "catch-up")
         except Exception:  # the start-up reconcile tries again, and keeps watching if it fails
