@@ -65,19 +65,22 @@ def project_cards(conn: Connection, scope: Scope, today: str) -> list[Row]:
     terms: list[str] = []
     args: list[object] = [today]
     if scope.project_values:
-        terms.append(f"lower(c.project) IN ({', '.join('?' * len(scope.project_values))})")
+        terms.append(f"c.project IS NOT NULL AND lower(c.project) IN ({', '.join('?' * len(scope.project_values))})")
         args += scope.project_values
     if scope.name:
+        # Each test below first asks whether the name is in the column at all, which it is not
+        # in most cards, and only then for the forms that count: the scan of 100,000 cards'
+        # rows evaluates one test each instead of six.
         # tag_set is a JSON list of folded tags: the tag itself, or a nested one ending in it
         quoted = json.dumps(scope.name, ensure_ascii=False)
-        terms.append("instr(c.tag_set, ?) > 0 OR instr(c.tag_set, ?) > 0")
-        args += [quoted, "/" + quoted[1:]]
+        terms.append("instr(c.tag_set, ?) > 0 AND (instr(c.tag_set, ?) > 0 OR instr(c.tag_set, ?) > 0)")
+        args += [quoted[1:-1], quoted, "/" + quoted[1:]]
         # a folder of that name anywhere, or a note named after it (02-Projects/memsync.md);
         # LIKE ignores the case of ASCII letters
         name = _like_escape(scope.name)
-        terms.append("c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\' "
-                     "OR c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\'")
-        args += [f"{name}/%", f"%/{name}/%", f"{name}.md", f"%/{name}.md"]
+        terms.append("c.path LIKE ? ESCAPE '\\' AND (c.path LIKE ? ESCAPE '\\' "
+                     "OR c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\' OR c.path LIKE ? ESCAPE '\\')")
+        args += [f"%{name}%", f"{name}/%", f"%/{name}/%", f"{name}.md", f"%/{name}.md"]
     for source, prefix in scope.ranges:
         if prefix:
             terms.append("(c.source = ? AND c.path >= ? AND c.path < ?)")
