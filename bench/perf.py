@@ -71,16 +71,35 @@ from memsync.sync import Indexer
 index = Index(sys.argv[1])
 work = Indexer(index, [Source("vault", "markdown", sys.argv[2], True)],
                workers=int(sys.argv[3]) if sys.argv[3] != "auto" else None)
-start = time.perf_counter()
-report = work.rebuild()
+batches = []  # when each batch of files was written: the load's span inside the rebuild
+start, cpu = time.perf_counter(), time.process_time()
+report = work.rebuild(progress=lambda done, total: batches.append(time.perf_counter() - start))
+seconds = time.perf_counter() - start
 # VmHWM, not RUSAGE_SELF: Linux carries ru_maxrss across exec, so a child of the bench
 # (which holds a pre-tokenized copy of the vault) would report the bench's own size.
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-readers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # forked after the exec
-print(json.dumps({"seconds": time.perf_counter() - start, "added": report.added,
+readers = resource.getrusage(resource.RUSAGE_CHILDREN)  # forked after the exec
+print(json.dumps({"seconds": seconds, "added": report.added,
                   "readers": report.readers, "writer_rss_mib": hwm / 1024,
-                  "peak_rss_mib": max(hwm, readers) / 1024}))
+                  "peak_rss_mib": max(hwm, readers.ru_maxrss) / 1024, "batches": batches,
+                  "cpu_s": time.process_time() - cpu + readers.ru_utime + readers.ru_stime}))
 """
+
+
+def serial_part(run: dict) -> float | None:
+    """Seconds of a rebuild spent outside its load, where one core works however many there are:
+    before it (the survey, an estimate: the first batch's time less one batch's share of the
+    load) and after it (secondary indexes, FTS5's flush and merge, the commit)."""
+    times = run.get("batches") or []
+    if len(times) < 3:
+        return None
+    first, last = times[0], times[-1]
+    return max(0.0, first - (last - first) / (len(times) - 1)) + (run["seconds"] - last)
+
+
+def amdahl(serial_fraction: float, cores: int) -> float:
+    """The most a rebuild whose serial_fraction runs on one core can gain on `cores`."""
+    return 1 / (serial_fraction + (1 - serial_fraction) / cores)
 
 
 # The writer's own share of a rebuild: every file is read and parsed (in this process) before
@@ -132,6 +151,21 @@ def _fresh_db(path: Path) -> None:
 
 
 # --- rebuild ---------------------------------------------------------------------------------
+
+
+def speedup_bound(serial: list[dict], builds: list[dict], cores: int) -> dict:
+    """What bounds the speed-up over one reader, from the same runs: the share of one reader's
+    rebuild outside its load (serial_part) and the most that allows on these cores (Amdahl), and
+    the CPU a parallel rebuild spends, writer and readers, against one reader's (pickling the
+    looks across, running three processes on two cores)."""
+    parts = [p for p in map(serial_part, serial) if p is not None]
+    if not parts or "cpu_s" not in serial[0]:
+        return {}
+    fraction = median([p / run["seconds"] for p, run in zip(parts, serial)])
+    return {"one_reader_serial_s": median(parts), "one_reader_serial_fraction": fraction,
+            "speedup_bound": amdahl(fraction, max(1, min(cores, builds[-1]["readers"] or 1))),
+            "parallel_cpu_vs_one_reader": median([b["cpu_s"] for b in builds]) / median(
+                [r["cpu_s"] for r in serial])}
 
 
 def rebuild_once(db: Path, vault: Path, workers: str = "auto", fresh: bool = True) -> dict:
@@ -463,6 +497,7 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
         "writer_peak_rss_mib": median([b["writer_rss_mib"] for b in builds]),
         "one_reader_seconds": serial_s, "one_reader_peak_rss_mib": median([b["peak_rss_mib"] for b in serial]),
         "speedup": serial_s / seconds,
+        **speedup_bound(serial, builds, usable_cores()),
         "raw_floor_seconds": raw_s, "raw_floor_cards_per_s": n / raw_s, "vs_raw_floor": seconds / raw_s,
         "writer_alone_seconds": writer_s, "writer_alone_vs_raw_floor": writer_s / raw_s,
         "over_index_seconds": over_s, "over_index_vs_raw_floor": over_s / raw_s,

@@ -9,10 +9,13 @@ import pytest
 
 from bench import generate
 from bench.perf import (
+    amdahl,
     bare_python,
     measure_links,
     projection,
     rebuild_once,
+    serial_part,
+    speedup_bound,
     verdicts_100k,
     writer_alone,
 )
@@ -28,6 +31,8 @@ def size(n: int, scale: float) -> dict:
                     "one_reader_seconds": 7.0 * scale, "speedup": 1.75, "raw_floor_cards_per_s": 1.0,
                     "vs_raw_floor": 2.5, "writer_peak_rss_mib": 90.0, "writer_alone_vs_raw_floor": 1.8,
                     "over_index_vs_raw_floor": 2.6, "first_index_vs_rebuild": 1.1,
+                    "one_reader_serial_fraction": 0.08, "speedup_bound": 1.85,
+                    "parallel_cpu_vs_one_reader": 1.1,
                     "prep": {"read_s": 0.1, "parse_s": 0.2, "tokenize_s": 0.3}},
         "index": {"note_bytes": 1, "index_bytes": int(2**20 * 50 * scale), "ratio": 2.7},
         "reconcile": {"seconds": 0.05 * scale, "floor_walk_seconds": 0.02},
@@ -58,11 +63,40 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     text = "\n".join(render_tables(data, extras=False))
     assert "| rebuild ÷ raw floor (time) | 2.5× | 2.5× |" in text
     assert "| speed-up over one reader | 1.75× | 1.75× |" in text
+    assert "| one reader's time outside the load (one core whatever the count) | 8% | 8% |" in text
+    assert "| the most that allows on these cores (Amdahl) | 1.85× | 1.85× |" in text
+    assert "| CPU of the parallel rebuild ÷ one reader's | 1.10× | 1.10× |" in text
     assert "| the writer alone (files read before its first row) ÷ raw floor | 1.8× | 1.8× |" in text
     assert "| rebuild over the index it replaces ÷ raw floor | 2.6× | 2.6× |" in text
     assert "| first index (a reconcile into a new index) ÷ rebuild | 1.10× | 1.10× |" in text
     assert "| rebuild | 4.00 s | 40.00 s | 1.00 | 400.0 s |" in text
     assert "load average 3.5 at the start, 4 at the end" in text
+
+
+def test_the_speedup_bound_is_what_one_readers_serial_part_allows():
+    # 10 s, a batch written each second from 2 s to 8 s: the load began at 1 s and ended at 8 s
+    one = {"seconds": 10.0, "batches": [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], "cpu_s": 10.0}
+    assert serial_part(one) == pytest.approx(1.0 + 2.0)
+    assert amdahl(0.3, 2) == pytest.approx(1 / 0.65)
+    assert amdahl(0.0, 2) == pytest.approx(2.0) and amdahl(1.0, 8) == pytest.approx(1.0)
+    two = {"seconds": 6.5, "batches": [1.5, 2.0, 2.5, 3.0, 3.5, 4.0], "cpu_s": 11.0, "readers": 2}
+    bound = speedup_bound([one], [two], cores=2)
+    assert bound["one_reader_serial_s"] == pytest.approx(3.0)
+    assert bound["one_reader_serial_fraction"] == pytest.approx(0.3)
+    assert bound["speedup_bound"] == pytest.approx(1 / 0.65)
+    assert bound["parallel_cpu_vs_one_reader"] == pytest.approx(1.1)
+    assert speedup_bound([{"seconds": 1.0, "batches": [1.0]}], [two], cores=2) == {}  # one batch: no span
+
+
+def test_a_rebuild_run_reports_its_batches_and_every_process_cpu(tmp_path):
+    vault = tmp_path / "vault"
+    generate.generate_vault(vault, 1200)
+    serial, parallel = rebuild_once(tmp_path / "a.db", vault, "1"), rebuild_once(tmp_path / "b.db", vault, "2")
+    for run in (serial, parallel):
+        assert len(run["batches"]) >= 3 and run["batches"] == sorted(run["batches"])
+        assert 0 < run["batches"][-1] <= run["seconds"] and run["cpu_s"] > 0
+    assert parallel["readers"] == 2
+    assert 0 < serial_part(serial) < serial["seconds"]
 
 
 def test_the_writer_alone_writes_the_index_a_rebuild_writes(tmp_path):
