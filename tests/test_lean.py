@@ -9,6 +9,7 @@ import pytest
 
 from memsync import config, heap, sync
 from memsync.store import fts, setaside
+from memsync.store import index as store_index
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -21,15 +22,17 @@ def rss_kib() -> int:
         return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
 
 
-def hash_at_end_of_first_load(db, monkeypatch, lean: bool) -> tuple[int, bool]:
-    """A first index of the vault: the hash its load gathered terms in, and whether the whole
-    load was still in it at its end (cards_fts_data held only FTS5's records 1 and 10)."""
+def at_end_of_first_load(db, monkeypatch, lean: bool) -> tuple[int, bool, int]:
+    """A first index of the vault: the hash its load gathered terms in, whether the whole load
+    was still in it at its end (cards_fts_data held only FTS5's records 1 and 10), and the page
+    cache it wrote through (KiB)."""
     seen = []
     make = setaside.make
 
     def watched(conn, statements):
         seen.append((conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0],
-                     conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10))
+                     conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10,
+                     -conn.execute("PRAGMA cache_size").fetchone()[0]))
         make(conn, statements)
 
     monkeypatch.setattr(setaside, "make", watched)
@@ -42,16 +45,19 @@ def hash_at_end_of_first_load(db, monkeypatch, lean: bool) -> tuple[int, bool]:
     return seen[0]
 
 
-def test_a_lean_index_loads_through_the_bounded_hash_and_a_command_holds_the_load_whole(
+def test_a_lean_index_loads_through_the_bounded_hash_and_cache_and_a_command_holds_more(
         vault, tmp_path, monkeypatch):
     monkeypatch.setattr(sync, "PARALLEL_FROM", 60)  # 300 cards are a first load, one transaction
     fill(vault, linked=False)
-    # The bounded hash made smaller than this load (a few hundred KB), read when an Index opens.
+    # The bounds made smaller than what this load (a few hundred KB) would take: the hash and
+    # the cache a lean Index caps, read when it opens; the whole bulk cache at 300 files.
     monkeypatch.setattr(fts, "BULK_HASH_BYTES", 16 * 1024)
-    whole = hash_at_end_of_first_load(tmp_path / "command.db", monkeypatch, lean=False)
-    lean = hash_at_end_of_first_load(tmp_path / "watcher.db", monkeypatch, lean=True)
-    assert whole[0] > 100 * 1024 and whole[1]
-    assert lean == (16 * 1024, False)  # written out in segments as it went
+    monkeypatch.setattr(store_index, "LEAN_CACHE_KIB", 3000)
+    monkeypatch.setattr(store_index, "BULK_FULL_FILES", 300)
+    whole = at_end_of_first_load(tmp_path / "command.db", monkeypatch, lean=False)
+    lean = at_end_of_first_load(tmp_path / "watcher.db", monkeypatch, lean=True)
+    assert whole[0] > 100 * 1024 and whole[1] and whole[2] == store_index.BULK_CACHE_KIB
+    assert lean == (16 * 1024, False, 3000)  # written out in segments as it went
 
 
 def test_a_watcher_indexes_a_new_vault_lean_and_gives_the_memory_back(vault, monkeypatch):
