@@ -296,7 +296,5 @@ class WorkerLoop:
         report.merge(drop_unconfigured(self.cfg, indexer.index))
         report.seconds = time.perf_counter() - started
         reporting.log_reconcile(report, why)
-        # A reconcile may have been a bulk load (a first index); a watcher lives on long after
-        # it, and should not keep the memory the load freed (memsync.heap). Rare, and cheap.
-        heap.give_back()
+        heap.give_back()  # a watcher outlives a bulk load: not the memory it freed (rare, cheap)
 
