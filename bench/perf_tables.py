@@ -205,6 +205,9 @@ def _watch(comp: dict) -> list[str]:
     if cold:
         lines.append(_row("cold start with no index: every card indexed, RSS / peak",
                           f"{cold['index_all_s']:.1f} s, {cold['rss_mb']:.0f} / {cold['peak_mb']:.0f} MB"))
+        if "catch_up_peak_mb" in cold:
+            lines.append(_row("of which the watcher's own peak / its catch-up process's",
+                              f"{cold['watcher_peak_mb']:.0f} / {cold['catch_up_peak_mb']:.0f} MB"))
     checks = comp.get("checks") or {}
     if checks:
         lines += ["", "Targets: " + ", ".join(f"{k} {'met' if ok else '**not met**'}" for k, ok in checks.items())]

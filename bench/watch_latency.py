@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import secrets
 import shutil
 import sqlite3
@@ -32,6 +33,8 @@ from . import generate, machine
 MEMSYNC = str(Path(sys.executable).with_name("memsync"))
 TARGETS = {"save_p50_ms": 100.0, "save_p99_ms": 300.0, "burst_s": 2.0, "idle_cpu_pct": 0.5,
            "rss_mb": 80.0}
+# the watcher's log line for a catch-up in a child process (memsync.watch.watcher)
+CATCH_UP_PEAK = re.compile(r"process of its own \(\d+\), which peaked at (\d+) MB")
 POLL = 0.001  # how often the bench looks at the index while waiting
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -163,7 +166,9 @@ def idle_cpu(watcher: Watcher, seconds: float) -> dict:
 
 
 def cold_start(env: dict, home: Path, log: Path) -> dict:
-    """The same vault with no index at all: the watcher's start-up reconcile indexes it all."""
+    """The same vault with no index at all: the watcher's start-up reconcile indexes it all.
+    Where the watcher runs that load in a child (memsync.watch.apart), the child's peak, from
+    the watcher's log, counts too: `peak_mb` is the larger of the two."""
     for leftover in home.glob("memsync.db*"):
         leftover.unlink()
     started = time.perf_counter()
@@ -172,6 +177,10 @@ def cold_start(env: dict, home: Path, log: Path) -> dict:
     seconds = time.perf_counter() - started
     memory = watcher.memory_mb()
     watcher.stop()
+    child = CATCH_UP_PEAK.search(log.read_text(errors="replace"))
+    if child:
+        memory = {**memory, "watcher_peak_mb": memory["peak_mb"], "catch_up_peak_mb": float(child[1]),
+                  "peak_mb": max(memory["peak_mb"], float(child[1]))}
     return {"index_all_s": round(seconds, 2), **memory}
 
 

@@ -2,8 +2,9 @@
 
 A bulk load makes and frees tens of megabytes in small blocks (FTS5's term hash, the looks of the
 files in flight), and glibc keeps freed blocks for the process's own later use. A watcher that
-indexed a 10,000-note vault at its start held 96 MB for the rest of its life, against 40 MB for
-one that started on an indexed vault; after malloc_trim(0), 41 MB.
+indexed a 10,000-note vault in its own process held 96 MB for the rest of its life, against 40 MB
+for one that started on an indexed vault; after malloc_trim(0), 41 MB. (Python's own arenas are
+another matter: memsync.watch.apart.)
 """
 
 from __future__ import annotations

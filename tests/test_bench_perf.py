@@ -178,6 +178,14 @@ def test_the_watcher_table_shows_the_cold_start_and_whose_targets_they_are():
     assert "rss_cold_start **not met** (the targets were set for 10,000 cards)" in hundred
 
 
+def test_the_cold_start_shows_the_catch_up_process_beside_the_watcher():
+    apart = watcher(10_000, 69.0)
+    apart["cold_start"].update(watcher_peak_mb=38.0, catch_up_peak_mb=69.0)
+    text = "\n".join(render_tables({"sizes": {"10000": size(10_000, 1)},
+                                    "components": {"watch_latency": apart}}))
+    assert "| of which the watcher's own peak / its catch-up process's | 38 / 69 MB |" in text
+
+
 def test_the_watcher_at_100k_is_judged_by_each_way_of_saving():
     def saves(all_p50, in_place, rename):
         return {"single_save": {"all": {"p50_ms": all_p50, "p99_ms": rename},

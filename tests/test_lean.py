@@ -4,6 +4,7 @@ bounded hash, and the memory a load freed goes back to the system (memsync.heap)
 from __future__ import annotations
 
 import sys
+import threading
 
 import pytest
 
@@ -75,12 +76,17 @@ def test_a_watcher_indexes_a_new_vault_lean_and_gives_the_memory_back(vault, mon
 
     monkeypatch.setattr(fts, "bulk_hash_bytes", recorded)
     monkeypatch.setattr(heap, "give_back", lambda: given.append(len(hashes)) or give_back())
+    # Another thread running, as in an MCP server: the watcher indexes in its own process (with
+    # no thread, a catch-up in a child of its own does it first: tests/test_watch_apart.py).
+    other = threading.Event()
+    threading.Thread(target=other.wait, daemon=True).start()
     w = Watcher(config.load())
     w.start()
     try:
         assert w.wait_started(DEADLINE)
     finally:
         w.stop()
+        other.set()
     # every load it made (a first index; a second look at files written too recently to trust
     # their times is one more) gathered its terms in the bounded hash
     assert hashes and max(hashes) == 16 * 1024

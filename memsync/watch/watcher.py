@@ -19,6 +19,7 @@ from memsync.write import vault
 
 from ..config import Config
 from ..model.indexing import SyncReport
+from . import apart
 from .idle import IdleWork
 from .lock import WatchLock
 from .loop import WorkerLoop
@@ -100,7 +101,20 @@ class Watcher:
     def _index_unwatched(self) -> None:
         """Catch up before any thread exists, so the indexer may fork readers: a first start on
         a big vault then takes half the time. Whatever changes meanwhile is found by the start-up
-        reconcile, which runs once the observer is watching and costs little after this."""
+        reconcile, which runs once the observer is watching and costs little after this. Where
+        it can, in a child process (memsync.watch.apart): what the load held goes with it."""
+        if not apart.forks():
+            self._catch_up()
+            return
+        ended = apart.run_apart(self._catch_up)
+        if ended.exitcode:
+            log.warning("the catch-up's process ended with code %s; the start-up reconcile does "
+                        "its work", ended.exitcode)
+        else:
+            log.info("the catch-up ran in a process of its own (%s), which peaked at %.0f MB",
+                     ended.pid, ended.peak_mb)
+
+    def _catch_up(self) -> None:
         index = Index(self.cfg.db.path, lean=True)
         try:
             self._worker.reconcile_all(session.indexer(self.cfg, index), "catch-up")
