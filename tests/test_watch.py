@@ -12,16 +12,19 @@ import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from bench.watch_latency import CATCH_UP_PEAK
 from memsync import api, config, sync
 from memsync.search.lexical import Query
 from memsync.store.index import Index
@@ -423,6 +426,10 @@ def test_a_big_unwatched_vault_is_caught_up_before_watching_starts(vault, watche
     proc = watcher()
     log = proc.stderr()
     assert f"catch-up reconcile: {len(live)} files, +{len(live)} ~0 -0" in log
+    if sys.platform.startswith("linux"):  # in a child of its own (memsync.watch.apart)
+        found = re.search(r"the catch-up ran in a process of its own \((\d+)\), which peaked at (\d+) MB", log)
+        assert found and int(found[1]) != proc.proc.pid and int(found[2]) > 0
+        assert CATCH_UP_PEAK.search(log)[1] == found[2]  # what bench/watch_latency.py reads
     assert f"start-up reconcile: {len(live)} files, +0 ~0 -0" in log
     converge(live)
     assert proc.stop() == 0
