@@ -24,23 +24,30 @@ def children(pid: int) -> set[int]:
     return out
 
 
-def test_a_catch_up_killed_midway_leaves_the_start_up_reconcile_to_index_the_vault(vault, watcher):
+def big_vault(vault: Path) -> dict[str, str]:
+    """Notes enough for a catch-up that lasts a second or more: time to find its process."""
     live = {f"big/{i}.md": mark() for i in range(3000)}
     for rel, m in live.items():
-        put(vault, rel, m, "filler words " * 400)  # a load that lasts a while
-    proc = watcher(ready=False)
+        put(vault, rel, m, "filler words " * 400)
+    return live
+
+
+def loading_child(proc) -> int:
+    """The pid of the watcher's catch-up process, once it has run for a moment (whether it
+    reads in readers of its own or, on one core, itself) and before it has ended."""
     deadline = time.monotonic() + 30
-    killed = None
-    while killed is None and time.monotonic() < deadline:  # the child, once it is reading
-        if "catch-up reconcile" in proc.stderr():
-            break  # ended before it could be killed
-        for pid in children(proc.proc.pid):
-            if children(pid):  # it has forked its readers: the load is under way
-                os.kill(pid, signal.SIGKILL)
-                killed = pid
-                break
+    while not (found := children(proc.proc.pid)):
+        assert time.monotonic() < deadline and proc.proc.poll() is None, proc.stderr()
         time.sleep(0.005)
-    assert killed is not None, proc.stderr()
+    time.sleep(0.2)
+    assert "catch-up reconcile" not in proc.stderr(), "ended before it could be caught"
+    return found.pop()
+
+
+def test_a_catch_up_killed_midway_leaves_the_start_up_reconcile_to_index_the_vault(vault, watcher):
+    live = big_vault(vault)
+    proc = watcher(ready=False)
+    os.kill(loading_child(proc), signal.SIGKILL)
     proc.wait_for("start-up reconcile: ")
     log = proc.stderr()
     assert "the catch-up's process ended with code -9" in log
@@ -57,18 +64,12 @@ def gone(pid: int) -> bool:
 
 
 def test_a_catch_up_ends_with_its_watcher(vault, watcher):
-    for i in range(3000):
-        put(vault, f"big/{i}.md", mark(), "filler words " * 400)
+    big_vault(vault)
     proc = watcher(ready=False)
-    deadline = time.monotonic() + 30
-    child = None
-    while child is None and time.monotonic() < deadline:
-        child = next((pid for pid in children(proc.proc.pid) if children(pid)), None)
-        time.sleep(0.005)
-    assert child is not None, proc.stderr()
+    child = loading_child(proc)
     proc.proc.kill()  # SIGKILL: nothing of the watcher's own runs
     proc.proc.wait()
-    deadline = time.monotonic() + 0.3  # the load itself lasts seconds more
+    deadline = time.monotonic() + 0.3  # the load itself lasts a second more
     while not gone(child) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert gone(child)  # not left writing into the index with no watcher
