@@ -51,7 +51,7 @@ def test_a_lean_index_loads_through_the_bounded_hash_and_cache_and_a_command_hol
     monkeypatch.setattr(sync, "PARALLEL_FROM", 60)  # 300 cards are a first load, one transaction
     fill(vault, linked=False)
     # The bounds made smaller than what this load (a few hundred KB) would take: the hash and
-    # the cache a lean Index caps, read when it opens; the whole bulk cache at 300 files.
+    # the cache a lean Index caps; the whole bulk cache at 300 files.
     monkeypatch.setattr(fts, "BULK_HASH_BYTES", 16 * 1024)
     monkeypatch.setattr(store_index, "LEAN_CACHE_KIB", 3000)
     monkeypatch.setattr(store_index, "BULK_FULL_FILES", 300)

@@ -69,8 +69,10 @@ def test_a_catch_up_ends_with_its_watcher(vault, watcher):
     child = loading_child(proc)
     proc.proc.kill()  # SIGKILL: nothing of the watcher's own runs
     proc.proc.wait()
-    deadline = time.monotonic() + 0.3  # the load itself lasts a second more
+    deadline = time.monotonic() + 60
     while not gone(child) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert gone(child)  # not left writing into the index with no watcher
-    assert "catch-up reconcile" not in proc.stderr()  # it was killed, not done
+    assert gone(child)
+    # Killed with the watcher, not left to finish its load (its stderr is the watcher's log,
+    # where a load that ran to its end would say so) with no watcher to follow it.
+    assert "catch-up reconcile" not in proc.stderr()

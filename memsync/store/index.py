@@ -119,15 +119,23 @@ class Index:
     """Typed operations over one index file. Not thread-safe: one Index per thread."""
 
     def __init__(self, path: Path | str, lean: bool = False):
-        self.path = Path(path)
-        self._conn = connect(self.path)
-        # The most a bulk load (loading()) may gather in FTS5's hash to write the load as one
-        # segment, and the largest page cache of one (bulk()). `lean`: for a process that keeps
-        # running (a watcher), whose peak memory stays its size in the system's eyes; the whole
-        # load's hash saved its first index of 10,000 notes 0.1 s of 2 s and raised its peak RSS
-        # from 69 to 96 MB.
-        self.whole_load_hash = fts.BULK_HASH_BYTES if lean else fts.WHOLE_LOAD_HASH_BYTES
-        self.bulk_cache_cap_kib = LEAN_CACHE_KIB if lean else BULK_CACHE_KIB
+        self._begin(Path(path), connect(path), lean)
+
+    @classmethod
+    def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
+        """An index opened as it is, for `memsync doctor`: never created, never migrated."""
+        index = cls.__new__(cls)
+        index._begin(Path(path), open_existing(path, wait), lean=False)
+        return index
+
+    def _begin(self, path: Path, conn: sqlite3.Connection, lean: bool) -> None:
+        self.path, self._conn = path, conn
+        # For a process that keeps running (a watcher), whose peak memory stays its size in the
+        # system's eyes: a bulk load gathers full-text terms in FTS5's bounded bulk hash, never
+        # one holding the whole load (loading()), and writes through at most LEAN_CACHE_KIB of
+        # page cache (bulk()). The whole load's hash saved a first index of 10,000 notes 0.1 s
+        # of 2 s and raised its peak RSS from 69 to 96 MB.
+        self.lean = lean
         # (source, link name)s whose cards' links fields may have changed in this transaction:
         # refreshed just before it commits (memsync.store.backlinks).
         self.touched: set[tuple[str, str]] = set()
@@ -143,17 +151,6 @@ class Index:
         self.waiting = fts.Waiting()  # full-text rows written when the transaction ends
         self._held: set[tuple[str, str]] = set()  # the (source, name)s of the cards waiting
         self._carried: Carried | None = None  # inside carrying_links()
-
-    @classmethod
-    def existing(cls, path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> Index:
-        """An index opened as it is, for `memsync doctor`: never created, never migrated."""
-        index = cls.__new__(cls)
-        index.path, index._conn = Path(path), open_existing(path, wait)
-        index.touched, index.rewritten, index._reloading, index._bulk_kib = set(), 0, False, 0
-        index._linked, index.waiting, index._held, index._carried = set(), fts.Waiting(), set(), None
-        index._before, index.whole_load_hash = {}, fts.WHOLE_LOAD_HASH_BYTES
-        index.bulk_cache_cap_kib = BULK_CACHE_KIB
-        return index
 
     def close(self) -> None:
         self._conn.close()
@@ -521,7 +518,7 @@ class Index:
         """A larger page cache (bulk_cache_kib) while the rows of `files` files are written (or
         of a tree that size changed); the usual one after. Inside a bulk load at least as large
         (a rebuild's, of every source, around one source's), that one's cache stays."""
-        kib = min(bulk_cache_kib(files), self.bulk_cache_cap_kib)
+        kib = min(bulk_cache_kib(files), LEAN_CACHE_KIB if self.lean else BULK_CACHE_KIB)
         if kib <= self._bulk_kib:
             yield
             return
@@ -572,7 +569,8 @@ class Index:
         assert self._conn.in_transaction, "a load runs inside a transaction"
         from memsync.store import setaside
 
-        fts.defer_merges(self._conn, load_bytes, self.whole_load_hash)
+        fts.defer_merges(self._conn, load_bytes,
+                         fts.BULK_HASH_BYTES if self.lean else fts.WHOLE_LOAD_HASH_BYTES)
         self.mark_changed()
         self._reloading = True
         try:
