@@ -216,7 +216,11 @@ def test_the_bulk_hash_holds_a_small_load_whole_and_a_large_one_in_parts():
     assert fts.bulk_hash_bytes(small) >= small  # with room to spare: one segment
     largest = fts.WHOLE_LOAD_HASH_BYTES * 4 // 5
     assert fts.bulk_hash_bytes(largest) <= fts.WHOLE_LOAD_HASH_BYTES
-    assert fts.bulk_hash_bytes(largest + 1024) == fts.BULK_HASH_BYTES  # memory stays bounded
+    assert fts.bulk_hash_bytes(largest + 1024) == fts.PARTED_HASH_BYTES  # memory stays bounded
+    assert fts.PARTED_HASH_BYTES < fts.WHOLE_LOAD_HASH_BYTES
+    # a lean index's cap holds for a load of any size
+    lean = fts.BULK_HASH_BYTES
+    assert fts.bulk_hash_bytes(largest + 1024, lean) == fts.bulk_hash_bytes(10**10, lean) == lean
 
 
 def at_end_of_load(db: Path, monkeypatch, ask) -> tuple:

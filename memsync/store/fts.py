@@ -194,20 +194,28 @@ HASH_BYTES = MIB
 BULK_CRISISMERGE = 500
 # The hash of a bulk load (a rebuild). Each segment FTS5 writes out is merged again at the end,
 # so fewer, larger ones save work: at 100,000 cards of memsync's own test vault, the full-text
-# load took 16.1 s with 4 MiB against 23.1 s with 1 MiB, and 8 MiB was no faster. A load that
-# fits in one hash is written as one segment and nothing is left to merge (10,000 cards,
-# 22 MB of files: 0.93 s against 1.79 s). A CJK-heavy note needs about its own size in hash, so
-# a load is held whole up to WHOLE_LOAD_HASH_BYTES; larger ones would cost their size in memory
-# (a 32 MiB hash raised a 100,000-card rebuild's peak RSS from 197 to 295 MiB).
+# load took 16.1 s with 4 MiB against 23.1 s with 1 MiB. A load that fits in one hash is written
+# as one segment and nothing is left to merge (10,000 cards, 22 MB of files: 0.93 s against
+# 1.79 s). A CJK-heavy note needs about its own size in hash, so a load is held whole up to
+# WHOLE_LOAD_HASH_BYTES; larger ones would cost their size in memory (a 32 MiB hash raised a
+# 100,000-card rebuild's peak RSS from 197 to 295 MiB). One too large for that is gathered in
+# parts of PARTED_HASH_BYTES: half as many segments as with 4 MiB make the merge at its end,
+# which one core does while the other idles, 0.3-0.7 s shorter at 100,000 cards (1.46-1.53
+# against 1.66-1.78 s for the bodies' table alone), for 14 MiB more at the peak (219 against
+# 205 MiB; 16 MiB saved little more for 45). A lean index (a watcher's) keeps BULK_HASH_BYTES.
 BULK_HASH_BYTES = 4 * MIB
+PARTED_HASH_BYTES = 8 * MIB
 WHOLE_LOAD_HASH_BYTES = 32 * MIB
 
 
 def bulk_hash_bytes(load_bytes: int, whole_up_to: int = WHOLE_LOAD_HASH_BYTES) -> int:
     """The hash for loading files of `load_bytes` bytes in all: the whole load (with a quarter
-    to spare) where that is at most `whole_up_to`, else BULK_HASH_BYTES."""
+    to spare) where that is at most `whole_up_to`, else PARTED_HASH_BYTES, or `whole_up_to`
+    where that is less (a lean index's cap), but never less than BULK_HASH_BYTES."""
     whole = load_bytes + load_bytes // 4
-    return max(whole, BULK_HASH_BYTES) if whole <= whole_up_to else BULK_HASH_BYTES
+    if whole <= whole_up_to:
+        return max(whole, BULK_HASH_BYTES)
+    return max(BULK_HASH_BYTES, min(PARTED_HASH_BYTES, whole_up_to))
 
 
 def _configure(conn, setting: str, value: int) -> None:
