@@ -168,6 +168,14 @@ def speedup_bound(serial: list[dict], builds: list[dict], cores: int) -> dict:
                 [r["cpu_s"] for r in serial])}
 
 
+def speedup_spread(serial: list[dict], builds: list[dict]) -> list[float]:
+    """The lowest and the highest speed-up of single rounds: each round's one-reader rebuild
+    against the parallel one of the same round, run minutes apart at most. The median alone
+    hides how far a machine's own drift moves the figure from run to run."""
+    ratios = [one["seconds"] / parallel["seconds"] for one, parallel in zip(serial, builds)]
+    return [min(ratios), max(ratios)] if ratios else []
+
+
 def rebuild_once(db: Path, vault: Path, workers: str = "auto", fresh: bool = True) -> dict:
     """One rebuild in a fresh process: its own timing, the writer's peak RSS, and the peak of
     the largest process of the run (the writer or one of its readers), read in the child.
@@ -496,7 +504,7 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
         "peak_rss_mib": median([b["peak_rss_mib"] for b in builds]),
         "writer_peak_rss_mib": median([b["writer_rss_mib"] for b in builds]),
         "one_reader_seconds": serial_s, "one_reader_peak_rss_mib": median([b["peak_rss_mib"] for b in serial]),
-        "speedup": serial_s / seconds,
+        "speedup": serial_s / seconds, "speedup_range": speedup_spread(serial, builds),
         **speedup_bound(serial, builds, usable_cores()),
         "raw_floor_seconds": raw_s, "raw_floor_cards_per_s": n / raw_s, "vs_raw_floor": seconds / raw_s,
         "writer_alone_seconds": writer_s, "writer_alone_vs_raw_floor": writer_s / raw_s,

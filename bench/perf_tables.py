@@ -40,6 +40,8 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
         else "not measured"))
     line("rebuild with one reader, cards/s", rb("one_reader_seconds", lambda v: f"{s_cards(v):,.0f}"))
     line("speed-up over one reader", rb("speedup", lambda v: f"{v:.2f}×"))
+    line("speed-up of single rounds, lowest – highest",
+         rb("speedup_range", lambda v: f"{v[0]:.2f}–{v[1]:.2f}×" if v else "not measured"))
     line("one reader's time outside the load (one core whatever the count)",
          rb("one_reader_serial_fraction", lambda v: f"{v:.0%}"))
     line("the most that allows on these cores (Amdahl)", rb("speedup_bound", lambda v: f"{v:.2f}×"))

@@ -16,6 +16,7 @@ from bench.perf import (
     rebuild_once,
     serial_part,
     speedup_bound,
+    speedup_spread,
     verdicts_100k,
     writer_alone,
 )
@@ -31,7 +32,7 @@ def size(n: int, scale: float) -> dict:
                     "one_reader_seconds": 7.0 * scale, "speedup": 1.75, "raw_floor_cards_per_s": 1.0,
                     "vs_raw_floor": 2.5, "writer_peak_rss_mib": 90.0, "writer_alone_vs_raw_floor": 1.8,
                     "over_index_vs_raw_floor": 2.6, "first_index_vs_rebuild": 1.1,
-                    "one_reader_serial_fraction": 0.08, "speedup_bound": 1.85,
+                    "one_reader_serial_fraction": 0.08, "speedup_bound": 1.85, "speedup_range": [1.5, 1.9],
                     "parallel_cpu_vs_one_reader": 1.1,
                     "prep": {"read_s": 0.1, "parse_s": 0.2, "tokenize_s": 0.3}},
         "index": {"note_bytes": 1, "index_bytes": int(2**20 * 50 * scale), "ratio": 2.7},
@@ -65,6 +66,7 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     assert "| speed-up over one reader | 1.75× | 1.75× |" in text
     assert "| one reader's time outside the load (one core whatever the count) | 8% | 8% |" in text
     assert "| the most that allows on these cores (Amdahl) | 1.85× | 1.85× |" in text
+    assert "| speed-up of single rounds, lowest – highest | 1.50–1.90× | 1.50–1.90× |" in text
     assert "| CPU of the parallel rebuild ÷ one reader's | 1.10× | 1.10× |" in text
     assert "| the writer alone (files read before its first row) ÷ raw floor | 1.8× | 1.8× |" in text
     assert "| rebuild over the index it replaces ÷ raw floor | 2.6× | 2.6× |" in text
@@ -86,6 +88,14 @@ def test_the_speedup_bound_is_what_one_readers_serial_part_allows():
     assert bound["speedup_bound"] == pytest.approx(1 / 0.65)
     assert bound["parallel_cpu_vs_one_reader"] == pytest.approx(1.1)
     assert speedup_bound([{"seconds": 1.0, "batches": [1.0]}], [two], cores=2) == {}  # one batch: no span
+
+
+def test_the_spread_of_the_speedup_pairs_each_round_with_itself():
+    one = [{"seconds": s} for s in (3.0, 3.3, 2.8)]
+    parallel = [{"seconds": s} for s in (2.0, 1.8, 2.0)]
+    # per round 1.5, 1.83, 1.4: not the slowest one-reader run against the fastest parallel one
+    assert speedup_spread(one, parallel) == pytest.approx([1.4, 3.3 / 1.8])
+    assert speedup_spread([], []) == []
 
 
 def test_a_rebuild_run_reports_its_batches_and_every_process_cpu(tmp_path):
