@@ -203,3 +203,46 @@ def test_searches_during_a_first_index_through_the_journal_answer_and_leave_it_i
     assert loader.returncode == 0, err
     assert during and search_finds_card_7()  # once the load is over, all of it is there
     assert mode_on_disk(db) == "wal"  # switched back, however many searches came meanwhile
+
+
+def file_sizes_during_first_index(vault: Path, db: Path) -> tuple[list[int], list[int], int, int]:
+    """A first index of `vault` into `db` in many transactions: the index file's size and the
+    WAL's at the end of each and once it is over (last), and the connection's checkpoint
+    settings then."""
+    sizes: list[int] = []
+    wals: list[int] = []
+    index = Index(db)
+
+    def progress(done: int, total: int) -> None:
+        sizes.append(db.stat().st_size)
+        wals.append(beside(db, "-wal").stat().st_size)
+
+    try:
+        Indexer(index, config.load().sources, workers=2).reconcile(progress=progress)
+        progress(0, 0)
+        every, limit = (index._conn.execute(f"PRAGMA {p}").fetchone()[0]
+                        for p in ("wal_autocheckpoint", "journal_size_limit"))
+    finally:
+        index.close()
+    return sizes, wals, every, limit
+
+
+def test_a_load_of_many_transactions_checkpoints_the_wal_only_every_so_often(vault, tmp_path, monkeypatch):
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", 0)  # in BATCH-file transactions (carrying_links)
+    rng = random.Random(5)
+    words = [f"w{n:05d}" for n in range(20_000)]
+    for i in range(240):  # about 10 MB in all, 40 KB a transaction: 1,000 WAL pages or more each
+        write_card(vault, f"big/{i // 60}/{i}.md", f"big {i}", " ".join(rng.choices(words, k=6_000)))
+    db = tmp_path / "sparse.db"
+    sizes, wals, every, limit = file_sizes_during_first_index(vault, db)
+    during = sizes[:-2]  # the last two: after the load's merge and once the reconcile is over
+    assert len(during) >= 3 and len(set(during)) == 1  # nothing checkpointed while the WAL took it
+    assert max(wals) > 3 * 1000 * 2048
+    assert (every, limit) == (1000, journal.LIMIT_BYTES)  # the connection's own settings again
+    assert sizes[-1] > 3 * 1000 * 2048  # and at the end, all of it is in the file
+    assert wals[-1] <= journal.LIMIT_BYTES
+    # SQLite's own setting: each commit past 1,000 pages checkpoints, so the file grows as it goes
+    monkeypatch.setattr(journal, "BULK_CHECKPOINT_BYTES", 0)
+    sizes, _, every, _ = file_sizes_during_first_index(vault, tmp_path / "each.db")
+    assert len(set(sizes)) >= 3 and every == 1000
+    assert whole_index(db) == whole_index(tmp_path / "each.db")

@@ -206,21 +206,23 @@ class Index:
         notes in 500-file transactions took 51-52 s against 41 s. Searches meanwhile read one
         segment more for each transaction committed. A load that ends early (killed, failed)
         leaves marks in meta for the next reconcile or rebuild to settle (settle_links). Not
-        around a transaction: its start and its end are transactions of their own."""
+        around a transaction: its start and its end are transactions of their own. The WAL is
+        checkpointed meanwhile only every journal.BULK_CHECKPOINT_BYTES (sparse_checkpoints)."""
         from memsync.store import backlinks
 
         assert not self._conn.in_transaction, "carrying spans transactions"
         with self.transaction():
             fts.defer_merges_marked(self._conn)
         self._carried = carried = backlinks.Carried()
-        try:
-            yield
-        finally:
-            self._carried = None
-        with self.transaction():
-            if carried.names:
-                self.rewritten += carried.settle(self._conn, self.waiting)
-            fts.end_deferral(self._conn)
+        with journal.sparse_checkpoints(self._conn):
+            try:
+                yield
+            finally:
+                self._carried = None
+            with self.transaction():
+                if carried.names:
+                    self.rewritten += carried.settle(self._conn, self.waiting)
+                fts.end_deferral(self._conn)
 
     def settle_links(self) -> bool:
         """Settle what a bulk load that ended early left (carrying_links): the links it had not
