@@ -95,13 +95,14 @@ def filling(conn) -> Iterator[bool]:
 def sparse_checkpoints(conn) -> Iterator[None]:
     """Around a bulk load of many transactions (memsync.store.index.Index.carrying_links): the
     WAL is checkpointed once it holds BULK_CHECKPOINT_BYTES, not SQLite's 1,000 pages, and its
-    file is kept at that size meanwhile, not cut back to LIMIT_BYTES after each checkpoint.
-    Each of the load's transactions writes more than 1,000 pages, so each commit checkpointed,
-    syncing the WAL and the file every time, and the file the WAL had just been cut from grew
-    again. A first index of 100,000 notes in 204 transactions spent 10.9 s in its commits against
-    7.0-7.3 s, and took 31.9-32.4 s against 26.8-27.8 s (3 alternating rounds). The settings belong to
-    the connection, so a load killed meanwhile leaves nothing behind; after it, the next commit
-    checkpoints and cuts the WAL back to LIMIT_BYTES, as after any large write."""
+    file is not cut back to LIMIT_BYTES after each checkpoint but kept for the next ones (up to
+    twice that: the threshold, and the transaction that crossed it). Each of the load's
+    transactions writes more than 1,000 pages, so each of its commits checkpointed, syncing the
+    WAL and the file every time, and the WAL grew again from the size it had just been cut to.
+    A first index of 100,000 notes in 204 transactions spent 10.9 s in its commits against
+    7.0-7.3 s, and took 31.9-32.4 s against 26.8-27.8 s (3 alternating rounds). The settings
+    belong to the connection, so a load killed meanwhile leaves nothing behind; after it, the
+    next commit checkpoints and cuts the WAL back to LIMIT_BYTES, as after any large write."""
     every = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     limit = conn.execute("PRAGMA journal_size_limit").fetchone()[0]
     pages = BULK_CHECKPOINT_BYTES // conn.execute("PRAGMA page_size").fetchone()[0]
