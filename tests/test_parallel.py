@@ -110,6 +110,32 @@ def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path):
     assert [t for t in want if want[t] != got[t]] == []
 
 
+READ_IN_A_READER = reading.look_batch
+
+
+def slow_look_batch(*args):
+    """A reader kept off its core (by other programs, say): each chunk takes a while longer.
+    At module level, so that a forked reader finds it by name when the pool sends it."""
+    import time
+
+    time.sleep(0.15)
+    return READ_IN_A_READER(*args)
+
+
+def test_while_its_readers_fall_behind_the_writer_reads_later_chunks_itself(vault, tmp_path, monkeypatch):
+    fill(vault)
+    want = rebuilt(tmp_path / "serial.db", workers=1)
+    read_here = []
+    look_here = Indexer._look_here
+    monkeypatch.setattr(Indexer, "_look_here", lambda self, source, chunk: read_here.append(
+        len(chunk)) or look_here(self, source, chunk))
+    monkeypatch.setattr(reading, "look_batch", slow_look_batch)
+    got = rebuilt(tmp_path / "parallel.db", workers=2)
+    # the writer did not wait out each slow chunk: it read some of the later ones, each once
+    assert read_here and sum(read_here) < CARDS
+    assert [t for t in want if want[t] != got[t]] == []
+
+
 def test_a_rebuild_surveys_each_source_once_under_its_write_lock(vault, tmp_path, monkeypatch):
     # Once: its survey guards, sizes the load and lists every file to read. Under the lock: a
     # file another writer indexed after a survey taken before it would be emptied and not read.
