@@ -43,7 +43,7 @@ from pathlib import Path
 
 import memsync
 
-from . import generate, index_size, machine
+from . import busy, generate, index_size, machine
 from .peers import basic_memory
 from .perf_tables import render_tables
 
@@ -518,6 +518,12 @@ def measure_size(n: int, work: Path, quick: bool, with_peers: bool = True,
           f"the writer alone {writer_s:.2f}s, "
           f"raw floor {raw_s:.2f}s, pre-tokenized floor {floor_s:.2f}s",
           file=sys.stderr)
+    if n == 10_000 and not quick:  # at 100,000 a round would take minutes
+        busy_db = work / f"busy-{n}.db"
+        result["rebuild"]["busy"] = busy.measure(lambda workers: rebuild_once(busy_db, vault, workers), 3)
+        _fresh_db(busy_db)
+        print(f"  {n}: with a busy loop a core, rebuild {result['rebuild']['busy']['seconds']:.2f}s, "
+              f"one reader {result['rebuild']['busy']['one_reader_seconds']:.2f}s", file=sys.stderr)
     notes, stored = index_size.note_bytes(db), index_size.index_bytes(db)
     result["vault_mib"] = notes / 2**20
     result["index"] = {"note_bytes": notes, "index_bytes": stored, "ratio": stored / notes}

@@ -60,6 +60,7 @@ def test_no_projection_without_a_100k_run():
 def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     data = {"sizes": {"10000": size(10_000, 1), "100000": size(100_000, 10)},
             "load_average_at_start": [3.5, 3, 3], "load_average_at_end": [4.0, 3, 3]}
+    data["sizes"]["10000"]["rebuild"]["busy"] = {"seconds": 3.5, "one_reader_seconds": 4.2, "speedup": 1.2}
     data["projection"] = projection(data["sizes"])
     text = "\n".join(render_tables(data, extras=False))
     assert "| rebuild ÷ raw floor (time) | 2.5× | 2.5× |" in text
@@ -67,6 +68,8 @@ def test_the_tables_show_the_raw_floor_the_speedup_and_the_projection():
     assert "| one reader's time outside the load (one core whatever the count) | 8% | 8% |" in text
     assert "| the most that allows on these cores (Amdahl) | 1.85× | 1.85× |" in text
     assert "| speed-up of single rounds, lowest – highest | 1.50–1.90× | 1.50–1.90× |" in text
+    # measured at 10,000 cards only
+    assert "| with a busy loop a core beside it: rebuild / one reader | 3.50 / 4.20 s (1.20×) | not measured |" in text
     assert "| CPU of the parallel rebuild ÷ one reader's | 1.10× | 1.10× |" in text
     assert "| the writer alone (files read before its first row) ÷ raw floor | 1.8× | 1.8× |" in text
     assert "| rebuild over the index it replaces ÷ raw floor | 2.6× | 2.6× |" in text
@@ -211,3 +214,37 @@ def test_the_watcher_at_100k_is_judged_by_each_way_of_saving():
     assert verdict["watch_save_p50_within_2x"] and verdict["watch_save_p99_within_2x"]
     data["components"]["watch_latency_100k"] = saves(50.0, 29.0, 70.0)  # in place: over 2x
     assert not verdicts_100k(data)["watch_save_p50_within_2x"]
+
+
+def test_busy_loops_keep_the_cores_busy_and_end_with_the_block():
+    import resource
+    import time
+
+    from bench import busy
+
+    def children_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    before = children_cpu()
+    with busy.busy_loops(2):
+        time.sleep(0.5)
+    spent = children_cpu() - before  # counted once the loops were killed and waited for
+    assert spent > 0.3  # they spun the whole half second, give or take their start
+
+
+def test_the_busy_rebuild_alternates_one_reader_and_every_core(tmp_path):
+    vault = tmp_path / "vault"
+    generate.generate_vault(vault, 600)
+    asked = []
+
+    def rebuild(workers: str) -> dict:
+        asked.append(workers)
+        return rebuild_once(tmp_path / "busy.db", vault, workers)
+
+    from bench import busy
+
+    result = busy.measure(rebuild, 2)
+    assert asked == ["1", "auto", "1", "auto"]
+    assert result["loops"] >= 1 and result["rounds"] == 2
+    assert result["speedup"] == pytest.approx(result["one_reader_seconds"] / result["seconds"])
