@@ -18,11 +18,11 @@ SPIN = "while True: pass"
 
 
 @contextmanager
-def busy_loops(count: int) -> Iterator[None]:
-    """`count` processes that keep a core each busy until the block ends."""
+def busy_loops(count: int) -> Iterator[list[subprocess.Popen]]:
+    """`count` processes that keep a core each busy until the block ends (and are reaped then)."""
     loops = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(count)]
     try:
-        yield
+        yield loops
     finally:
         for loop in loops:
             loop.kill()
