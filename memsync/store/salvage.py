@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsync.store.index import DB_ERRORS, Index, failure_kind, open_read_only
+from memsync.store.index import BUSY_TIMEOUT_MS, DB_ERRORS, Index, failure_kind, open_read_only
 
 # Tables a rebuild keeps, oldest first: ids and read counts (no second source), the retrieval
 # log and feedback (memsync.lifecycle), and the vectors of semantic search (derived, but hours
@@ -37,13 +38,22 @@ def damage(path: Path) -> str | None:
     """What is wrong with the file at `path` (SQLite's own words), None when it reads as sound.
     Busy or unreadable for other reasons is not damage: those errors are raised."""
     try:
-        with contextlib.closing(open_read_only(path)) as conn:
+        with contextlib.closing(open_checking(path)) as conn:
             found = [row[0] for row in conn.execute("PRAGMA quick_check") if row[0] != "ok"]
     except DB_ERRORS as exc:
         if failure_kind(exc) == "damaged":
             return str(exc)
         raise
     return "; ".join(found[:3]) if found else None
+
+
+def open_checking(path: Path) -> sqlite3.Connection:
+    """An ordinary connection that refuses writes (query_only). Not a `mode=ro` one: opened while
+    another connection to the file was closing, that failed with SQLITE_IOERR_SHORT_READ, which
+    `memsync index --rebuild` then reported as an unreadable index."""
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
 
 
 def read(path: Path) -> Saved:
