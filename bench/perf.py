@@ -162,10 +162,24 @@ def speedup_bound(serial: list[dict], builds: list[dict], cores: int) -> dict:
     if not parts or "cpu_s" not in serial[0]:
         return {}
     fraction = median([p / run["seconds"] for p, run in zip(parts, serial)])
-    return {"one_reader_serial_s": median(parts), "one_reader_serial_fraction": fraction,
-            "speedup_bound": amdahl(fraction, max(1, min(cores, builds[-1]["readers"] or 1))),
-            "parallel_cpu_vs_one_reader": median([b["cpu_s"] for b in builds]) / median(
-                [r["cpu_s"] for r in serial])}
+    used = max(1, min(cores, builds[-1]["readers"] or 1))
+    found = {"one_reader_serial_s": median(parts), "one_reader_serial_fraction": fraction,
+             "speedup_bound": amdahl(fraction, used),
+             "parallel_cpu_vs_one_reader": median([b["cpu_s"] for b in builds]) / median(
+                 [r["cpu_s"] for r in serial])}
+    least = [busy_cores_seconds(b, used) for b in builds]
+    if all(t is not None for t in least):
+        found["work_bound"] = median([r["seconds"] for r in serial]) / median(least)
+    return found
+
+
+def busy_cores_seconds(build: dict, cores: int) -> float | None:
+    """The least a parallel rebuild could take doing the work it did: its serial part on one
+    core, the rest of its CPU (writer and readers) spread over `cores` kept busy throughout.
+    Unlike Amdahl's bound, this counts what running in parallel costs: pickling the looks
+    across, the processes taking turns."""
+    part = serial_part(build)
+    return None if part is None else part + max(0.0, build["cpu_s"] - part) / cores
 
 
 def speedup_spread(serial: list[dict], builds: list[dict]) -> list[float]:

@@ -46,6 +46,8 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
          rb("one_reader_serial_fraction", lambda v: f"{v:.0%}"))
     line("the most that allows on these cores (Amdahl)", rb("speedup_bound", lambda v: f"{v:.2f}×"))
     line("CPU of the parallel rebuild ÷ one reader's", rb("parallel_cpu_vs_one_reader", lambda v: f"{v:.2f}×"))
+    line("the most its CPU allows, every core busy outside the serial part",
+         rb("work_bound", lambda v: f"{v:.2f}×"))
     line("with a busy loop a core beside it: rebuild / one reader", rb("busy", lambda v: (
         f"{v['seconds']:.2f} / {v['one_reader_seconds']:.2f} s ({v['speedup']:.2f}×)")))
     line("raw floor: read + FTS5 unicode61 insert, cards/s", rb("raw_floor_cards_per_s", lambda v: f"{v:,.0f}"))
