@@ -86,12 +86,17 @@ print(json.dumps({"seconds": seconds, "added": report.added,
 """
 
 
+# Batches a load must span for its rate to say where it began: at 1,000 cards (two batches and
+# the end) the estimate put the bound of run Q below the speed-up it had measured.
+SPAN_BATCHES = 5
+
+
 def serial_part(run: dict) -> float | None:
     """Seconds of a rebuild spent outside its load, where one core works however many there are:
     before it (the survey, an estimate: the first batch's time less one batch's share of the
     load) and after it (secondary indexes, FTS5's flush and merge, the commit)."""
     times = run.get("batches") or []
-    if len(times) < 3:
+    if len(times) < SPAN_BATCHES:
         return None
     first, last = times[0], times[-1]
     return max(0.0, first - (last - first) / (len(times) - 1)) + (run["seconds"] - last)

@@ -97,6 +97,8 @@ def test_the_speedup_bound_is_what_one_readers_serial_part_allows():
     assert bound["work_bound"] == pytest.approx(10.0 / 7.25)
     assert "work_bound" not in speedup_bound([one], [{**two, "batches": [1.0]}], cores=2)
     assert speedup_bound([{"seconds": 1.0, "batches": [1.0]}], [two], cores=2) == {}  # one batch: no span
+    # two batches and the end (a 1,000-card load): too short a span to tell where the load began
+    assert serial_part({"seconds": 1.0, "batches": [0.4, 0.7, 0.9]}) is None
 
 
 def test_the_spread_of_the_speedup_pairs_each_round_with_itself():
@@ -109,10 +111,10 @@ def test_the_spread_of_the_speedup_pairs_each_round_with_itself():
 
 def test_a_rebuild_run_reports_its_batches_and_every_process_cpu(tmp_path):
     vault = tmp_path / "vault"
-    generate.generate_vault(vault, 1200)
+    generate.generate_vault(vault, 2100)  # four batches of 500 and the end: serial_part's least
     serial, parallel = rebuild_once(tmp_path / "a.db", vault, "1"), rebuild_once(tmp_path / "b.db", vault, "2")
     for run in (serial, parallel):
-        assert len(run["batches"]) >= 3 and run["batches"] == sorted(run["batches"])
+        assert len(run["batches"]) >= 5 and run["batches"] == sorted(run["batches"])
         assert 0 < run["batches"][-1] <= run["seconds"] and run["cpu_s"] > 0
     assert parallel["readers"] == 2
     assert 0 < serial_part(serial) < serial["seconds"]
