@@ -246,3 +246,19 @@ def test_a_load_of_many_transactions_checkpoints_the_wal_only_every_so_often(vau
     sizes, _, every, _ = file_sizes_during_first_index(vault, tmp_path / "each.db")
     assert len(set(sizes)) >= 3 and every == 1000
     assert whole_index(db) == whole_index(tmp_path / "each.db")
+
+
+def test_memsync_index_rebuild_after_a_load_killed_in_its_journal(vault, home):
+    """A load into an empty index killed mid-way leaves a hot journal: `memsync index --rebuild`
+    rolls it back, takes it for no damage (nothing set aside) and indexes every file."""
+    fill(vault)
+    db = home / "memsync.db"
+    Index(db).close()
+    assert kill_mid_rebuild(db, "writer").returncode == -9
+    assert beside(db, "-journal").exists()
+    done = subprocess.run([MEMSYNC_BIN, "index", "--rebuild", "--json"], capture_output=True,
+                          text=True, timeout=300, env=os.environ.copy())
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["added"] == CARDS + 1 and "recovered" not in report  # not damage: nothing set aside
+    assert not beside(db, "-journal").exists()
