@@ -2,7 +2,7 @@
 priority, runs beside the rebuild. Readers run at a lower priority than the writer
 (memsync.reading.worker_start), so they get less of the cores than on a quiet machine, and a
 parallel rebuild that waited for them could end up slower than one that reads every file in its
-writer (memsync.sync.Indexer._next_looks). Both are timed, alternating, under the same load."""
+writer (memsync.readers). Both are timed, alternating, under the same load."""
 
 from __future__ import annotations
 

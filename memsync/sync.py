@@ -13,22 +13,17 @@ the write side's trash call them rather than rebinding ids themselves).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext
-from multiprocessing import get_all_start_methods, get_context
 
 import memsync.adapters as adapters
 from memsync.store import folderstamps
 from memsync.store.index import Index
 
-from . import cores, reading, survey
+from . import cores, readers, reading, survey
 from .exclusions import Exclusions
 from .model import TRASH, Source
 from .model.indexing import Signature, SyncReport
@@ -58,20 +53,6 @@ ONE_LOAD_FILES = 20_000
 def default_workers() -> int:
     return max(1, min(cores.usable(), MAX_WORKERS))
 
-
-def start_method() -> str:
-    """How worker processes start. fork is the cheapest and safe while this process runs one
-    thread (Linux); with threads running (a watcher, an MCP server) a forked child could inherit
-    a lock held by another thread, so a fork server does the forking. On macOS system libraries
-    are not fork-safe at all, so spawn, which starts each worker afresh (the caller's main script
-    is imported as __mp_main__, so it must guard its own work with `if __name__ == "__main__"`,
-    as memsync's entry points do)."""
-    methods = get_all_start_methods()
-    if sys.platform == "darwin" or "fork" not in methods:
-        return "spawn"
-    if threading.active_count() == 1:
-        return "fork"
-    return "forkserver" if "forkserver" in methods else "spawn"
 
 __all__ = ["MAX_FILE_BYTES", "Indexer", "storable"]
 
@@ -302,7 +283,7 @@ class Indexer:
         """The files of `source` (below `under`) against its rows (memsync.survey.survey), shared
         with worker processes where this process may fork them."""
         return survey.survey(self.index, source, self.sources[source].root, self.sources[source].adapter,
-                             self.excluded[source], under, self.workers, start_method() == "fork", asked,
+                             self.excluded[source], under, self.workers, readers.start_method() == "fork", asked,
                              every)
 
     def _reconcile_source(self, source, under, report, progress,
@@ -397,77 +378,20 @@ class Indexer:
     def _looks(self, source: str, chunks: list[list[tuple]],
                report: SyncReport) -> Iterator[list[Look]]:
         """Yield the looks of each chunk, in order (so ids and rows come out as a serial run
-        gives them); big jobs are read by worker processes, and here while they fall behind
-        (_next_looks). A worker that dies (killed, out of memory) breaks the pool: its chunk and
-        every later one are then read here."""
+        gives them); big jobs are read by worker processes while this process writes, and here
+        while they fall behind (memsync.readers)."""
         if sum(map(len, chunks)) < PARALLEL_FROM or self.workers == 1 or len(chunks) < 2:
             for chunk in chunks:
                 yield self._look_here(source, chunk)
             return
-        root, name = self.sources[source].root, self.sources[source].adapter
-        todo = iter(chunks)
-        ahead: deque[tuple[list[tuple], Future | list[Look] | None]] = deque()
-        try:
-            executor = ProcessPoolExecutor(self.workers, mp_context=get_context(start_method()),
-                                           initializer=reading.worker_start)
-        except (OSError, ValueError):  # no processes to be had: read here
-            executor = None
-        pool = executor
-        if executor is not None:
-            report.readers = max(report.readers, self.workers)
-        try:
-            for chunk in todo:  # a bounded number of chunks in flight: memory stays bounded
-                future = None
-                if pool is not None:
-                    try:
-                        future = pool.submit(reading.look_batch, root, name, self.max_bytes, chunk)
-                    except (BrokenProcessPool, RuntimeError):
-                        pool = None
-                ahead.append((chunk, future))
-                if len(ahead) >= IN_FLIGHT_BATCHES * BATCH // WORKER_CHUNK + 2 * self.workers:
-                    yield self._next_looks(source, ahead)
-            while ahead:
-                yield self._next_looks(source, ahead)
-        finally:
-            if executor is not None:
-                executor.shutdown(wait=True, cancel_futures=True)
+        job = functools.partial(reading.look_batch, self.sources[source].root,
+                                self.sources[source].adapter, self.max_bytes)
+        ahead = IN_FLIGHT_BATCHES * BATCH // WORKER_CHUNK + 2 * self.workers
+        yield from readers.in_order(chunks, job, lambda chunk: self._look_here(source, chunk),
+                                    self.workers, ahead, report)
 
     def _look_here(self, source: str, chunk: list[tuple]) -> list[Look]:
         return [self._look(source, rel, state) for rel, state in chunk]
-
-    def _next_looks(self, source: str,
-                    ahead: deque[tuple[list[tuple], Future | list[Look] | None]]) -> list[Look]:
-        """The looks of the oldest chunk in flight. Until its reader has them, this process
-        reads the newest chunk no reader has begun, rather than wait: readers kept off the
-        cores by other programs (at their lower priority, reading.worker_start) held the writer
-        up. With two busy loops running beside it, a rebuild of 10,000 cards with two readers
-        took 4.6-5.1 s waiting, more than the 4.1-4.6 s of reading every file here, and takes
-        3.5 s now (medians of 3 alternating rounds). On a quiet machine, where the oldest chunk
-        is nearly always read by then, the two are even: 1.65 against 1.67 s and 1.70 against
-        1.71 s in two sets of alternating rounds (medians of 11 and 9), 1.94 against 1.84 s in a
-        third, within the drift of the machine. Waiting 5-20 ms before reading here saved
-        nothing there and cost up to 0.4 s under load."""
-        chunk, future = ahead.popleft()
-        while isinstance(future, Future) and not future.done():
-            for at in range(len(ahead) - 1, -1, -1):
-                later, pending = ahead[at]
-                if isinstance(pending, Future) and pending.cancel():  # no reader has begun it
-                    ahead[at] = (later, self._look_here(source, later))
-                    break
-            else:
-                break  # every chunk in flight is being read: wait for the oldest
-        return self._collect(source, chunk, future)
-
-    def _collect(self, source: str, chunk: list[tuple],
-                 future: Future | list[Look] | None) -> list[Look]:
-        if isinstance(future, list):  # read here already (_next_looks)
-            return future
-        if future is None:
-            return self._look_here(source, chunk)
-        try:
-            return [reading.unpacked(row) for row in future.result()]
-        except BrokenProcessPool:  # a worker died: read it here instead
-            return self._look_here(source, chunk)
 
     # --- writing the index ----------------------------------------------------------------
 

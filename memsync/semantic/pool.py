@@ -46,7 +46,7 @@ class EnginePool:
     model = MODEL
 
     def __init__(self, processes: int):
-        from memsync.sync import start_method
+        from memsync.readers import start_method
 
         context = get_context(start_method())
         self._pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start,
