@@ -93,6 +93,9 @@ def _hand_over(folder: str, job: Callable[[Chunk], list[tuple]], chunk: Chunk) -
     try:
         while data:
             data = data[os.write(handle, data):]
+    except BaseException:  # the folder full, say: no half file is left (the writer reads the chunk)
+        os.unlink(path)
+        raise
     finally:
         os.close(handle)
     return path
@@ -204,6 +207,8 @@ class _Flight:
             return self.loaded.pop(future).result()
         except BrokenProcessPool:  # its reader died
             self.broken = True
+            return None
+        except OSError:  # the hand-over failed (a small /dev/shm filled by large notes, say)
             return None
 
     def takes_work(self) -> bool:

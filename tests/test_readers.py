@@ -126,3 +126,17 @@ def test_the_hand_over_folder_is_private_and_goes_with_the_pool():
     finally:
         flight.close()
     assert not folder.exists()
+
+
+def test_a_chunk_its_reader_could_not_hand_over_is_read_by_the_writer(tmp_path):
+    # As a memory-backed folder too small for a chunk of large notes: the write fails
+    read_here = []
+    flight = readers._Flight(pool(), looks_of, lambda chunk: read_here.append(chunk) or looks_of(chunk))
+    folder, flight.folder = flight.folder, str(tmp_path / "not-there")
+    try:
+        flight.submit(CHUNK)
+        assert next_within(flight) == looks_of(CHUNK)
+        assert read_here == [CHUNK] and not flight.broken
+    finally:
+        flight.folder = folder
+        flight.close()
