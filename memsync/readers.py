@@ -246,6 +246,7 @@ def _handover_folder() -> str:
 
 
 def handover_root() -> str:
+    """Where pools make their hand-over folders on this machine, for this user."""
     return HANDOVER_ROOT if os.access(HANDOVER_ROOT, os.W_OK | os.X_OK) else tempfile.gettempdir()
 
 
