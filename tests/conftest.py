@@ -42,6 +42,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """Tests kill writers mid-load, and a killed writer leaves its readers' hand-over folder
+    (memsync.readers) for the next pool to remove: removed at the end of the run instead, so a
+    run leaves nothing in /dev/shm."""
+    from memsync import readers
+
+    readers._sweep(readers.handover_root())
+
+
 @pytest.fixture(autouse=True)
 def home(tmp_path, monkeypatch) -> Path:
     """Every test gets its own data home and vault; nothing touches ~/.memsync."""
