@@ -23,7 +23,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_all_start_methods, get_context
 
-from . import reading
+from . import processes, reading
 from .model.indexing import SyncReport
 from .reading import Look
 
@@ -256,15 +256,5 @@ def _sweep(root: str) -> None:
     restarts."""
     for entry in os.scandir(root):
         pid = entry.name[len(HANDOVER_PREFIX):].split("-", 1)[0]
-        if entry.name.startswith(HANDOVER_PREFIX) and pid.isdigit() and not _running(int(pid)):
+        if entry.name.startswith(HANDOVER_PREFIX) and pid.isdigit() and not processes.running(int(pid)):
             shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # no signal sent: only whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's
-        return True
-    return True

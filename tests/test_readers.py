@@ -98,7 +98,11 @@ def test_a_slow_reader_is_waited_for_and_its_looks_kept():
     flight = readers._Flight(executor, slow_reader, lambda chunk: read_here.append(chunk) or looks_of(chunk))
     try:
         flight.submit(CHUNK)
-        time.sleep(readers.CHECK_S)  # begun by the reader, so the writer may not take it
+        begun = flight.chunks[-1][1]
+        deadline = time.monotonic() + 20
+        while not begun.running() and time.monotonic() < deadline:  # a reader has it: not the writer's
+            time.sleep(0.01)
+        assert begun.running()
         got = next_within(flight)
         assert [(look.path, look.state) for look in got] == [(rel, "absent") for rel, _ in CHUNK]
         assert read_here == [] and not flight.broken

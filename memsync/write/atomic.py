@@ -17,6 +17,8 @@ import re
 import uuid
 from pathlib import Path
 
+from memsync import processes
+
 _TEMP = re.compile(r"^\.memsync-(\d+)-[0-9a-f]{12}\.tmp$")
 _NO_HARDLINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV)
 # Errors meaning "no unnamed temp files here" (old kernel, file system, no /proc): fall back.
@@ -208,20 +210,8 @@ def sweep(folder: Path) -> list[str]:
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             match = _TEMP.match(entry.name)
-            if match and not _alive(int(match.group(1))):
+            if match and not processes.running(int(match.group(1))):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
                     removed.append(entry.name)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

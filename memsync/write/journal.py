@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from memsync import private
+from memsync import private, processes
 from memsync.write import atomic
 
 try:
@@ -110,7 +110,7 @@ def _owner_gone(fd: int, path: Path) -> bool:
         pid = json.loads(path.read_text(encoding="utf-8"))["pid"]
     except (OSError, ValueError, KeyError):
         return True
-    return not atomic._alive(int(pid))
+    return not processes.running(int(pid))
 
 
 def _young(path: Path) -> bool:
