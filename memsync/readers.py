@@ -6,6 +6,8 @@ and how it is cut into chunks; this module runs the pool.
 A reader that falls behind does not hold the writer up: the writer reads later chunks itself
 meanwhile (_Flight.next). A reader that dies (killed, out of memory) breaks the pool: its chunk
 and every later one are read here instead.
+
+The pool itself (Pool, every_result) also serves a big reconcile's survey (memsync.survey).
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ import sys
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_all_start_methods, get_context
+from typing import Any, TypeVar
 
 from . import processes, reading
 from .model.indexing import SyncReport
 from .reading import Look
 
 Chunk = list[tuple]  # (relative path, stored state) pairs, read as one unit
+T = TypeVar("T")
 
 
 def start_method() -> str:
@@ -53,13 +57,12 @@ def in_order(chunks: Iterable[Chunk], job: Callable[[Chunk], list[tuple]],
     in this process. At most `ahead` chunks are in flight, so memory stays bounded. Without
     processes to be had, every chunk is read here."""
     try:
-        executor = ProcessPoolExecutor(workers, mp_context=get_context(start_method()),
-                                       initializer=reading.worker_start)
+        pool: Pool | None = Pool(workers, reading.worker_start)
     except (OSError, ValueError):  # no processes to be had: read here
-        executor = None
-    if executor is not None:
+        pool = None
+    if pool is not None:
         report.readers = max(report.readers, workers)
-    flight = _Flight(executor, job, read_here)
+    flight = _Flight(pool, job, read_here)
     try:
         for chunk in chunks:
             flight.submit(chunk)
@@ -69,6 +72,27 @@ def in_order(chunks: Iterable[Chunk], job: Callable[[Chunk], list[tuple]],
             yield flight.next()
     finally:
         flight.close()
+
+
+def every_result(pool: Pool, jobs: Sequence[Callable[[], T]]) -> list[T] | None:
+    """Each job's result, in order, run by the pool's workers; None once one of them fails or
+    the pool breaks (a worker killed), when the caller does the work itself. Waits CHECK_S at a
+    time, as _Flight does, for the same reasons."""
+    try:
+        futures = [pool.submit(job) for job in jobs]
+    except (BrokenProcessPool, RuntimeError):
+        return None
+    pending: set[Future] = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=CHECK_S, return_when=FIRST_EXCEPTION)
+        if any(future.exception() is not None for future in done):
+            return None
+        if pending and not pool.takes_work():
+            return None
+    try:
+        return [_taken(future.result()) for future in futures]
+    except OSError:  # a hand-over lost (its folder full, say)
+        return None
 
 
 # How long the writer waits on the reader of a chunk before it asks whether the pool still
@@ -85,10 +109,10 @@ def _nothing() -> None:
     """The work that asks a pool whether it still takes work (_Flight.takes_work)."""
 
 
-def _hand_over(folder: str, job: Callable[[Chunk], list[tuple]], chunk: Chunk) -> str:
-    """In a reader: the packed looks of `chunk` written to a new file in `folder`; its name is
-    all that goes back through the pool's pipe (_Flight)."""
-    data = memoryview(pickle.dumps(job(chunk), protocol=pickle.HIGHEST_PROTOCOL))
+def _hand_over(folder: str, job: Callable[..., object], *args: object) -> str:
+    """In a worker: what job(*args) gives, pickled into a new file in `folder`; the file's name
+    is all that goes back through the pool's pipe (_Flight)."""
+    data = memoryview(pickle.dumps(job(*args), protocol=pickle.HIGHEST_PROTOCOL))
     handle, path = tempfile.mkstemp(dir=folder)
     try:
         while data:
@@ -112,8 +136,8 @@ def _load(loaded: Future[list[tuple]], future: Future) -> None:
         loaded.set_exception(exc)
 
 
-def _taken(path: str) -> list[tuple]:
-    """The packed looks a reader handed over in `path`, which goes. Read whole, then unpickled
+def _taken(path: str) -> Any:
+    """What a worker handed over in `path` (the packed looks of a chunk, say), which goes. Read whole, then unpickled
     (and written whole, _hand_over): streamed through pickle.load and pickle.dump in frames,
     a rebuild of 100,000 cards took 22.8 against 21.5 s by the pipe; whole, 21.5 against 21.5 s
     (medians of 5 alternating rounds each)."""
@@ -121,6 +145,46 @@ def _taken(path: str) -> list[tuple]:
         data = handle.readall()
     os.unlink(path)
     return pickle.loads(data)
+
+
+class Pool:
+    """Worker processes whose results come back through files (_hand_over) in a folder of the
+    pool's own, which goes with it."""
+
+    def __init__(self, workers: int, initializer: Callable[[], None] | None = None,
+                 method: str | None = None):
+        self.executor = ProcessPoolExecutor(workers, mp_context=get_context(method or start_method()),
+                                            initializer=initializer)
+        try:
+            self.folder = _handover_folder()
+        except OSError:
+            self.executor.shutdown()
+            raise
+
+    def submit(self, job: Callable[..., object], *args: object) -> Future[str]:
+        """job(*args) in a worker; the future gives the name of the file that holds its result
+        (_taken). Raises BrokenProcessPool or RuntimeError when the pool takes no more work."""
+        return self.executor.submit(_hand_over, self.folder, job, *args)
+
+    def takes_work(self) -> bool:
+        """Whether the pool still takes work: one that broke refuses it."""
+        try:
+            self.executor.submit(_nothing)
+        except (BrokenProcessPool, RuntimeError):
+            return False
+        return True
+
+    def close(self) -> None:
+        # A pool whose manager thread failed (_Flight) leaves its other workers waiting for work
+        # for ever, and the interpreter joins them at exit: end them. The processes are the
+        # executor's own record of them (it has no public one), read before shutdown drops it.
+        processes = list((getattr(self.executor, "_processes", None) or {}).values())
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join()
+        shutil.rmtree(self.folder, ignore_errors=True)  # what workers wrote and no one took
 
 
 class _Flight:
@@ -140,14 +204,13 @@ class _Flight:
     one of its two readers killed at a random moment hung in 3 runs of 6 with neither guard, in
     6 of 70 with the waits alone (each time in the first way), and in none of 80 with both."""
 
-    def __init__(self, executor: ProcessPoolExecutor | None, job: Callable[[Chunk], list[tuple]],
+    def __init__(self, pool: Pool | None, job: Callable[[Chunk], list[tuple]],
                  read_here: Callable[[Chunk], list[Look]]):
-        self.executor = self.pool = executor
+        self.readers = self.pool = pool  # pool: None once it takes no more work
         self.job, self.read_here = job, read_here
         self.chunks: deque[tuple[Chunk, Future | list[Look] | None]] = deque()
         self.loaded: dict[Future, Future[list[tuple]]] = {}  # a reader's future: its looks, once loaded
         self.broken = False
-        self.folder = _handover_folder() if executor else ""
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -156,7 +219,7 @@ class _Flight:
         future = None
         if self.pool is not None:
             try:
-                future = self.pool.submit(_hand_over, self.folder, self.job, chunk)
+                future = self.pool.submit(self.job, chunk)
             except (BrokenProcessPool, RuntimeError):
                 self.pool = None
             else:
@@ -212,28 +275,11 @@ class _Flight:
             return None
 
     def takes_work(self) -> bool:
-        """Whether the pool still takes work: one that broke refuses it."""
-        if self.pool is None:
-            return False
-        try:
-            self.pool.submit(_nothing)
-        except (BrokenProcessPool, RuntimeError):
-            return False
-        return True
+        return self.pool is not None and self.pool.takes_work()
 
     def close(self) -> None:
-        if self.executor is None:
-            return
-        # A pool whose manager thread failed (above) leaves its other readers waiting for work
-        # for ever, and the interpreter joins them at exit: end them. The processes are the
-        # executor's own record of them (it has no public one), read before shutdown drops it.
-        processes = list((getattr(self.executor, "_processes", None) or {}).values())
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-                process.join()
-        shutil.rmtree(self.folder, ignore_errors=True)  # what readers wrote and no one took
+        if self.readers is not None:
+            self.readers.close()
 
 
 def _handover_folder() -> str:

@@ -24,13 +24,12 @@ folder is stamped only when its last entry change is older than the racy window
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 
 import memsync.adapters as adapters
@@ -39,7 +38,7 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import folders as folder_stamps
-from . import reading
+from . import readers, reading
 from .exclusions import Exclusions
 from .folders import FolderStamp
 from .pathnames import printable, storable
@@ -170,15 +169,17 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
     one died or failed (the caller surveys in this process instead, where a real fault, an
     unreadable index say, is raised as usual)."""
     try:
-        with ProcessPoolExecutor(min(workers, len(parts)), mp_context=get_context("fork"),
-                                 initializer=reading.watch_parent) as pool:
-            # round robin, so each group mixes the big subtrees a sample leaves with small ones
-            groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
-            futures = [pool.submit(survey_parts, db, source, adapter_name, excluded, group, asked, rules, every)
-                       for group in groups if group]
-            return [f.result() for f in futures]
-    except Exception:  # noqa: BLE001 - any failure of a worker: survey in this process
+        pool = readers.Pool(min(workers, len(parts)), reading.watch_parent, "fork")
+    except (OSError, ValueError):
         return None
+    try:
+        # round robin, so each group mixes the big subtrees a sample leaves with small ones
+        groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
+        return readers.every_result(pool, [
+            functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules, every)
+            for group in groups if group])
+    finally:
+        pool.close()
 
 
 def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,

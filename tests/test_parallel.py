@@ -8,6 +8,7 @@ import os
 import pickle
 import pickletools
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -633,15 +634,38 @@ def test_a_survey_worker_that_fails_leaves_the_survey_to_this_process(vault, tmp
         [p for i in range(3) for p in (vault / "bulk" / str(i)).glob("*.md")])
 
 
-def test_a_tree_the_sample_covers_is_surveyed_from_the_sample(vault, tmp_path, monkeypatch):
-    index, work = indexed_then_edited(vault, tmp_path / "sampled.db", 30,
-                                      ("bulk/1/new.md", "new", "a new card"), workers=2)
+def killed_survey(*args):
+    """A survey worker that dies (killed, out of memory). At module level: a forked worker finds
+    it by name."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def surveyed_twice(vault: Path, db: Path, n: int, monkeypatch, **patched) -> tuple[survey.Survey, survey.Survey]:
+    """Survey an index of `n` cards after one file went and one came (indexed_then_edited): in
+    this process as a small tree, then as a big tree on quick stats shared by processes, with
+    the names of memsync.survey in `patched` set."""
+    index, work = indexed_then_edited(vault, db, n, ("bulk/1/new.md", "new", "a new card"), workers=2)
     args = (index, "vault", str(vault), "markdown", work.excluded["vault"], None, 2)
-    one = survey.survey(*args, False)
-    monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
-    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
-    monkeypatch.setattr(survey, "WALK_SAMPLE", 10**6)  # the sample lists the whole tree
-    sampled = survey.survey(*args, True)
+    try:
+        one = survey.survey(*args, False)
+        monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
+        monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+        for name, value in patched.items():
+            monkeypatch.setattr(survey, name, value)
+        return one, survey.survey(*args, True)
+    finally:
+        index.close()
+
+
+def test_a_survey_worker_killed_leaves_the_survey_to_this_process(vault, tmp_path, monkeypatch):
+    one, found = surveyed_twice(vault, tmp_path / "killed.db", 60, monkeypatch,
+                                WALK_SAMPLE=5, survey_parts=killed_survey)
+    assert found.shared == 0 and found == one  # surveyed here, whole
+    assert "bulk/1/new.md" in found.work and found.gone == ["bulk/0/card-0.md"]
+
+
+def test_a_tree_the_sample_covers_is_surveyed_from_the_sample(vault, tmp_path, monkeypatch):
+    # the sample lists the whole tree
+    one, sampled = surveyed_twice(vault, tmp_path / "sampled.db", 30, monkeypatch, WALK_SAMPLE=10**6)
     assert sampled.shared == 0 and sampled == one
     assert one.gone == ["bulk/0/card-0.md"] and "bulk/1/new.md" in one.work
-    index.close()

@@ -1,17 +1,18 @@
 """The reader pool never leaves the writer waiting for ever: a chunk whose future a broken pool
-will never complete is read by the writer, and a slow reader is still waited for."""
+will never complete is read by the writer, and a slow reader is still waited for. Work shared
+out whole (every_result, a big survey's) gives every result or none, and never hangs either."""
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import select
 import signal
 import threading
 import time
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,8 @@ def slow_reader(chunk):
     return [reading.packed(look) for look in looks_of(chunk)]
 
 
-def pool() -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(1, mp_context=get_context(readers.start_method()))
+def pool(workers: int = 1) -> readers.Pool:
+    return readers.Pool(workers)
 
 
 def next_within(flight, seconds: float = 20):
@@ -48,26 +49,26 @@ def next_within(flight, seconds: float = 20):
     return got[0]
 
 
-def broken_pool() -> ProcessPoolExecutor:
+def broken_pool() -> readers.Pool:
     """A pool whose one reader was killed, once it refuses work."""
-    executor = pool()
-    pid = executor.submit(os.getpid).result()
+    broken = pool()
+    pid = broken.executor.submit(os.getpid).result()
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
-            executor.submit(os.getpid).result()
+            broken.executor.submit(os.getpid).result()
         except BrokenProcessPool:
-            return executor
+            return broken
         time.sleep(0.05)
     pytest.fail("the pool never noticed its reader was killed")
 
 
 def test_a_chunk_the_pool_never_begins_is_read_by_the_writer():
     # As a chunk submitted while the pool marks itself broken: never run, never failed
-    executor = pool()
+    readers_pool = pool()
     read_here = []
-    flight = readers._Flight(executor, looks_of, lambda chunk: read_here.append(chunk) or looks_of(chunk))
+    flight = readers._Flight(readers_pool, looks_of, lambda chunk: read_here.append(chunk) or looks_of(chunk))
     try:
         flight.chunks.append((CHUNK, Future()))
         assert next_within(flight) == looks_of(CHUNK)
@@ -78,10 +79,10 @@ def test_a_chunk_the_pool_never_begins_is_read_by_the_writer():
 
 def test_a_begun_chunk_of_a_pool_that_broke_is_read_by_the_writer():
     # As a chunk a reader had begun when the pool's manager failed: its future never completes
-    executor = broken_pool()
+    readers_pool = broken_pool()
     begun: Future = Future()
     assert begun.set_running_or_notify_cancel()  # a reader has it: it cannot be cancelled
-    flight = readers._Flight(executor, looks_of, looks_of)
+    flight = readers._Flight(readers_pool, looks_of, looks_of)
     try:
         flight.chunks.append((CHUNK, begun))
         assert next_within(flight) == looks_of(CHUNK)
@@ -93,9 +94,9 @@ def test_a_begun_chunk_of_a_pool_that_broke_is_read_by_the_writer():
 
 
 def test_a_slow_reader_is_waited_for_and_its_looks_kept():
-    executor = pool()
+    readers_pool = pool()
     read_here = []
-    flight = readers._Flight(executor, slow_reader, lambda chunk: read_here.append(chunk) or looks_of(chunk))
+    flight = readers._Flight(readers_pool, slow_reader, lambda chunk: read_here.append(chunk) or looks_of(chunk))
     try:
         flight.submit(CHUNK)
         begun = flight.chunks[-1][1]
@@ -124,7 +125,7 @@ def test_a_reader_sends_back_only_a_file_name_and_the_looks_come_from_the_file(t
 
 def test_the_hand_over_folder_is_private_and_goes_with_the_pool():
     flight = readers._Flight(pool(), looks_of, looks_of)
-    folder = Path(flight.folder)
+    folder = Path(flight.readers.folder)
     try:
         assert folder.is_dir() and folder.stat().st_mode & 0o077 == 0
     finally:
@@ -136,11 +137,53 @@ def test_a_chunk_its_reader_could_not_hand_over_is_read_by_the_writer(tmp_path):
     # As a memory-backed folder too small for a chunk of large notes: the write fails
     read_here = []
     flight = readers._Flight(pool(), looks_of, lambda chunk: read_here.append(chunk) or looks_of(chunk))
-    folder, flight.folder = flight.folder, str(tmp_path / "not-there")
+    folder, flight.readers.folder = flight.readers.folder, str(tmp_path / "not-there")
     try:
         flight.submit(CHUNK)
         assert next_within(flight) == looks_of(CHUNK)
         assert read_here == [CHUNK] and not flight.broken
     finally:
-        flight.folder = folder
+        flight.readers.folder = folder
         flight.close()
+
+
+def square(n: int) -> int:
+    return n * n
+
+
+def fail_on_three(n: int) -> int:
+    if n == 3:
+        raise ValueError("three")
+    return n
+
+
+def killed_on_three(n: int) -> int:
+    """A worker that dies (killed, out of memory) on one job, after the others began."""
+    if n == 3:
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return n
+
+
+def every_result_within(jobs, seconds: float = 20):
+    """readers.every_result over a two-worker pool, in a thread, so a wait for ever fails the
+    test; and the pool's folder, which must be gone after it."""
+    shared = pool(2)
+    got: list = []
+    runner = threading.Thread(target=lambda: got.append(readers.every_result(shared, jobs)), daemon=True)
+    runner.start()
+    runner.join(seconds)
+    assert not runner.is_alive(), "every_result is still waiting on a pool that will give nothing"
+    shared.close()
+    assert not Path(shared.folder).exists()
+    return got[0]
+
+
+def test_work_shared_out_whole_comes_back_in_the_order_asked():
+    assert every_result_within([functools.partial(square, n) for n in range(12)]) == [n * n for n in range(12)]
+
+
+@pytest.mark.parametrize("job", [fail_on_three, killed_on_three])
+def test_work_shared_out_whole_gives_nothing_when_one_worker_fails_or_dies(job):
+    # the caller then does all of it itself, where a real fault is raised as usual
+    assert every_result_within([functools.partial(job, n) for n in range(8)]) is None
