@@ -17,7 +17,8 @@ from contextlib import suppress
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.session import indexer, open_index
-from memsync.store.index import DB_ERRORS, Index, as_error
+from memsync.store.connection import DB_ERRORS, as_error
+from memsync.store.index import Index
 
 from . import dates, paging
 from .config import Config

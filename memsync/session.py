@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from memsync.config import Config
-from memsync.store.index import DB_ERRORS, Index, as_error
+from memsync.store.connection import DB_ERRORS, as_error
+from memsync.store.index import Index
 
 if TYPE_CHECKING:
     from memsync.sync import Indexer

@@ -32,7 +32,8 @@ import pytest
 from memsync import api, config, notes
 from memsync.doctor import exam as doctor
 from memsync.store import migrations
-from memsync.store.index import Index, integrity_problems
+from memsync.store.health import integrity_problems
+from memsync.store.index import Index
 from memsync.write import supersede
 
 from .conftest import MEMSYNC_BIN, write_card

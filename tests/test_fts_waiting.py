@@ -12,7 +12,8 @@ import pytest
 
 from memsync import adapters, config, reading, sync
 from memsync.store import backlinks, fts
-from memsync.store.index import Index, integrity_problems
+from memsync.store.health import integrity_problems
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card

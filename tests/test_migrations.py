@@ -10,7 +10,8 @@ from pathlib import Path
 from memsync import api, cjk, config, notes, reading
 from memsync.search.lexical import Query
 from memsync.store import fts, migrations
-from memsync.store.index import CARD_COLUMNS, Index, integrity_problems
+from memsync.store.health import integrity_problems
+from memsync.store.index import CARD_COLUMNS, Index
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync

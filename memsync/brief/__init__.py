@@ -16,7 +16,8 @@ from memsync.brief.select import CANDIDATES, ranked, select
 from memsync.config import Config
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.store import brief as store
-from memsync.store.index import DB_ERRORS, Index
+from memsync.store.connection import DB_ERRORS
+from memsync.store.index import Index
 
 DEFAULT_BUDGET = 1200
 MIN_BUDGET = 200  # the fixed lines take about 110 tokens

@@ -37,7 +37,8 @@ def tags(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[s
 
 
 def _from_index(ctx: click.Context, read) -> list[str]:
-    from memsync.store.index import DB_ERRORS, Index
+    from memsync.store.connection import DB_ERRORS
+    from memsync.store.index import Index
 
     root = ctx.find_root().params  # the global options typed so far (--home, --db, --vault)
     try:

@@ -18,7 +18,8 @@ from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
 from memsync.store import backlinks, fts, health, migrations
-from memsync.store.index import Index, failure_kind
+from memsync.store.connection import failure_kind
+from memsync.store.index import Index
 from memsync.sync import MAX_FILE_BYTES, Indexer
 from memsync.watch import lock
 from memsync.write import journal, pairs, vaultio

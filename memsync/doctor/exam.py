@@ -22,7 +22,8 @@ from memsync.doctor import checks
 from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state
 from memsync.errors import BadEnvironment
 from memsync.store import health, migrations, tally
-from memsync.store.index import DB_ERRORS, Index
+from memsync.store.connection import DB_ERRORS
+from memsync.store.index import Index
 from memsync.write import journal
 
 BUSY_WAIT = 5.0  # seconds a check waits for another process's write lock before it says busy

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from memsync.store.index import Index, integrity_problems
+from memsync.store import fts as fulltext
+from memsync.store.connection import failure_kind
+from memsync.store.index import Index
 
 
 def schema_version(index: Index) -> int:
@@ -13,7 +15,7 @@ def schema_version(index: Index) -> int:
 
 
 def integrity(index: Index, fts: bool = True) -> list[str]:
-    """What SQLite's and FTS5's own checks find (memsync.store.index.integrity_problems); only
+    """What SQLite's and FTS5's own checks find (integrity_problems); only
     SQLite's without `fts` (FTS5's needs the write lock)."""
     return integrity_problems(index._conn, fts=fts)
 
@@ -39,3 +41,26 @@ def ids_under(index: Index, source: str, folder: str) -> list[str]:
     return [path for (path,) in index._conn.execute(
         "SELECT path FROM card_ids WHERE source = ? AND substr(path, 1, ?) = ?",
         (source, len(folder) + 1, folder + "/"))]
+
+
+def integrity_problems(conn: sqlite3.Connection, fts: bool = True) -> list[str]:
+    """What SQLite's integrity_check and FTS5's integrity-check find; [] when both pass.
+    FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back; that
+    transaction takes the write lock first (BEGIN IMMEDIATE waits for a writer, within the
+    connection's busy timeout), so a writer committing meanwhile cannot make the check fail.
+    A busy or read-only database raises (DB_ERRORS): that is no damage."""
+    found = [f"SQLite: {r[0]}" for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
+    if found or not fts:
+        return found
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in fulltext.FTS_COLUMNS:  # names_fts, fields_fts: also against their text (card_terms)
+            try:
+                conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                if failure_kind(exc) in ("busy", "read_only", "cannot_open"):
+                    raise
+                found.append(f"full-text index {table}: {exc}")
+    finally:
+        conn.execute("ROLLBACK")
+    return found

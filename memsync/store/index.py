@@ -1,4 +1,4 @@
-"""The SQLite index: the connection, and the typed operations over it.
+"""The SQLite index: the typed operations over its connection (memsync.store.connection).
 
 The connection is private to memsync.store: the store's modules (searchsql, vectors, tally,
 health, ...) hold every SQL string, and everything else calls them or the methods here.
@@ -13,15 +13,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memsync import cjk, private
-from memsync.errors import BadEnvironment, Damaged, NotFound
+from memsync import cjk
+from memsync.errors import NotFound
 from memsync.store import fts, journal, migrations
+from memsync.store.connection import BUSY_TIMEOUT_MS, connect, open_existing
 from memsync.store.fields import CardFields, note_name
 from memsync.store.searchsql import Statement
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # indexing's records: a search process does not load them (me
     from memsync.model.indexing import Card, Signature
     from memsync.store.backlinks import Carried
 
-BUSY_TIMEOUT_MS = 60_000
 # A search maps the file instead of copying it page by page through read(): it touches a few
 # hundred scattered pages (FTS doclists, the hits' bodies), and a one-shot CLI process starts
 # with an empty page cache. Only searches ask for it (Index.map_for_search): a rebuild or its
@@ -51,11 +50,6 @@ DEFAULT_CACHE_KIB = 2_000  # SQLite's own default (cache_size = -2000)
 FTS_TABLES = tuple(fts.FTS_COLUMNS)
 # What a rebuild empties and writes again (Index.reload), besides the FTS tables
 RELOADED_TABLES = ("cards", "files", "problems", "links", "exact_keys", "folder_stamps")
-# What a caller outside this module may catch when the database fails (locked past the busy
-# timeout, disk I/O error), without importing sqlite3 itself.
-DB_ERRORS = (sqlite3.Error,)
-# SQLite's primary result codes that say what a failure means for the user (failure_kind).
-_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 11, 14, 26, 3
 ID_SPACE = 2**36  # ids stay short enough to type, and fit any JSON number
 
 CARD_COLUMNS = (
@@ -70,43 +64,6 @@ def derived_id(source: str, path: str) -> int:
 
     digest = hashlib.blake2b(f"{source}\0{path}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") % (ID_SPACE - 1) + 1
-
-
-def connect(path: Path | str) -> sqlite3.Connection:
-    path = Path(path)
-    try:
-        private.create(private.mkdir(path.parent) / path.name)  # 0600 before SQLite opens it
-        conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-            check_same_thread=False,
-        )
-    except (OSError, sqlite3.Error) as exc:
-        raise BadEnvironment(f"cannot open the index at {path}: {exc}; check --db / MEMSYNC_DB") from None
-    conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    try:
-        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: before WAL fixes it
-            conn.execute(f"PRAGMA page_size = {migrations.PAGE_SIZE}")
-        # Not in WAL mode: a new file, an older index, or a load through a rollback journal that
-        # is under way (memsync.store.journal), which switches it back when it ends: this
-        # connection then reads and writes through that journal until it does, and waits, where
-        # it must, within the busy timeout.
-        if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-            journal.to_wal(conn)
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute(f"PRAGMA journal_size_limit = {journal.LIMIT_BYTES}").fetchall()
-        migrations.migrate(conn)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise as_error(exc, path) from None
-    except migrations.NewerSchema as newer:
-        conn.close()
-        raise BadEnvironment(
-            f"the index at {path} was written by a newer memsync (schema {newer.found}, this one "
-            f"knows {newer.known}); upgrade memsync, or move the index aside and run "
-            "`memsync index` to rebuild it for this version"
-        ) from None
-    return conn
 
 
 def bulk_cache_kib(files: int) -> int:
@@ -746,85 +703,3 @@ class Index:
             {"source": r[0], "path": r[1], "message": r[2]}
             for r in self._conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
         ]
-
-
-# --- failures said in the user's words -----------------------------------------------------
-
-def failure_kind(exc: BaseException) -> str:
-    """What a database error means: busy | read_only | damaged | cannot_open | other."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:  # Python 3.10's sqlite3 gives no code: its message is all there is
-        text = str(exc).lower()
-        code = (_BUSY if "locked" in text or "busy" in text else _READONLY if "readonly" in text
-                else _CORRUPT if "malformed" in text or "not a database" in text
-                else _CANTOPEN if "unable to open" in text else 0)
-    primary = code & 0xFF
-    if primary in (_BUSY, _LOCKED):
-        return "busy"
-    if primary in (_READONLY, _PERM):
-        return "read_only"
-    if primary in (_CORRUPT, _NOTADB):
-        return "damaged"
-    if primary == _CANTOPEN:
-        return "cannot_open"
-    return "other"
-
-
-def as_error(exc: BaseException, path: Path | str) -> BadEnvironment:
-    """A database failure as the error a user can act on."""
-    kind = failure_kind(exc)
-    if kind == "damaged":
-        return Damaged(f"the index is damaged; run `memsync doctor --fix` to rebuild it from the "
-                       f"files (ids and read counts are kept; SQLite said: {exc})")
-    if kind == "busy":
-        return BadEnvironment(f"the index {path} is busy (another process is writing); try again "
-                              "in a moment")
-    if kind in ("read_only", "cannot_open"):
-        return BadEnvironment(f"the index {path} cannot be written ({exc}): make it and its folder "
-                              f"writable by you (chmod u+w {path} {Path(path).parent})")
-    return BadEnvironment(f"the index {path} failed ({exc}); run `memsync doctor`")
-
-
-# --- health (memsync doctor) ----------------------------------------------------------------
-
-def open_existing(path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
-    """Open an index that must exist; nothing is created or migrated (DB_ERRORS if it cannot).
-    `wait`: how long a statement waits for another process's write lock before it fails busy."""
-    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=rw"
-    conn = sqlite3.connect(uri, uri=True, timeout=wait, isolation_level=None,
-                           check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
-def open_read_only(path: Path | str, lenient: bool = False) -> sqlite3.Connection:
-    """A connection that can never write (memsync.store.salvage reads a damaged file with it)."""
-    uri = "file:" + urllib.parse.quote(str(Path(path).absolute())) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    if lenient:  # a truncated file is refused whole (its header counts more pages than it
-        # holds) unless the schema is taken as written; read-only, so nothing is ever written
-        conn.execute("PRAGMA writable_schema = ON")
-    return conn
-
-
-def integrity_problems(conn: sqlite3.Connection, fts: bool = True) -> list[str]:
-    """What SQLite's integrity_check and FTS5's integrity-check find; [] when both pass.
-    FTS5 runs its check as an INSERT, so it goes in a transaction that is rolled back; that
-    transaction takes the write lock first (BEGIN IMMEDIATE waits for a writer, within the
-    connection's busy timeout), so a writer committing meanwhile cannot make the check fail.
-    A busy or read-only database raises (DB_ERRORS): that is no damage."""
-    found = [f"SQLite: {r[0]}" for r in conn.execute("PRAGMA integrity_check") if r[0] != "ok"]
-    if found or not fts:
-        return found
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for table in FTS_TABLES:  # names_fts, fields_fts: also against their text (card_terms)
-            try:
-                conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
-            except sqlite3.DatabaseError as exc:
-                if failure_kind(exc) in ("busy", "read_only", "cannot_open"):
-                    raise
-                found.append(f"full-text index {table}: {exc}")
-    finally:
-        conn.execute("ROLLBACK")
-    return found

@@ -18,7 +18,7 @@ work, for which a first index holds other writers off too. SQLite leaves the WAL
 other connection has the file open, so that is tried once and not waited for: with a watcher, a
 server or a search connected, the load goes through the WAL as any other write. One that
 connects during the load finds the file out of WAL mode and cannot switch it back
-(memsync.store.index.connect lets it in as it is), so at its end the load retries its own
+(memsync.store.connection.connect lets it in as it is), so at its end the load retries its own
 switch back until they are done.
 
 LIMIT_BYTES: the WAL a connection leaves on disk after a checkpoint. SQLite keeps the file as
@@ -65,7 +65,7 @@ def to_wal(conn) -> bool:
 
 def back_to_wal(conn) -> None:
     """The WAL again after a load (or fts.compact's VACUUM), retried for up to the connection's
-    busy timeout while connections that came meanwhile (memsync.store.index.connect lets them in)
+    busy timeout while connections that came meanwhile (memsync.store.connection.connect lets them in)
     read or write. Should that time run out, the file keeps its rollback journal until the next
     connection switches it."""
     deadline = time.monotonic() + conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000

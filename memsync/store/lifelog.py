@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from memsync.store.index import BUSY_TIMEOUT_MS, DB_ERRORS
+from memsync.store.connection import BUSY_TIMEOUT_MS, DB_ERRORS
 
 if TYPE_CHECKING:
     from memsync.store.index import Index

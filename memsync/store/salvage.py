@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memsync.store.index import DB_ERRORS, Index, failure_kind, open_existing, open_read_only
+from memsync.store.connection import DB_ERRORS, failure_kind, open_existing, open_read_only
+from memsync.store.index import Index
 
 # Tables a rebuild keeps, oldest first: ids and read counts (no second source), the retrieval
 # log and feedback (memsync.lifecycle), and the vectors of semantic search (derived, but hours
@@ -48,7 +49,7 @@ def damage(path: Path) -> str | None:
 
 
 def open_checking(path: Path) -> sqlite3.Connection:
-    """An ordinary connection (index.open_existing, as memsync doctor's) that refuses changes
+    """An ordinary connection (connection.open_existing, as memsync doctor's) that refuses changes
     (query_only); closing it may still fold committed WAL frames into the file, as closing any
     connection does. Not a `mode=ro` one: opened while another connection to the file was
     closing, that failed with SQLITE_IOERR_SHORT_READ, and the rebuild that asked stopped with

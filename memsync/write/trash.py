@@ -21,7 +21,7 @@ from memsync import session
 from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, PathOutsideVault
 from memsync.model import TRASH
-from memsync.store.index import DB_ERRORS
+from memsync.store.connection import DB_ERRORS
 from memsync.write import journal, moves, trashsize, vaultio
 from memsync.write.vaultio import VAULT
 

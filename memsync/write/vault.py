@@ -17,7 +17,7 @@ from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
 from memsync.model import KIND_FOLDERS
 from memsync.model.indexing import Card
-from memsync.store.index import DB_ERRORS
+from memsync.store.connection import DB_ERRORS
 from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, modes, rules, trash, vaultio
 from memsync.write import frontmatter_edit as fe

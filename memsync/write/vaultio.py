@@ -27,7 +27,8 @@ from memsync.errors import (
 )
 from memsync.model import TRASH
 from memsync.model.indexing import Card
-from memsync.store.index import DB_ERRORS, Index
+from memsync.store.connection import DB_ERRORS
+from memsync.store.index import Index
 from memsync.write import atomic, modes, moves, rules
 
 VAULT = "vault"  # the one writable source
