@@ -9,8 +9,7 @@ import threading
 import pytest
 
 from memsync import config, heap, sync
-from memsync.store import fts, setaside
-from memsync.store import index as store_index
+from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -53,11 +52,11 @@ def test_a_lean_index_loads_through_the_bounded_hash_and_cache_and_a_command_hol
     # The bounds made smaller than what this load (a few hundred KB) would take: the hash and
     # the cache a lean Index caps; the whole bulk cache at 300 files.
     monkeypatch.setattr(fts, "BULK_HASH_BYTES", 16 * 1024)
-    monkeypatch.setattr(store_index, "LEAN_CACHE_KIB", 3000)
-    monkeypatch.setattr(store_index, "BULK_FULL_FILES", 300)
+    monkeypatch.setattr(bulkload, "LEAN_CACHE_KIB", 3000)
+    monkeypatch.setattr(bulkload, "BULK_FULL_FILES", 300)
     whole = at_end_of_first_load(tmp_path / "command.db", monkeypatch, lean=False)
     lean = at_end_of_first_load(tmp_path / "watcher.db", monkeypatch, lean=True)
-    assert whole[0] > 100 * 1024 and whole[1] and whole[2] == store_index.BULK_CACHE_KIB
+    assert whole[0] > 100 * 1024 and whole[1] and whole[2] == bulkload.BULK_CACHE_KIB
     assert lean == (16 * 1024, False, 3000)  # written out in segments as it went
 
 

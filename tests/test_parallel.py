@@ -20,8 +20,7 @@ import pytest
 
 import memsync.adapters as adapters
 from memsync import config, readers, reading, survey, sync
-from memsync.store import fts, setaside
-from memsync.store import index as store_index
+from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -465,7 +464,7 @@ def test_a_reader_process_runs_below_the_writers_priority():
 
 def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tmp_path, monkeypatch):
     fill(vault)
-    monkeypatch.setattr(store_index, "BULK_FULL_FILES", CARDS // 2)  # this vault gets it all
+    monkeypatch.setattr(bulkload, "BULK_FULL_FILES", CARDS // 2)  # this vault gets it all
     index = Index(tmp_path / "bulk.db")
     usual = index._conn.execute("PRAGMA cache_size").fetchone()[0]
     seen = []
@@ -478,7 +477,7 @@ def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tm
         work = Indexer(index, config.load().sources, workers=1)
         work.reconcile(progress=progress)  # a first index: every file is work
         work.rebuild(progress=progress)
-        assert seen and set(seen) == {-store_index.BULK_CACHE_KIB}
+        assert seen and set(seen) == {-bulkload.BULK_CACHE_KIB}
         assert index._conn.execute("PRAGMA cache_size").fetchone()[0] == usual
         index._conn.execute("PRAGMA cache_size = -1234")  # a setting of the caller's own survives
         assert work.rebuild().added == CARDS + 1
@@ -489,15 +488,15 @@ def test_a_bulk_load_writes_with_a_larger_page_cache_and_gives_it_back(vault, tm
 
 def test_the_bulk_page_cache_grows_with_the_tree_up_to_its_cap():
     # a small tree (a watcher's first index of a small vault) keeps SQLite's own cache
-    assert store_index.bulk_cache_kib(0) == store_index.bulk_cache_kib(100) == store_index.DEFAULT_CACHE_KIB
-    full, cap = store_index.BULK_FULL_FILES, store_index.BULK_CACHE_KIB
-    assert store_index.bulk_cache_kib(full // 2) == cap // 2
-    assert store_index.bulk_cache_kib(full) == store_index.bulk_cache_kib(10 * full) == cap
+    assert bulkload.bulk_cache_kib(0) == bulkload.bulk_cache_kib(100) == bulkload.DEFAULT_CACHE_KIB
+    full, cap = bulkload.BULK_FULL_FILES, bulkload.BULK_CACHE_KIB
+    assert bulkload.bulk_cache_kib(full // 2) == cap // 2
+    assert bulkload.bulk_cache_kib(full) == bulkload.bulk_cache_kib(10 * full) == cap
 
 
 def test_a_bulk_load_inside_a_larger_one_keeps_the_larger_cache(tmp_path):
     index = Index(tmp_path / "nested.db")
-    full, cap = store_index.BULK_FULL_FILES, store_index.BULK_CACHE_KIB
+    full, cap = bulkload.BULK_FULL_FILES, bulkload.BULK_CACHE_KIB
 
     def cache() -> int:
         return index._conn.execute("PRAGMA cache_size").fetchone()[0]
@@ -519,8 +518,8 @@ def test_a_bulk_load_inside_a_larger_one_keeps_the_larger_cache(tmp_path):
 
 def test_a_first_index_of_a_small_tree_writes_with_a_cache_in_proportion(vault, tmp_path, monkeypatch):
     fill(vault)
-    monkeypatch.setattr(store_index, "BULK_FULL_FILES", 100 * CARDS)
-    monkeypatch.setattr(store_index, "DEFAULT_CACHE_KIB", 1)
+    monkeypatch.setattr(bulkload, "BULK_FULL_FILES", 100 * CARDS)
+    monkeypatch.setattr(bulkload, "DEFAULT_CACHE_KIB", 1)
     index = Index(tmp_path / "bulk.db")
     seen = []
 
@@ -531,7 +530,7 @@ def test_a_first_index_of_a_small_tree_writes_with_a_cache_in_proportion(vault, 
     try:
         Indexer(index, config.load().sources, workers=1).reconcile(progress=progress)
         files = CARDS + 2  # and the broken and the too-large file
-        assert seen and set(seen) == {-(store_index.BULK_CACHE_KIB * files // (100 * CARDS))}
+        assert seen and set(seen) == {-(bulkload.BULK_CACHE_KIB * files // (100 * CARDS))}
     finally:
         index.close()
 

@@ -11,7 +11,8 @@ import pytest
 
 from memsync import config
 from memsync.store import setaside
-from memsync.store.index import RELOADED_TABLES, Index
+from memsync.store.bulkload import RELOADED_TABLES
+from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card

@@ -1,7 +1,9 @@
 """The store: the SQLite index and every SQL string memsync runs.
 
-    index.py       Index: open, migrate, write a batch of cards, read rows (its connection is
-                   the store's alone: the modules below use it, nothing outside does)
+    index.py       Index: write a batch of cards, read rows (its connection is the store's
+                   alone: the modules below use it, nothing outside does)
+    connection.py  opening the file (made private, WAL, migrated); failures in the user's words
+    bulkload.py    Index's bulk loads: a rebuild, a first index, a big change
     migrations.py  the schema as numbered migrations (PRAGMA user_version)
     fields.py      a card's searchable fields (pure)
     fieldstore.py  the rows those fields become; fts.py the full-text tables
@@ -11,4 +13,8 @@
     tally.py       counts: stats, cards per source; health.py doctor's questions of the file
     vaults.py      one index per vault: which index serves which vault
     journal.py     the WAL, and the rollback journal a small load into an empty index takes
+    setaside.py    secondary indexes set aside during a bulk load, made again after it
+    folderstamps.py  the folder stamps a reconcile skips unchanged folders by
+    brief.py       the reads behind `memsync brief`; lifelog.py the retrieval log and card use
+    salvage.py     a damaged index: tell it, save what has no second source, set it aside
 """
