@@ -138,7 +138,8 @@ def _claimed(folder: str, key: int, taken: bool = False) -> bool:
     return True
 
 
-def _read_claimed(folder: str, key: int, job: Callable[[Chunk], list[tuple]], chunk: Chunk) -> list[tuple] | None:
+def _read_claimed(folder: str, key: int, job: Callable[[Chunk], list[tuple]],
+                  chunk: Chunk) -> list[tuple] | None:
     """In a reader: job(chunk), unless the writer claimed the chunk first (None)."""
     return job(chunk) if _claimed(folder, key, taken=True) else None
 
@@ -155,10 +156,10 @@ def _load(loaded: Future[list[tuple]], future: Future) -> None:
 
 
 def _taken(path: str) -> Any:
-    """What a worker handed over in `path` (the packed looks of a chunk, say), which goes. Read whole, then unpickled
-    (and written whole, _hand_over): streamed through pickle.load and pickle.dump in frames,
-    a rebuild of 100,000 cards took 22.8 against 21.5 s by the pipe; whole, 21.5 against 21.5 s
-    (medians of 5 alternating rounds each)."""
+    """What a worker handed over in `path` (the packed looks of a chunk, say), which goes. Read
+    whole, then unpickled (and written whole, _hand_over): streamed through pickle.load and
+    pickle.dump in frames, a rebuild of 100,000 cards took 22.8 against 21.5 s by the pipe;
+    whole, 21.5 against 21.5 s (medians of 5 alternating rounds each)."""
     with open(path, "rb", buffering=0) as handle:
         data = handle.readall()
     os.unlink(path)

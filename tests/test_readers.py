@@ -223,7 +223,8 @@ def every_result_within(jobs, seconds: float = 20):
 
 
 def test_work_shared_out_whole_comes_back_in_the_order_asked():
-    assert every_result_within([functools.partial(square, n) for n in range(12)]) == [n * n for n in range(12)]
+    jobs = [functools.partial(square, n) for n in range(12)]
+    assert every_result_within(jobs) == [n * n for n in range(12)]
 
 
 @pytest.mark.parametrize("job", [fail_on_three, killed_on_three])
