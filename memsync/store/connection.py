@@ -1,6 +1,11 @@
 """Connections to the index file: opening one (made private, in WAL mode, migrated), opening one
 that must exist already or must never write, and a database failure said as the error a user
-can act on. memsync.store.index builds its typed operations on connect()."""
+can act on. memsync.store.index builds its typed operations on connect().
+
+WAL mode so readers never wait for the writer (but for a small load into an empty index:
+memsync.store.journal); a busy timeout so concurrent writers (a watcher, MCP servers, CLI
+writes) queue instead of failing.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ _BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 11, 14
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
+    """The index at `path`, made (0600; missing folders 0700) if it is not there yet, in WAL mode
+    and migrated to this version's schema; BadEnvironment, said for the user, if it cannot be."""
     path = Path(path)
     try:
         private.create(private.mkdir(path.parent) / path.name)  # 0600 before SQLite opens it

@@ -3,9 +3,7 @@
 The connection is private to memsync.store: the store's modules (searchsql, vectors, tally,
 health, ...) hold every SQL string, and everything else calls them or the methods here.
 
-WAL mode so readers never wait for the writer (but for a small load into an empty index:
-memsync.store.journal); a busy timeout so concurrent writers (a watcher, MCP servers, CLI
-writes) queue instead of failing; every write batch in one BEGIN IMMEDIATE.
+Every write batch is one BEGIN IMMEDIATE transaction (Index.transaction).
 """
 
 from __future__ import annotations
