@@ -7,7 +7,8 @@ A reader that falls behind does not hold the writer up: the writer reads later c
 meanwhile (_Flight.next). A reader that dies (killed, out of memory) breaks the pool: its chunk
 and every later one are read here instead.
 
-The pool itself (Pool, every_result) also serves a big reconcile's survey (memsync.survey).
+The pool itself (Pool, results, every_result) also serves a big reconcile's survey
+(memsync.survey) and the embedding engines (memsync.semantic.pool).
 """
 
 from __future__ import annotations
@@ -74,24 +75,29 @@ def in_order(chunks: Iterable[Chunk], job: Callable[[Chunk], list[tuple]],
         flight.close()
 
 
-def every_result(pool: Pool, jobs: Sequence[Callable[[], T]]) -> list[T] | None:
-    """Each job's result, in order, run by the pool's workers; None once one of them fails or
-    the pool breaks (a worker killed), when the caller does the work itself. Waits CHECK_S at a
+def results(pool: Pool, jobs: Sequence[Callable[[], T]]) -> list[T]:
+    """Each job's result, in order, run by the pool's workers. Raises what a job raised, or
+    BrokenProcessPool once the pool stops taking work (a worker killed). Waits CHECK_S at a
     time, as _Flight does, for the same reasons."""
-    try:
-        futures = [pool.submit(job) for job in jobs]
-    except (BrokenProcessPool, RuntimeError):
-        return None
+    futures = [pool.submit(job) for job in jobs]
     pending: set[Future] = set(futures)
     while pending:
         done, pending = wait(pending, timeout=CHECK_S, return_when=FIRST_EXCEPTION)
-        if any(future.exception() is not None for future in done):
-            return None
+        for future in done:
+            failure = future.exception()
+            if failure is not None:
+                raise failure
         if pending and not pool.takes_work():
-            return None
+            raise BrokenProcessPool("a worker process ended before its work was done")
+    return [_taken(future.result()) for future in futures]
+
+
+def every_result(pool: Pool, jobs: Sequence[Callable[[], T]]) -> list[T] | None:
+    """results(pool, jobs), or None once a job fails, the pool breaks or a hand-over is lost
+    (its folder full, say): the caller then does the work itself."""
     try:
-        return [_taken(future.result()) for future in futures]
-    except OSError:  # a hand-over lost (its folder full, say)
+        return results(pool, jobs)
+    except Exception:  # noqa: BLE001 - whatever went wrong, the caller's own run gives the answer
         return None
 
 
@@ -170,10 +176,10 @@ class Pool:
     """Worker processes whose results come back through files (_hand_over) in a folder of the
     pool's own, which goes with it."""
 
-    def __init__(self, workers: int, initializer: Callable[[], None] | None = None,
-                 method: str | None = None):
+    def __init__(self, workers: int, initializer: Callable[..., None] | None = None,
+                 method: str | None = None, initargs: tuple = ()):
         self.executor = ProcessPoolExecutor(workers, mp_context=get_context(method or start_method()),
-                                            initializer=initializer)
+                                            initializer=initializer, initargs=initargs)
         try:
             self.folder = _handover_folder()
         except OSError:

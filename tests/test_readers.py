@@ -208,12 +208,20 @@ def killed_on_three(n: int) -> int:
     return n
 
 
-def every_result_within(jobs, seconds: float = 20):
-    """readers.every_result over a two-worker pool, in a thread, so a wait for ever fails the
-    test; and the pool's folder, which must be gone after it."""
+def every_result_within(jobs, seconds: float = 20, gather=readers.every_result):
+    """gather (readers.every_result) over a two-worker pool, in a thread, so a wait for ever
+    fails the test; and the pool's folder, which must be gone after it. What gather raised is
+    given back in its place."""
     shared = pool(2)
     got: list = []
-    runner = threading.Thread(target=lambda: got.append(readers.every_result(shared, jobs)), daemon=True)
+
+    def run() -> None:
+        try:
+            got.append(gather(shared, jobs))
+        except Exception as exc:  # noqa: BLE001 - the test looks at it
+            got.append(exc)
+
+    runner = threading.Thread(target=run, daemon=True)
     runner.start()
     runner.join(seconds)
     assert not runner.is_alive(), "every_result is still waiting on a pool that will give nothing"
@@ -231,3 +239,11 @@ def test_work_shared_out_whole_comes_back_in_the_order_asked():
 def test_work_shared_out_whole_gives_nothing_when_one_worker_fails_or_dies(job):
     # the caller then does all of it itself, where a real fault is raised as usual
     assert every_result_within([functools.partial(job, n) for n in range(8)]) is None
+
+
+def test_work_shared_out_raises_what_a_job_raised_or_that_a_worker_died():
+    # the embedding engines (memsync.semantic.pool) say which it was
+    failed = every_result_within([functools.partial(fail_on_three, n) for n in range(8)], gather=readers.results)
+    assert isinstance(failed, ValueError) and str(failed) == "three"
+    died = every_result_within([functools.partial(killed_on_three, n) for n in range(8)], gather=readers.results)
+    assert isinstance(died, BrokenProcessPool)

@@ -17,13 +17,14 @@ workers start, so no worker inherits it.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
 from memsync.errors import MemsyncError
+from memsync.readers import Pool, results, start_method
 
 from .encoder import DIM, MODEL, Encoder
 
@@ -46,20 +47,17 @@ class EnginePool:
     model = MODEL
 
     def __init__(self, processes: int):
-        from memsync.readers import start_method
-
-        context = get_context(start_method())
-        self._pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start,
-                                         initargs=(context.Barrier(processes),))
+        method = start_method()
+        self._pool = Pool(processes, _start, method, (get_context(method).Barrier(processes),))
         try:  # every engine loaded before the first passage (and the bench's clock) starts
-            self.pids = sorted(f.result() for f in [self._pool.submit(_ready) for _ in range(processes)])
+            self.pids = sorted(results(self._pool, [_ready] * processes))
         except BrokenProcessPool:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.close()
             raise MemsyncError("an embedding process ended while loading the model (its error, if "
                                "any, is printed above); `memsync index --embed --threads 1` loads "
                                "it in this process instead") from None
         except BaseException:
-            self._pool.shutdown(cancel_futures=True)
+            self._pool.close()
             raise
         self.threads = processes
         self._counter = Encoder(1, force=True)
@@ -74,7 +72,7 @@ class EnginePool:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         try:
-            return np.stack(list(self._pool.map(_embed, texts)))
+            return np.stack(results(self._pool, [functools.partial(_embed, text) for text in texts]))
         except BrokenProcessPool:
             raise MemsyncError(ENDED) from None
 
@@ -82,8 +80,7 @@ class EnginePool:
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
-        # interrupted or failed: the passages still queued are not wanted
-        self._pool.shutdown(wait=True, cancel_futures=kind is not None)
+        self._pool.close()  # passages still queued (interrupted, failed) are not wanted
 
 
 def _start(loaded) -> None:
