@@ -3,18 +3,18 @@
 `sync_paths` (the watcher, write commands), `reconcile` (`memsync index`, watcher start-up) and
 `rebuild` all look at each file the same way: lstat it, skip it if its stat signature matches what
 we stored, otherwise read and hash it, and re-parse it only if the hash changed. Files are read
-outside the write transaction; each batch is then applied in one short transaction.
+outside the write transaction; each batch is then applied in one short transaction
+(memsync.batch, the part of the Indexer that looks and applies).
 
 The Indexer is the one owner of card-id bindings: a card's id follows it through renames, into
-the trash and back, and every such move goes through a method here (the watcher's pairing and
-the write side's trash call them rather than rebinding ids themselves).
+the trash and back, and every such move goes through one of its methods (the watcher's pairing
+and the write side's trash call them rather than rebinding ids themselves).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -24,12 +24,12 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import cores, readers, reading, survey
+from .batch import Batches
 from .exclusions import Exclusions
-from .model import TRASH, Source
+from .model import Source
 from .model.indexing import Signature, SyncReport
-from .pathnames import printable, storable
-from .reading import MAX_FILE_BYTES, Look, digest
-from .sizes import size_and_cap
+from .pathnames import storable
+from .reading import MAX_FILE_BYTES, Look
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
 # Reading, parsing and tokenizing cost about twice what writing the index does; past this many
@@ -69,7 +69,7 @@ def mass_removal(gone: int, stored: int) -> bool:
     return stored >= MASS_REMOVAL_FROM and gone * 2 > stored
 
 
-class Indexer:
+class Indexer(Batches):
     def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES,
                  workers: int | None = None):
         self.index = index
@@ -222,20 +222,6 @@ class Indexer:
             folderstamps.forget(self.index, name)
             self.index.mark_changed()
         return report
-
-    # --- reading the disk -----------------------------------------------------------------
-
-    def _full(self, source: str, rel: str) -> str:
-        return os.path.join(self.sources[source].root, *rel.split("/"))
-
-    def _indexable(self, source: str, rel: str) -> bool:
-        return self.adapters[source].wants(rel) and not self.excluded[source].excludes(rel)
-
-    def _look(self, source: str, rel: str, stored: tuple | None) -> Look:
-        if self.excluded[source].excludes(rel):
-            return Look(rel, "absent")
-        return reading.look(self.sources[source].root, self.adapters[source], self.max_bytes,
-                            rel, stored)
 
     def files_on_disk(self, source: str, under: str | None = None,
                       threads: int = 1) -> dict[str, tuple[int, int, int, int]]:
@@ -392,124 +378,3 @@ class Indexer:
 
     def _look_here(self, source: str, chunk: list[tuple]) -> list[Look]:
         return [self._look(source, rel, state) for rel, state in chunk]
-
-    # --- writing the index ----------------------------------------------------------------
-
-    def _apply(self, source, looks, stored, report, vanished: Sequence[str] = (),
-               recheck: bool = True) -> None:
-        """Apply one batch of looks in one transaction. `stored` is updated as rows change.
-
-        A new file whose content equals a file that disappeared (in this batch, or in
-        `vanished`) is that file moved: it keeps its id and stats. `recheck`: the looks were
-        taken before the transaction began, so each is checked again inside it (_still_true).
-        """
-        index = self.index
-        gone_by_hash: dict[str, str] = {}
-        for look in looks:
-            if look.state == "absent" and stored.get(look.path):
-                gone_by_hash.setdefault(stored[look.path][1], look.path)
-        for rel in vanished:
-            if rel in stored:
-                gone_by_hash.setdefault(stored[rel][1], rel)
-        batch = nullcontext() if index.in_transaction else index.transaction()
-        changed_before = report.changed
-        with batch:
-            # A new file may be a card coming back from the trash with its id (_back_from_trash):
-            # asked once a batch, as most batches (every one of a rebuild, mostly) have none parked.
-            parked = index.binds_under(source, TRASH)
-            # Contents first, so a file that moved is paired before its old path is dropped.
-            for look in sorted(looks, key=lambda look: look.state != "content"):
-                if recheck:
-                    look = self._still_true(source, look, stored)
-                previous = stored.get(look.path)
-                report.hashed += look.hashed
-                if look.state in ("absent", "too_large", "bad_name"):
-                    if previous and index.file_state(source, look.path):
-                        index.remove_file(source, look.path)
-                        report.removed += 1
-                        if look.state == "absent" and self._in_trash(source, look.path, previous[1]):
-                            index.rebind_ids(source, look.path, f"{TRASH}/{look.path}")
-                    stored.pop(look.path, None)
-                    index.set_problem(source, printable(look.path), _problem(look, self.max_bytes))
-                    if look.state in ("bad_name", "too_large"):
-                        report.problems.append(
-                            {"path": printable(look.path), "message": _problem(look, self.max_bytes)}
-                        )
-                elif look.state == "unchanged":
-                    report.unchanged += 1
-                elif look.state == "touched":
-                    assert look.sig is not None  # a touched file was stat'ed
-                    index.touch_signature(source, look.path, look.sig, time.time_ns())
-                    report.unchanged += 1
-                elif look.state == "unstable":
-                    report.problems.append({"path": look.path, "message": "changing while read; retry"})
-                    report.retry.append(look.path)
-                else:
-                    assert look.sig is not None and look.digest is not None  # its content was read
-                    origin = None if previous else gone_by_hash.pop(look.digest, None)
-                    if origin and index.file_state(source, origin):
-                        index.move_file(source, origin, look.path)
-                        stored.pop(origin, None)
-                        report.moved += 1
-                    elif previous:
-                        report.updated += 1
-                    else:
-                        report.added += 1
-                        if parked:
-                            self._back_from_trash(source, look.path)
-                    index.replace_file(
-                        source, look.path, look.cards, look.fields, look.sig, look.digest,
-                        look.read_at,
-                    )
-                    stored[look.path] = (look.sig, look.digest, look.read_at)
-                    for card in look.cards:
-                        if card.problem:
-                            report.problems.append({"path": card.path, "message": card.problem})
-            if report.changed != changed_before:
-                index.mark_changed()
-
-
-    def _still_true(self, source: str, look: Look, stored: dict) -> Look:
-        """A look was taken before the transaction began; a write command may have moved the
-        file since (a delete parks its id in the trash, a restore brings it back). Applied
-        as it was, a stale look would index a card that has left, under a new id, or drop one
-        that has just come back. Inside the transaction the file is stat'ed again, and a look
-        it no longer matches is taken anew from what the index holds now."""
-        if look.state in ("unstable", "bad_name"):
-            return look
-        now = reading.current_signature(self.sources[source].root, look.path)
-        if now == look.sig or (look.state == "absent" and now is None):
-            return look
-        if look.state == "absent" and not self._indexable(source, look.path):
-            return look  # absent by its name (excluded, not a card path): the disk cannot change that
-        state = self.index.file_state(source, look.path)
-        if state is None:
-            stored.pop(look.path, None)
-        else:
-            stored[look.path] = state
-        return self._look(source, look.path, state)
-
-    # A card moved into `.trash/<path>` (Obsidian's own delete, or a move while we were not
-    # watching) keeps its id there; when it comes back, the id comes back with it.
-
-    def _in_trash(self, source: str, rel: str, stored_hash: str) -> bool:
-        try:
-            with open(self._full(source, f"{TRASH}/{rel}"), "rb") as handle:
-                return digest(handle.read(self.max_bytes + 1)) == stored_hash
-        except OSError:
-            return False
-
-    def _back_from_trash(self, source: str, rel: str) -> None:
-        parked = f"{TRASH}/{rel}"
-        if self.index.bound_id(source, parked) and not os.path.lexists(self._full(source, parked)):
-            self.index.rebind_ids(source, parked, rel)
-
-
-def _problem(look: Look, max_bytes: int) -> str | None:
-    if look.state == "too_large":
-        assert look.sig is not None  # its size was stat'ed
-        size, cap = size_and_cap(look.sig.size, max_bytes)
-        return f"file is {size}, over the {cap} limit; split it into smaller cards"
-    if look.state == "bad_name":
-        return "file name is not valid UTF-8; rename it"
-    return None
