@@ -51,18 +51,19 @@ def start_method() -> str:
 
 
 def in_order(chunks: Iterable[Chunk], job: Callable[[Chunk], list[tuple]],
-             read_here: Callable[[Chunk], list[Look]], workers: int, ahead: int,
+             read_here: Callable[[Chunk], list[Look]], processes: int, ahead: int,
              report: SyncReport) -> Iterator[list[Look]]:
-    """The looks of each chunk, in order. `job` (picklable: reading.look_batch with its
-    arguments bound) reads a chunk in a worker and gives its looks packed; `read_here` reads one
-    in this process. At most `ahead` chunks are in flight, so memory stays bounded. Without
-    processes to be had, every chunk is read here."""
+    """The looks of each chunk, in order, read by `processes` reader processes and by this one
+    whenever they fall behind. `job` (picklable: reading.look_batch with its arguments bound)
+    reads a chunk in a reader and gives its looks packed; `read_here` reads one in this process.
+    At most `ahead` chunks are in flight, so memory stays bounded. Without processes to be had,
+    every chunk is read here."""
     try:
-        pool: Pool | None = Pool(workers, reading.worker_start)
+        pool: Pool | None = Pool(processes, reading.worker_start)
     except (OSError, ValueError):  # no processes to be had: read here
         pool = None
     if pool is not None:
-        report.readers = max(report.readers, workers)
+        report.readers = max(report.readers, processes + 1)  # this process reads too
     flight = _Flight(pool, job, read_here)
     try:
         for chunk in chunks:

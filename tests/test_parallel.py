@@ -94,7 +94,8 @@ def first_index(vault: Path, tmp_path: Path, linked: bool = True) -> Path:
     return db
 
 
-def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path):
+@pytest.mark.parametrize("workers", [2, 3])  # one reader process beside the writer, or two
+def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path, workers):
     db = first_index(vault, tmp_path)
     for i in range(0, CARDS, 5):  # the vault moved on since: edits, removals, new cards
         write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} second", f"changed {i} 数据库")
@@ -105,7 +106,7 @@ def test_a_parallel_rebuild_is_the_serial_rebuild_row_for_row(vault, tmp_path):
     for copy in (serial, parallel):
         shutil.copy(db, copy)
     want = rebuilt(serial, workers=1)
-    got = rebuilt(parallel, workers=2)
+    got = rebuilt(parallel, workers=workers)
     assert want["card_stats"] and want["card_ids"] and want["problems"]
     assert [t for t in want if want[t] != got[t]] == []
 
@@ -450,6 +451,27 @@ def test_a_body_crossed_as_utf8_is_stored_as_the_text_it_was(vault, tmp_path):
     assert kinds == [("text",)]
     assert "服务器 marker7x" in body
     assert len(hits) == 1 and cjk_hits == 120
+
+
+def test_the_writer_keeps_a_core_of_its_own(vault, tmp_path, monkeypatch):
+    # The writer is the bound of a parallel rebuild: N workers are N - 1 reader processes and
+    # the writer, which reads too when they fall behind
+    fill(vault)
+    sizes = []
+    start = readers.Pool.__init__
+
+    def counted(pool, workers, *args, **kwargs):
+        sizes.append(workers)
+        start(pool, workers, *args, **kwargs)
+
+    monkeypatch.setattr(readers.Pool, "__init__", counted)
+    for workers in (2, 3):
+        index = Index(tmp_path / f"cores-{workers}.db")
+        try:
+            assert Indexer(index, config.load().sources, workers=workers).rebuild().readers == workers
+        finally:
+            index.close()
+    assert sizes == [1, 2]
 
 
 def test_a_reader_process_runs_below_the_writers_priority():
