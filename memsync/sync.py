@@ -40,7 +40,7 @@ BATCH = 500  # files per write transaction of a reconcile (a rebuild is one tran
 # shared the writer's with it: at 100,000 cards on 2 cores, one reader rebuilt in 19.1 s
 # against two readers' 21.2 s (medians of 6 alternating rounds; 22.1 against 24.0 s in a slower
 # hour), at 10,000 in 1.56 against 1.60 s. With a busy process beside the rebuild, two
-# readers were 5% faster, taking a larger share of the machine from it. A worker count of 1
+# readers were 5-8% faster, taking a larger share of the machine from it. A worker count of 1
 # reads in this process alone, as a 1-core machine should.
 PARALLEL_FROM = 500
 MAX_WORKERS = 8
