@@ -4,6 +4,7 @@
                    alone: the modules below use it, nothing outside does)
     connection.py  opening the file (made private, WAL, migrated); failures in the user's words
     bulkload.py    Index's bulk loads: a rebuild, a first index, a big change
+    cardids.py     Index's card ids: derived from the path, bound, moved, retired
     migrations.py  the schema as numbered migrations (PRAGMA user_version)
     fields.py      a card's searchable fields (pure)
     fieldstore.py  the rows those fields become; fts.py the full-text tables
