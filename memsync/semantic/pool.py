@@ -48,7 +48,7 @@ class EnginePool:
 
     def __init__(self, processes: int):
         method = start_method()
-        self._pool = Pool(processes, _start, method, (get_context(method).Barrier(processes),))
+        self._pool = Pool(processes, _start, method, initargs=(get_context(method).Barrier(processes),))
         try:  # every engine loaded before the first passage (and the bench's clock) starts
             self.pids = sorted(results(self._pool, [_ready] * processes))
         except BrokenProcessPool:
