@@ -32,7 +32,7 @@ def busy_loops(count: int) -> Iterator[list[subprocess.Popen]]:
 
 def measure(rebuild: Callable[[str], dict], rounds: int) -> dict:
     """Medians of `rounds` alternating rebuilds with one reader and with every usable core's,
-    each run by `rebuild(workers)` (bench.perf.rebuild_once), under one busy loop a core."""
+    each run by `rebuild(workers)` (bench.perf_rebuild.rebuild_once), under one busy loop a core."""
     loops = cores.usable()
     one, parallel = [], []
     with busy_loops(loops):

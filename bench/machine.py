@@ -62,3 +62,14 @@ def save(name: str, data: dict) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return path
+
+
+def usable_cores() -> int:
+    from memsync import cores
+
+    return cores.usable()
+
+
+def load_average() -> list[float]:
+    """The 1, 5 and 15-minute load averages, rounded: how busy the machine was around a run."""
+    return [round(x, 2) for x in os.getloadavg()]

@@ -32,7 +32,7 @@ from memsync.store import vectors as vectors_rows
 from memsync.store.index import Index
 
 from . import datasets, engines, generate, machine
-from .perf import percentile
+from .stats import percentile
 
 MEMSYNC = str(Path(sys.executable).with_name("memsync"))
 

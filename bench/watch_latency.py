@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from . import generate, machine
+from .stats import percentile
 
 MEMSYNC = str(Path(sys.executable).with_name("memsync"))
 TARGETS = {"save_p50_ms": 100.0, "save_p99_ms": 300.0, "burst_s": 2.0, "idle_cpu_pct": 0.5,
@@ -41,11 +42,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def card(marker: str, i: int) -> str:
     return f"---\ntitle: bench save {i}\ntags: [bench]\n---\nA saved note carrying {marker}.\n"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class Watcher:

@@ -8,20 +8,19 @@ import subprocess
 import pytest
 
 from bench import generate
-from bench.perf import (
+from bench.perf_commands import bare_python
+from bench.perf_rebuild import (
     amdahl,
-    bare_python,
     busy_cores_seconds,
     measure_links,
-    projection,
     rebuild_once,
     serial_part,
     speedup_bound,
     speedup_spread,
-    verdicts_100k,
     writer_alone,
 )
 from bench.perf_tables import render_tables
+from bench.perf_verdicts import projection, verdicts_100k
 
 
 def size(n: int, scale: float) -> dict:

@@ -1,5 +1,5 @@
 """`memsync search` starts fast: only the read side is imported, nothing of the write side,
-the watcher or the MCP SDK (bench/perf.py measures the whole-process time)."""
+the watcher or the MCP SDK (bench/perf_commands.py measures the whole-process time)."""
 
 from __future__ import annotations
 

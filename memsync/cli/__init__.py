@@ -229,7 +229,7 @@ def entry() -> None:
     until exit. What the imports made stays for the whole process, so it is frozen out of the
     collector's reach (collections while a command loads its modules walk less), and so is
     everything at the end: shutdown's full collection then has nothing to walk (together about
-    a sixth of a `memsync brief`, bench/perf.py's whole-process times). Objects are still
+    a sixth of a `memsync brief`, bench/perf_commands.py's whole-process times). Objects are still
     freed and files closed as usual; a long-running command collects what it makes later."""
     gc.freeze()
     try:

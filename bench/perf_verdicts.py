@@ -1,0 +1,97 @@
+"""What a perf run concludes: the targets (issue 22's at 100,000 cards beside the 10,000-card
+ones), whether each was met, and the 1,000,000-card projection from the growth measured."""
+
+from __future__ import annotations
+
+import math
+
+from . import index_size
+
+TARGETS = {  # at 10k cards
+    "rebuild_vs_floor_max": 3.0, "rebuild_cards_per_s_min": 2000, "reconcile_s_max": 0.5,
+    "search_p50_ms_max": 2.0, "search_p99_ms_max": 10.0, "cli_search_ms_max": 70.0,
+    "cli_brief_ms_max": 150.0,
+    "index_ratio_max": index_size.TARGET_RATIO,
+    # issue 22, at 10k and 100k: the raw floor, the speed-up on 2 cores or more
+    "rebuild_vs_raw_floor_max": 3.0, "rebuild_speedup_min": 1.7,
+}
+TARGETS_100K = {"rebuild_vs_raw_floor_max": 3.0, "rebuild_speedup_min": 1.7,
+                "rebuild_peak_rss_mib_max": 300.0, "reconcile_s_max": 0.5,
+                "search_p50_ms_max": 4.0, "search_p99_ms_max": 20.0, "cli_search_ms_max": 80.0}
+
+
+PROJECTED = {  # figure -> where it is in a size's result
+    "rebuild_s": ("rebuild", "seconds"), "index_mib": ("index", "index_bytes"),
+    "rebuild_peak_rss_mib": ("rebuild", "peak_rss_mib"),
+    "search_p50_ms": ("search", "p50_ms"), "search_p99_ms": ("search", "p99_ms"),
+    "reconcile_s": ("reconcile", "seconds"),
+}
+
+
+def projection(sizes: dict, to: int = 1_000_000) -> dict:
+    """Each figure at `to` cards, extrapolated from its growth between the two largest sizes
+    measured: figure ~ cards^k, k from those two points (k = 1: linear)."""
+    measured = sorted(int(n) for n in sizes)
+    if len(measured) < 2 or measured[-1] < 100_000:
+        return {}
+    lo, hi = measured[-2], measured[-1]
+    out: dict = {"from": [lo, hi], "to": to}
+    for name, (part, key) in PROJECTED.items():
+        a, b = sizes[str(lo)][part][key], sizes[str(hi)][part][key]
+        if name == "index_mib":
+            a, b = a / 2**20, b / 2**20
+        k = math.log(b / a) / math.log(hi / lo) if a > 0 and b > 0 else 1.0
+        out[name] = {"at_lo": a, "at_hi": b, "exponent": round(k, 3), "projected": b * (to / hi) ** k}
+    return out
+
+
+def verdicts(data: dict) -> dict:
+    size = data["sizes"].get("10000")
+    if not size:
+        return {}
+    t = TARGETS
+    out = {
+        "rebuild_vs_floor": size["rebuild"]["vs_floor"] <= t["rebuild_vs_floor_max"],
+        "rebuild_cards_per_s": size["rebuild"]["cards_per_s"] >= t["rebuild_cards_per_s_min"],
+        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
+        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
+        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
+        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+        **({"cli_brief": size["cli"]["memsync_brief"] <= t["cli_brief_ms_max"]} if "memsync_brief" in size["cli"] else {}),
+        **({"index_ratio": size["index"]["ratio"] <= t["index_ratio_max"]} if "index" in size else {}),
+        **({"rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"]}
+           if "vs_raw_floor" in size["rebuild"] else {}),
+    }
+    if size["rebuild"].get("usable_cores", 1) >= 2 and "speedup" in size["rebuild"]:
+        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
+    return out
+
+
+SAVE_MODES = ("in_place", "temp_rename")  # bench.watch_latency's two ways of saving a note
+
+
+def verdicts_100k(data: dict) -> dict:
+    size = data["sizes"].get("100000")
+    if not size:
+        return {}
+    t = TARGETS_100K
+    out = {
+        "rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"],
+        "rebuild_peak_rss": size["rebuild"]["peak_rss_mib"] <= t["rebuild_peak_rss_mib_max"],
+        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
+        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
+        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
+        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
+    }
+    if size["rebuild"].get("usable_cores", 1) >= 2:
+        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
+    watch = data.get("components", {})
+    small, big = watch.get("watch_latency", {}), watch.get("watch_latency_100k", {})
+    if "single_save" in small and "single_save" in big:
+        # Each way of saving on its own: half the saves are in place (about 15 ms) and half by a
+        # rename (about 55 ms), so the median of all of them lands on either by one save.
+        modes = [m for m in SAVE_MODES if m in small["single_save"] and m in big["single_save"]] or ["all"]
+        for q in ("p50_ms", "p99_ms"):
+            out[f"watch_save_{q[:3]}_within_2x"] = all(
+                big["single_save"][m][q] <= 2 * small["single_save"][m][q] for m in modes)
+    return out
