@@ -5,7 +5,8 @@
     connection.py  opening the file (made private, WAL, migrated); failures in the user's words
     bulkload.py    Index's bulk loads: a rebuild, a first index, a big change
     cardids.py     Index's card ids: derived from the path, bound, moved, retired
-    migrations.py  the schema as numbered migrations (PRAGMA user_version)
+    migrations.py  the schema as numbered migrations (PRAGMA user_version), run in order;
+                   the steps: schema_cards.py (1-7), schema_lifecycle.py (8 on)
     fields.py      a card's searchable fields (pure)
     fieldstore.py  the rows those fields become; fts.py the full-text tables
     backlinks.py   anchor text from the links pointing at a card

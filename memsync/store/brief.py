@@ -22,7 +22,7 @@ _LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.upd
 Connection = Any  # an open sqlite3 connection of memsync.store.index (only it imports sqlite3)
 Row = Any  # a sqlite3.Row: by column name or position
 
-# cards_brief (memsync.store.migrations) holds every column these queries read, so SQLite scans
+# cards_brief (memsync.store.schema_lifecycle) holds every column these queries read, so SQLite scans
 # it (SCAN c USING COVERING INDEX cards_brief) and never the cards' bodies.
 _FROM = "FROM cards c LEFT JOIN card_stats s ON s.id = c.id"
 
@@ -112,7 +112,7 @@ def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
 def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
     """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
     compares the full timestamps. A superseded card is here when its mark is that recent. Each
-    term has its index (memsync.store.migrations.BRIEF_LOOKUPS): SQLite reads the three ranges
+    term has its index (memsync.store.schema_lifecycle.BRIEF_LOOKUPS): SQLite reads the three ranges
     instead of every card."""
     return conn.execute(
         f"SELECT {_LIGHT} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "

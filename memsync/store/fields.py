@@ -1,6 +1,6 @@
 """A card's searchable fields, as the index stores them. Pure: a Card in, strings and keys out.
 
-Field groups (each an FTS5 column, memsync.store.migrations):
+Field groups (each an FTS5 column, memsync.store.fts):
 - title: the title, the aliases and the file name (Obsidian's names for the note)
 - h1: top-level headings, weighted near the title
 - headings: every other heading

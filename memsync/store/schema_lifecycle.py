@@ -1,0 +1,125 @@
+"""Schema steps 8 to 13 (memsync.store.migrations runs them): summaries, the retrieval log and
+feedback, a card's project, the brief's lookups, and the folder stamps of a reconcile."""
+
+from __future__ import annotations
+
+import sys
+
+from memsync.store.schema_cards import run_script
+
+
+def m008_summary(conn) -> None:
+    """The `summary:` of a card's frontmatter, shown by search instead of a body window. No file
+    is read again: memsync wrote no summary before this schema, and a `summary:` a person wrote
+    by hand is taken up when its file next changes or by `memsync index --rebuild`."""
+    if "summary" not in {row[1] for row in conn.execute("PRAGMA table_info(cards)")}:
+        conn.execute("ALTER TABLE cards ADD COLUMN summary TEXT")
+
+
+# The retrieval log and feedback (memsync.store.lifelog): kept by a rebuild, like card_stats.
+LIFELOG_SCHEMA = """
+    -- One row per search: when, the query (a flagged secret redacted), the filters and tiers as
+    -- JSON, the hits as [[id, score], ...] in order, the MCP client that asked, and the ids of
+    -- those hits that were then opened (show, memory_get). Capped: the oldest rows go first.
+    CREATE TABLE IF NOT EXISTS retrieval_log (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      TEXT NOT NULL,
+        query   TEXT NOT NULL,
+        filters TEXT NOT NULL DEFAULT '{}',
+        matched TEXT,
+        hits    TEXT NOT NULL DEFAULT '[]',
+        client  TEXT,
+        opened  TEXT NOT NULL DEFAULT '[]'
+    );
+    -- Each helpful / unhelpful verdict, with the query it answered when known.
+    CREATE TABLE IF NOT EXISTS feedback (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        id      INTEGER NOT NULL,
+        at      TEXT NOT NULL,
+        helpful INTEGER NOT NULL,
+        query   TEXT
+    );
+    CREATE INDEX IF NOT EXISTS feedback_id ON feedback(id)"""
+# card_stats gains the use counts (read_count is `opened`).
+USE_COLUMNS = (
+    ("returned_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("last_returned_at", "TEXT"),
+    ("helpful_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("unhelpful_count", "INTEGER NOT NULL DEFAULT 0"),
+)
+
+
+def m009_retrieval_log(conn) -> None:
+    """The retrieval log, feedback, and per-card use beside the read counts (DESIGN §12)."""
+    run_script(conn, LIFELOG_SCHEMA)
+    have = {row[1] for row in conn.execute("PRAGMA table_info(card_stats)")}
+    for column, decl in USE_COLUMNS:
+        if column not in have:
+            conn.execute(f"ALTER TABLE card_stats ADD COLUMN {column} {decl}")
+
+
+def m010_card_project(conn) -> None:
+    """The frontmatter `project` of a card (what `memsync brief` matches a working directory by).
+    Frontmatter is not stored, so every file already indexed is marked for one re-read (its hash
+    is cleared): the next `memsync index` or watcher start fills the column."""
+    if "project" not in {row[1] for row in conn.execute("PRAGMA table_info(cards)")}:
+        conn.execute("ALTER TABLE cards ADD COLUMN project TEXT")
+    conn.execute(BRIEF_INDEX)
+    stale = conn.execute("UPDATE files SET hash = ''").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 10 (card project); {stale} file(s) will be read "
+              "once more by the next `memsync index` or watcher start", file=sys.stderr)
+
+
+def m011_summary_searched(conn) -> None:
+    """A card's `summary:` is searched, with its top-level headings (memsync.store.fields): the
+    files of the cards that have one are read once more by the next `memsync index` or watcher
+    start. An index with no summary reads nothing again."""
+    stale = conn.execute(
+        "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
+        "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
+        "WHERE summary IS NOT NULL AND summary != '')").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 11 (summaries searched); {stale} file(s) will be "
+              "read once more by the next `memsync index` or watcher start", file=sys.stderr)
+
+
+def m012_brief_lookups(conn) -> None:
+    """Indexes for the brief's "changed since" and "used most" lists (memsync.store.brief), which
+    were scans of every card: by creation, update and supersede time, and the cards with a
+    priority. A few milliseconds less per brief at 10,000 cards, tens at 100,000."""
+    run_script(conn, BRIEF_LOOKUPS)
+
+
+BRIEF_LOOKUPS = """
+    CREATE INDEX IF NOT EXISTS cards_created ON cards(created);
+    CREATE INDEX IF NOT EXISTS cards_updated ON cards(updated);
+    CREATE INDEX IF NOT EXISTS cards_superseded ON cards(invalid_at) WHERE superseded_by IS NOT NULL;
+    CREATE INDEX IF NOT EXISTS cards_priority ON cards(priority) WHERE priority IS NOT NULL"""
+
+
+# Every column the brief filters and lists cards by (memsync.store.brief), so it scans this index
+# instead of the cards table: a card's row holds its body, and project and tag_set sit after it,
+# so a scan of the table read every body (250 ms at 10,000 cards; the index: a few ms).
+BRIEF_INDEX = """CREATE INDEX IF NOT EXISTS cards_brief ON cards(
+    project, tag_set, source, path, invalid_at, superseded_by, supersedes, priority, created,
+    updated, kind, id, title)"""
+
+
+def m013_folder_stamps(conn) -> None:
+    """Each folder as a reconcile last listed it (memsync.folders): a folder unchanged since is
+    not listed again. Empty at first: the next reconcile lists every folder and stamps it."""
+    conn.execute(FOLDER_STAMPS)
+
+
+FOLDER_STAMPS = """CREATE TABLE IF NOT EXISTS folder_stamps (
+    source   TEXT NOT NULL,
+    path     TEXT NOT NULL,     -- the folder with a trailing "/", "" for the source's root
+    mtime_ns INTEGER NOT NULL,
+    ctime_ns INTEGER NOT NULL,
+    ino      INTEGER NOT NULL,
+    files    INTEGER NOT NULL,  -- wanted files directly in it when listed
+    folders  INTEGER NOT NULL,  -- subfolders entered
+    rules    INTEGER NOT NULL,  -- memsync.folders.rules_key of that listing
+    PRIMARY KEY (source, path)
+) WITHOUT ROWID"""
