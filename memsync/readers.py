@@ -235,13 +235,14 @@ class _Flight:
 
     def __init__(self, pool: Pool | None, job: Callable[[Chunk], list[tuple]],
                  read_here: Callable[[Chunk], list[Look]]):
-        self.readers = self.pool = pool  # pool: None once it takes no more work
+        # readers: the pool, to close at the end; pool: the same, until it takes no more work or
+        # a reader dies, then None (what is in flight is read here from then on)
+        self.readers = self.pool = pool
         self.job, self.read_here = job, read_here
         # each chunk, its reader's future (or its looks once read here), and its claim key
         self.chunks: deque[tuple[Chunk, Future | list[Look] | None, int]] = deque()
         self.sent = 0
         self.loaded: dict[Future, Future[list[tuple]]] = {}  # a reader's future: its looks, once loaded
-        self.broken = False
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -305,15 +306,15 @@ class _Flight:
         """The packed looks a reader gives for a chunk; None when none ever will: the pool
         broke, or no reader has claimed the chunk (this process claims it, to read it here)."""
         while not future.done():
-            if self.broken or self._claim(key, future):
+            if self.pool is None or self._claim(key, future):
                 return None
             wait([future], timeout=CHECK_S)
             if not future.done() and not self.takes_work():
-                self.broken, self.pool = True, None
+                self.pool = None
         try:
             return self.loaded.pop(future).result()
         except BrokenProcessPool:  # its reader died
-            self.broken = True
+            self.pool = None
             return None
         except OSError:  # the hand-over failed (a small /dev/shm filled by large notes, say)
             return None
