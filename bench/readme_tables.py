@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import markers
+from .markdown import table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 START, END = "<!-- bench-summary:start -->", "<!-- bench-summary:end -->"
@@ -81,11 +82,6 @@ def speed_rows(sizes: dict[str, dict], start: dict | None = None) -> list[list[s
     return [row for row in rows if any(c != "not measured" for c in row[1:])]  # older results lack some
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> list[str]:
-    return (["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-            + ["| " + " | ".join(row) + " |" for row in rows])
-
-
 def render(load) -> list[str]:
     """The summary's lines; `load(name)` gives bench/results/<name>.json or None."""
     lines: list[str] = []
@@ -98,7 +94,7 @@ def render(load) -> list[str]:
         commits = " and ".join(f"`{run['commit']}`" for run in runs)
         lines += [f"Search quality, nDCG@10 by kind of query (`python -m bench.retrieval`, commits {commits}; "
                   "the last column is `memsync[semantic]`'s shipped blend, – where not run):", "",
-                  *_table(["set", "kind", "queries", "best plain FTS5", "memsync", "memsync --semantic"],
+                  *table(["set", "kind", "queries", "best plain FTS5", "memsync", "memsync --semantic"],
                           quality_rows({"sets": sets})), ""]
     sizes = {}
     for name in ("perf", "perf-100k"):
@@ -112,7 +108,7 @@ def render(load) -> list[str]:
                  if any(str(size["cards"]) == n for size in sizes.values())}
         source = f" (the whole-process row from commit `{start['commit']}`)" if later and start else ""
         lines += [f"Speed on this 2-core machine (`python -m bench.perf`, medians), each beside its floor{source}:", "",
-                  *_table(["", *sizes], speed_rows(sizes, later or None)), ""]
+                  *table(["", *sizes], speed_rows(sizes, later or None)), ""]
     return lines
 
 
