@@ -11,7 +11,7 @@ files on 2 cores: 0.93 s in one process, 0.49 s in two). Processes start by fork
 server or spawn costs more than the survey saves, so a watcher (threads running) surveys in
 its own process, one subtree at a time all the same: the files and rows of a whole big tree are
 never held at once. Where the stats themselves are slow (a cold cache, a network mount), threads
-overlap the kernel's waits instead (files_on_disk).
+overlap the kernel's waits instead (memsync.treewalk).
 
 A big survey does not list a folder whose stamp still holds (memsync.folders): its stored files
 are lstat-ed by path, and its recorded subfolders entered, with no listing and no name tests
@@ -27,24 +27,21 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import memsync.adapters as adapters
-from memsync.adapters import hidden
 from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import folders as folder_stamps
-from . import readers, reading
+from . import readers, reading, treewalk
 from .exclusions import Exclusions
 from .folders import FolderStamp
 from .pathnames import printable, storable
 from .reading import RACY_NS
-
-Stat = tuple[int, int, int, int]  # what lstat says of a file: size, mtime_ns, ctime_ns, inode
+from .treewalk import Stat
 
 # stored files: a survey this big goes a subtree at a time, in worker processes where it can
 PROCESSES_FROM = 20_000
@@ -53,13 +50,6 @@ PROCESSES_FROM = 20_000
 # each, 0.49-0.55 s; 8 parts each, 0.46-0.50 s; 16, no better)
 PARTS_PER_WORKER = 8
 WALK_THREADS_FROM = 20_000  # stored files: below this the tree is walked in one thread
-# A big walk lists this many files in one thread first, and shares the rest out among threads
-# only when those took longer than SLOW_STAT_NS a file: a cold cache or a network mount, where
-# waiting on the kernel dominates and threads overlap the waits. On a warm local cache the walk
-# is Python's own work under the GIL and threads only contend (100,000 files on 2 cores:
-# 1 thread 0.64 s, 2 threads 0.79 s, 4 threads 1.33 s).
-WALK_SAMPLE = 2_000
-SLOW_STAT_NS = 40_000
 
 
 @dataclass
@@ -129,9 +119,9 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     prefix, end = Index.folder_range(under)
     result = Survey(every=every)
     if index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM:
-        found, folders, slow = _sample(adapter, excluded, [(start, prefix)])
+        found, folders, slow = treewalk.sample(adapter, excluded, [(start, prefix)])
         if not slow:
-            parts = _spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2))
+            parts = treewalk.spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2))
             rules = (folder_stamps.rules_key(adapter_name, excluded)
                      if folder_stamps.exact_times(os.path.realpath(root)) else None)
             shared = None
@@ -152,7 +142,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
             return _sorted(result)
     stamps = index.file_stamps(source, RACY_NS, under)
     threads = min(2 * workers, 8) if len(stamps) >= WALK_THREADS_FROM else 1
-    result.add(files_on_disk(adapter, excluded, start, prefix, threads), stamps, asked)
+    result.add(treewalk.files_on_disk(adapter, excluded, start, prefix, threads), stamps, asked)
     return _sorted(result)
 
 
@@ -203,11 +193,11 @@ def _survey_parts(index: Index, source: str, adapter, excluded: Exclusions,
     for part in parts:
         stamps = index.file_stamps(source, RACY_NS, part[1])
         if rules is None:
-            found = walk(adapter, excluded, [part])
+            found = treewalk.walk(adapter, excluded, [part])
         else:
             known = folderstamps.load(index, source, part[1])
             if unchanged(part, len(stamps), known, rules):  # the usual case: lstat the files
-                found, seen = lstat_all(part, stamps), known
+                found, seen = treewalk.lstat_all(part, stamps), known
             else:
                 found, seen = walk_known(adapter, excluded, part, stamps, known, rules)
             result.folders.update(seen)
@@ -240,22 +230,6 @@ def unchanged(part: tuple[str, str], stored: int, known: dict[str, FolderStamp],
         files += stamp.files
         stack += [(f"{path}/{sub[len(prefix) : -1]}", sub) for sub in subfolders]
     return files == stored
-
-
-def lstat_all(part: tuple[str, str], stored: Iterable[str]) -> dict[str, Stat]:
-    """The lstat signature of each of the `stored` files of a subtree (relative paths), by path
-    (folder stamps hold only on Linux: "/" separates)."""
-    path, prefix = part
-    base = path[: len(path) - len(prefix) + 1] if prefix else path + "/"
-    found: dict[str, Stat] = {}
-    lstat = os.lstat
-    for rel in stored:
-        try:
-            st = lstat(base + rel)
-        except OSError:
-            continue
-        found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-    return found
 
 
 def _below(known: dict[str, FolderStamp]) -> dict[str, list[str]]:
@@ -301,7 +275,7 @@ def walk_known(adapter, excluded: Exclusions, part: tuple[str, str], stored: Ite
             seen[prefix] = stamp
             continue
         before = len(found)
-        entered = list_folder(adapter, excluded, path, prefix, found)
+        entered = treewalk.list_folder(adapter, excluded, path, prefix, found)
         stack += entered
         if began - st.st_ctime_ns > RACY_NS and storable(prefix):
             seen[prefix] = FolderStamp(st.st_mtime_ns, st.st_ctime_ns, st.st_ino, len(found) - before,
@@ -320,92 +294,3 @@ def _outside(low: str, high: str | None, prefixes: list[str]) -> list[tuple[str,
         at = prefix[:-1] + "0"
     ranges.append((at, high))
     return [(lo, hi) for lo, hi in ranges if hi is None or lo < hi]
-
-
-def files_on_disk(adapter, excluded: Exclusions, start: str, prefix: str = "",
-                  threads: int = 1) -> dict[str, Stat]:
-    """Every file below `start` (relative paths begin with `prefix`) that the adapter wants and
-    the exclusions leave, with its lstat signature, in no particular order. With `threads`, up
-    to that many threads list and stat the subtrees when the stats are slow (WALK_SAMPLE):
-    scandir and lstat release the GIL, so waits on the kernel overlap."""
-    if threads == 1:
-        return walk(adapter, excluded, [(start, prefix)])
-    found, folders, slow = _sample(adapter, excluded, [(start, prefix)])
-    if not slow:
-        found.update(walk(adapter, excluded, folders))
-        return found
-    folders = _spread(adapter, excluded, folders, found, 4 * threads)
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(threads, thread_name_prefix="memsync-walk") as pool:
-        for part in pool.map(lambda f: walk(adapter, excluded, [f]), folders):
-            found.update(part)
-    return found
-
-
-def _sample(adapter, excluded: Exclusions,
-            folders: list[tuple[str, str]]) -> tuple[dict[str, Stat], list[tuple[str, str]], bool]:
-    """List WALK_SAMPLE files depth first: what was found, the folders left (subtrees, none
-    inside another), and whether the stats were slow."""
-    found: dict[str, Stat] = {}
-    began = time.perf_counter_ns()
-    while folders and len(found) < WALK_SAMPLE:
-        folders += list_folder(adapter, excluded, *folders.pop(), found)
-    return found, folders, time.perf_counter_ns() - began >= SLOW_STAT_NS * max(1, len(found))
-
-
-def _spread(adapter, excluded: Exclusions, folders: list[tuple[str, str]],
-            found: dict[str, Stat], parts: int) -> list[tuple[str, str]]:
-    """List folders breadth first, one at a time, until the subtrees left are enough to share
-    out (`parts`); in a shallow tree, until none is left."""
-    queue = deque(folders)
-    while queue and len(queue) < parts:
-        queue.extend(list_folder(adapter, excluded, *queue.popleft(), found))
-    return list(queue)
-
-
-def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
-                found: dict[str, Stat]) -> list[tuple[str, str]]:
-    """Put the wanted files of one folder into `found`; return the subfolders to enter."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return []
-    folders = []
-    wants, excludes = adapter.wants, excluded.excludes
-    # A file is decided by its name where the adapter allows it (adapters.base: by_name) and
-    # the folder is visible: the same answer as wants(rel), without building and scanning the
-    # path of every file (a tenth of a 100,000-file walk). Without exclusions, none is asked.
-    by_name = adapter.by_name and not hidden(rel_prefix)
-    wants_name, filtered = adapter.wants_name, excluded.active
-    for entry in entries:
-        name = entry.name
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                rel = rel_prefix + name
-                if adapter.enters(rel) and not excluded.excludes_folder(rel):
-                    folders.append((entry.path, rel + "/"))
-                continue
-            if by_name:
-                if not wants_name(name):
-                    continue
-                rel = rel_prefix + name
-                if filtered and excludes(rel):
-                    continue
-            else:
-                rel = rel_prefix + name
-                if not wants(rel) or excludes(rel):
-                    continue
-            st = entry.stat(follow_symlinks=False)
-            found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-        except OSError:
-            continue
-    return folders
-
-
-def walk(adapter, excluded: Exclusions, stack: list[tuple[str, str]]) -> dict[str, Stat]:
-    """Every wanted file of the subtrees on `stack` (folder, relative path + "/")."""
-    found: dict[str, Stat] = {}
-    while stack:
-        stack += list_folder(adapter, excluded, *stack.pop(), found)
-    return found

@@ -23,7 +23,7 @@ import memsync.adapters as adapters
 from memsync.store import folderstamps
 from memsync.store.index import Index
 
-from . import cores, readers, reading, survey
+from . import cores, readers, reading, survey, treewalk
 from .batch import Batches
 from .exclusions import Exclusions
 from .model import Source
@@ -234,13 +234,13 @@ class Indexer(Batches):
                       threads: int = 1) -> dict[str, tuple[int, int, int, int]]:
         """Every file of `source` (below `under`) that this indexer would index, by relative
         path, with its lstat signature (size, mtime_ns, ctime_ns, ino), in no particular order:
-        what a reconcile compares the index with (memsync.survey.files_on_disk)."""
+        what a reconcile compares the index with (memsync.treewalk.files_on_disk)."""
         root = self.sources[source].root
         excluded = self.excluded[source]
         excluded.refresh()
         start = self._full(source, under) if under else root
         prefix, _ = Index.folder_range(under)
-        return survey.files_on_disk(self.adapters[source], excluded, start, prefix, threads)
+        return treewalk.files_on_disk(self.adapters[source], excluded, start, prefix, threads)
 
     def guard_removal(self, source: str, present: int, stored: int, gone: int) -> None:
         """Refuse (MassRemoval) to drop `gone` of a source's `stored` indexed files at once, with

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import config, folders, reading, survey, sync
+from memsync import config, folders, reading, survey, sync, treewalk
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -22,8 +22,8 @@ from .conftest import write_card
 def big_survey(monkeypatch):
     """Every tree surveyed as a big one, in subtrees: the path that uses folder stamps."""
     monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
-    monkeypatch.setattr(survey, "WALK_SAMPLE", 0)  # this process lists the root and bulk/ only
-    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(treewalk, "WALK_SAMPLE", 0)  # this process lists the root and bulk/ only
+    monkeypatch.setattr(treewalk, "SLOW_STAT_NS", 10**12)
     monkeypatch.setattr(survey, "PARTS_PER_WORKER", 1)
 
 
@@ -54,13 +54,13 @@ def indexed(index: Index, workers: int = 1) -> Indexer:
 def listings(monkeypatch) -> list[str]:
     """The folders a survey lists from now on (relative, with their "/")."""
     listed: list[str] = []
-    real = survey.list_folder
+    real = treewalk.list_folder
 
     def recorded(adapter, excluded, folder, rel_prefix, found):
         listed.append(rel_prefix)
         return real(adapter, excluded, folder, rel_prefix, found)
 
-    monkeypatch.setattr(survey, "list_folder", recorded)
+    monkeypatch.setattr(treewalk, "list_folder", recorded)
     return listed
 
 

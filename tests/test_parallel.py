@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import memsync.adapters as adapters
-from memsync import config, readers, reading, survey, sync
+from memsync import config, readers, reading, survey, sync, treewalk
 from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
@@ -384,8 +384,8 @@ def test_a_walk_shared_by_threads_finds_what_one_thread_does(vault, tmp_path, mo
     work = Indexer(index, config.load().sources, workers=2)
     one = work.files_on_disk("vault")
     # as on a slow disk: a sample of 5 files, then threads whatever the stats cost
-    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
-    monkeypatch.setattr(survey, "SLOW_STAT_NS", 0)
+    monkeypatch.setattr(treewalk, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(treewalk, "SLOW_STAT_NS", 0)
     assert work.files_on_disk("vault", threads=4) == one
     assert work.files_on_disk("vault", "bulk", threads=3) == {
         rel: sig for rel, sig in one.items() if rel.startswith("bulk/")}
@@ -578,8 +578,8 @@ def test_a_survey_shared_by_processes_finds_what_one_process_does(vault, tmp_pat
     asked = frozenset({"bulk/big.md", "bulk/never-there.md"})
     # a sample of 5 files in this process (taken as quick stats, as on a warm local disk), the
     # rest in subtrees shared by the two workers
-    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
-    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(treewalk, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(treewalk, "SLOW_STAT_NS", 10**12)
     monkeypatch.setattr(survey, "PARTS_PER_WORKER", 1)
     monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
     for under in (None, "bulk"):
@@ -622,8 +622,8 @@ def test_a_big_survey_without_processes_holds_one_subtree_at_a_time(vault, tmp_p
                                       ("bulk/1/card-1.md", "卡片 1 edited", "edited body"), workers=1)
     source, adapter, excluded = "vault", work.sources["vault"].adapter, work.excluded["vault"]
     whole = survey.survey(index, source, str(vault), adapter, excluded)
-    monkeypatch.setattr(survey, "WALK_SAMPLE", 5)
-    monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+    monkeypatch.setattr(treewalk, "WALK_SAMPLE", 5)
+    monkeypatch.setattr(treewalk, "SLOW_STAT_NS", 10**12)
     monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
     monkeypatch.setattr(survey, "PARTS_PER_WORKER", 1)  # bulk/0 ... bulk/7 are the parts
     held = []  # how many rows each read of stored stamps brought back
@@ -664,15 +664,15 @@ def killed_survey(*args):
 def surveyed_twice(vault: Path, db: Path, n: int, monkeypatch, **patched) -> tuple[survey.Survey, survey.Survey]:
     """Survey an index of `n` cards after one file went and one came (indexed_then_edited): in
     this process as a small tree, then as a big tree on quick stats shared by processes, with
-    the names of memsync.survey in `patched` set."""
+    the names of memsync.survey (or of memsync.treewalk, where it has them) in `patched` set."""
     index, work = indexed_then_edited(vault, db, n, ("bulk/1/new.md", "new", "a new card"), workers=2)
     args = (index, "vault", str(vault), "markdown", work.excluded["vault"], None, 2)
     try:
         one = survey.survey(*args, False)
         monkeypatch.setattr(survey, "PROCESSES_FROM", 1)
-        monkeypatch.setattr(survey, "SLOW_STAT_NS", 10**12)
+        monkeypatch.setattr(treewalk, "SLOW_STAT_NS", 10**12)
         for name, value in patched.items():
-            monkeypatch.setattr(survey, name, value)
+            monkeypatch.setattr(treewalk if hasattr(treewalk, name) else survey, name, value)
         return one, survey.survey(*args, True)
     finally:
         index.close()
