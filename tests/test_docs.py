@@ -1,9 +1,11 @@
-"""Docs that cannot drift: every link in the README and docs/ leads somewhere, and the benchmark
-tables in docs/benchmarks.md are exactly what bench.report makes of bench/results/*.json."""
+"""Docs that cannot drift: every link in the README and docs/ leads somewhere, the benchmark
+tables in docs/benchmarks.md are exactly what bench.report makes of bench/results/*.json, and
+the README's example session prints what the README shows when the installed command runs it."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -115,3 +117,37 @@ def test_write_docs_replaces_only_what_is_between_the_markers(tmp_path, monkeypa
     report.write_docs(parts)
     assert page.read_text() == (f"# Benchmarks\nintro\n{report.START}\n## Retrieval\n\nrow\n"
                                 f"## Index size\nsize row\n{report.END}\nafter\n")
+
+
+def console_session(text: str) -> list[tuple[list[str], list[str]]]:
+    """The first ```console block of a page: each `$ memsync ...` command (its arguments, a
+    trailing backslash joining the next line) with the lines it is shown to print."""
+    block = text.split("```console\n", 1)[1].split("\n```", 1)[0]
+    steps: list[tuple[list[str], list[str]]] = []
+    command = ""
+    for line in block.split("\n"):
+        if command.endswith("\\"):
+            command = command[:-1] + line
+        elif line.startswith("$ "):
+            command = line[2:]
+        else:
+            steps[-1][1].append(line)
+            continue
+        if not command.endswith("\\"):
+            words = shlex.split(command)
+            assert words[0] == "memsync", command
+            steps.append((words[1:], []))
+    return steps
+
+
+def test_the_readme_session_prints_what_the_readme_shows(run_cli):
+    steps = console_session((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert [args[0] for args, _ in steps] == ["capture", "search", "search"]
+    # the vault already holds the card the last search finds
+    code, _, err = run_cli("capture", "--title", "服务器登录方式",
+                           "--body", "生产服务器登录使用私钥 ~/.ssh/id_ed25519，禁止密码登录。")
+    assert code == 0, err
+    for args, shown in steps:
+        code, out, err = run_cli(*args)
+        assert code == 0, err
+        assert out.rstrip("\n").split("\n") == shown, f"README.md shows other output for memsync {shlex.join(args)}"
