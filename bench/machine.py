@@ -65,6 +65,7 @@ def save(name: str, data: dict) -> Path:
 
 
 def usable_cores() -> int:
+    """The cores this process may run on (memsync.cores.usable), as a run reports them."""
     from memsync import cores
 
     return cores.usable()
