@@ -45,26 +45,46 @@ def projection(sizes: dict, to: int = 1_000_000) -> dict:
     return out
 
 
+# verdict -> where its figure is in a size's result, and its target: one named *_max is a
+# ceiling, one named *_min a floor
+CHECKS = {
+    "rebuild_vs_floor": ("rebuild", "vs_floor", "rebuild_vs_floor_max"),
+    "rebuild_cards_per_s": ("rebuild", "cards_per_s", "rebuild_cards_per_s_min"),
+    "rebuild_vs_raw_floor": ("rebuild", "vs_raw_floor", "rebuild_vs_raw_floor_max"),
+    "rebuild_peak_rss": ("rebuild", "peak_rss_mib", "rebuild_peak_rss_mib_max"),
+    "reconcile": ("reconcile", "seconds", "reconcile_s_max"),
+    "search_p50": ("search", "p50_ms", "search_p50_ms_max"),
+    "search_p99": ("search", "p99_ms", "search_p99_ms_max"),
+    "cli_search": ("cli", "memsync_search", "cli_search_ms_max"),
+    "cli_brief": ("cli", "memsync_brief", "cli_brief_ms_max"),
+    "index_ratio": ("index", "ratio", "index_ratio_max"),
+    "rebuild_speedup": ("rebuild", "speedup", "rebuild_speedup_min"),
+}
+# Which verdicts each size is judged by, in the order the tables list them
+VERDICTS = ("rebuild_vs_floor", "rebuild_cards_per_s", "reconcile", "search_p50", "search_p99",
+            "cli_search", "cli_brief", "index_ratio", "rebuild_vs_raw_floor", "rebuild_speedup")
+VERDICTS_100K = ("rebuild_vs_raw_floor", "rebuild_peak_rss", "reconcile", "search_p50", "search_p99",
+                 "cli_search", "rebuild_speedup")
+
+
+def judged(size: dict, targets: dict, names: tuple[str, ...]) -> dict[str, bool]:
+    """Whether each figure of `names` (CHECKS) met its target. A figure the run did not measure
+    (an older result) is left out, and so is the speed-up on one core, where none can be had."""
+    out = {}
+    for name in names:
+        part, figure, target = CHECKS[name]
+        if figure not in size.get(part, {}):
+            continue
+        if name == "rebuild_speedup" and size["rebuild"].get("usable_cores", 1) < 2:
+            continue
+        value, limit = size[part][figure], targets[target]
+        out[name] = value <= limit if target.endswith("_max") else value >= limit
+    return out
+
+
 def verdicts(data: dict) -> dict:
     size = data["sizes"].get("10000")
-    if not size:
-        return {}
-    t = TARGETS
-    out = {
-        "rebuild_vs_floor": size["rebuild"]["vs_floor"] <= t["rebuild_vs_floor_max"],
-        "rebuild_cards_per_s": size["rebuild"]["cards_per_s"] >= t["rebuild_cards_per_s_min"],
-        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
-        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
-        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
-        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
-        **({"cli_brief": size["cli"]["memsync_brief"] <= t["cli_brief_ms_max"]} if "memsync_brief" in size["cli"] else {}),
-        **({"index_ratio": size["index"]["ratio"] <= t["index_ratio_max"]} if "index" in size else {}),
-        **({"rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"]}
-           if "vs_raw_floor" in size["rebuild"] else {}),
-    }
-    if size["rebuild"].get("usable_cores", 1) >= 2 and "speedup" in size["rebuild"]:
-        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
-    return out
+    return judged(size, TARGETS, VERDICTS) if size else {}
 
 
 SAVE_MODES = ("in_place", "temp_rename")  # bench.watch_latency's two ways of saving a note
@@ -74,17 +94,7 @@ def verdicts_100k(data: dict) -> dict:
     size = data["sizes"].get("100000")
     if not size:
         return {}
-    t = TARGETS_100K
-    out = {
-        "rebuild_vs_raw_floor": size["rebuild"]["vs_raw_floor"] <= t["rebuild_vs_raw_floor_max"],
-        "rebuild_peak_rss": size["rebuild"]["peak_rss_mib"] <= t["rebuild_peak_rss_mib_max"],
-        "reconcile": size["reconcile"]["seconds"] <= t["reconcile_s_max"],
-        "search_p50": size["search"]["p50_ms"] <= t["search_p50_ms_max"],
-        "search_p99": size["search"]["p99_ms"] <= t["search_p99_ms_max"],
-        "cli_search": size["cli"]["memsync_search"] <= t["cli_search_ms_max"],
-    }
-    if size["rebuild"].get("usable_cores", 1) >= 2:
-        out["rebuild_speedup"] = size["rebuild"]["speedup"] >= t["rebuild_speedup_min"]
+    out = judged(size, TARGETS_100K, VERDICTS_100K)
     watch = data.get("components", {})
     small, big = watch.get("watch_latency", {}), watch.get("watch_latency_100k", {})
     if "single_save" in small and "single_save" in big:
