@@ -143,11 +143,20 @@ def test_a_load_into_an_empty_index_killed_mid_way_is_rolled_back_to_it(vault, t
     assert whole_index(db) == whole_index(clean)
 
 
-def test_a_load_into_an_empty_index_larger_than_one_load_goes_through_the_wal(vault, tmp_path, monkeypatch):
-    # a search arriving meanwhile would wait for the whole load: only small ones may keep it out
+def test_a_rebuild_into_an_empty_index_larger_than_the_journaled_limit_goes_through_the_wal(
+        vault, tmp_path, monkeypatch):
+    # a search arriving meanwhile would wait for the whole load: only smaller ones may keep it out
+    fill(vault)
+    monkeypatch.setattr(sync, "JOURNALED_REBUILD_FILES", CARDS // 2)
+    assert files_during(tmp_path / "large.db") == {"-wal"}
+
+
+def test_a_rebuild_larger_than_one_load_still_goes_through_a_rollback_journal(vault, tmp_path, monkeypatch):
+    # one transaction either way: unlike a first index, it shows nothing before its commit
     fill(vault)
     monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS // 2)
-    assert files_during(tmp_path / "large.db") == {"-wal"}
+    assert files_during(tmp_path / "large.db") == {"-journal"}
+    assert files_during(tmp_path / "first.db", "reconcile") == {"-wal"}  # many transactions
 
 
 @pytest.mark.parametrize("another_writer", [False, True])

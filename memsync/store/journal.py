@@ -13,8 +13,10 @@ journal by the next connection, to the empty index, as it would have been from t
 The cost: a search that starts meanwhile reads the empty index only until the load first writes
 to the file (its page cache full), and from then on waits for the commit (within the busy
 timeout), where through the WAL it would have found the index empty at once. So the callers
-(memsync.sync) ask for it only for a load of sync.ONE_LOAD_FILES files or fewer, a few seconds'
-work, for which a first index holds other writers off too. SQLite leaves the WAL only while no
+(memsync.sync) ask for it only for a load a search can wait for: a first index of
+sync.ONE_LOAD_FILES files or fewer, a few seconds' work, for which it holds other writers off
+too (a larger one commits as it goes, and searches see it grow), and a rebuild of up to
+sync.JOURNALED_REBUILD_FILES, which commits only at its end anyway. SQLite leaves the WAL only while no
 other connection has the file open, so that is tried once and not waited for: with a watcher, a
 server or a search connected, the load goes through the WAL as any other write. One that
 connects during the load finds the file out of WAL mode and cannot switch it back
