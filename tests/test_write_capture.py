@@ -143,6 +143,14 @@ def test_the_body_is_read_from_stdin_when_not_given(cli, vault):
     assert code == 0 and (vault / data["path"]).read_text().endswith(BODY + "\n")
 
 
+def test_the_body_may_be_the_last_argument_but_not_given_twice(run_cli, vault):
+    code, data, _ = run_cli("capture", "--title", "as an argument", BODY, "--json")
+    assert code == 0 and (vault / data["path"]).read_text().endswith(BODY + "\n")
+    code, _, err = run_cli("capture", "--title", "twice", "--body", BODY, BODY)
+    assert code == 2 and "give the body once" in err
+    assert not (vault / "03-Knowledge" / "twice.md").exists()
+
+
 def test_capture_indexes_only_the_card_it_wrote(cli, vault):
     write_card(vault, "elsewhere.md", "someone else's note", "written by a person, not indexed yet")
     cli("capture", "--title", "mine", "--body", BODY)

@@ -35,6 +35,14 @@ def _body_from_stdin() -> str:
     return stream.read()
 
 
+def _one_body(option: str | None, argument: str | None) -> str:
+    """The body given as --body, or as the command's last argument, or else piped in."""
+    if option is not None and argument is not None:
+        raise BadArgument("give the body once: as --body or as the last argument, not both")
+    given = option if option is not None else argument
+    return given if given is not None else _body_from_stdin()
+
+
 def _tags(given: tuple[str, ...]) -> list[str] | None:
     """--tags a,b, --tags '[a, b]' and --tags a --tags b (or a mix) give the same list; none given
     means unchanged."""
@@ -44,15 +52,16 @@ def _tags(given: tuple[str, ...]) -> list[str] | None:
 
 
 @command(main, "capture")
+@click.argument("text", metavar="[BODY]", required=False)
 @click.option("--title", required=True, help="Short, specific title; it also names the file.")
-@click.option("--body", help="The fact, in Markdown (at least 20 characters). Read from stdin if absent.")
+@click.option("--body", help="The fact, in Markdown (at least 20 characters); or give it as BODY, or pipe it in.")
 @click.option("--kind", type=KINDS, help="Card kind; picks the folder. Default: knowledge.")
 @click.option("--tags", multiple=True, help="Tags: nginx,ops, or --tags again for each one.")
 @click.option("--on-conflict", type=click.Choice(["suffix", "reject"]), default="suffix",
               show_default=True, help="Same title, other body: save as -2, or refuse (exit 3).")
 @click.option("--reject-secrets", is_flag=True, help="Refuse the card if it seems to hold credentials (exit 1).")
 @click.option("--summary", help="One line saying what the card holds; search shows it instead of a body window.")
-def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, reject_secrets,
+def capture(obj: Context, as_json: bool, text, title, body, kind, tags, on_conflict, reject_secrets,
             summary):
     """Write a new card to the vault and index it right away.
 
@@ -62,12 +71,12 @@ def capture(obj: Context, as_json: bool, title, body, kind, tags, on_conflict, r
     \b
     Example:
       memsync capture --title "nginx 站点根目录" --body "ecs-prod 上 nginx 的站点根目录是 /srv/www" --tags nginx,ops
+      memsync capture --title "backup schedule" "the backup job runs at 02:00 on ecs-prod"
       git log -1 --format=%B | memsync capture --title "release notes 2.1" --kind project
     """
     from memsync.write import vault
 
-    if body is None:
-        body = _body_from_stdin()
+    body = _one_body(body, text)
     _done(vault.capture(obj.cfg, title, body, kind=kind, tags=_tags(tags),
                         on_conflict=on_conflict, reject_secrets=reject_secrets, summary=summary),
           as_json)
