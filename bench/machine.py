@@ -43,11 +43,16 @@ def _memory_gib() -> float | None:
     return None
 
 
+# What a run measures: a change here makes its figures those of no commit. The results, the
+# reports and the docs a run writes do not (a run after another finds them changed).
+MEASURED = ("memsync", "adapters", "bench", ":!bench/results", ":!bench/RESULTS.md", "pyproject.toml")
+
+
 def info() -> dict:
     return {
         "date": dt.datetime.now().astimezone().replace(microsecond=0).isoformat(),
         "commit": _git("rev-parse", "--short", "HEAD"),
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", "--", *MEASURED)),
         "machine": {
             "cpu": _cpu(), "cores": os.cpu_count(), "memory_gib": _memory_gib(),
             "os": f"{platform.system()} {platform.release()}",
