@@ -214,6 +214,35 @@ def test_searches_during_a_first_index_through_the_journal_answer_and_leave_it_i
     assert mode_on_disk(db) == "wal"  # switched back, however many searches came meanwhile
 
 
+def test_a_search_kept_waiting_by_a_load_says_so_then_answers(vault, home):
+    fill(vault, 200, linked=False)
+    subprocess.run([MEMSYNC_BIN, "index"], check=True, capture_output=True, env=os.environ.copy())
+    db = home / "memsync.db"
+    loader = sqlite3.connect(db, isolation_level=None)  # as a load through a rollback journal holds it
+    try:
+        assert loader.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+        loader.execute("BEGIN EXCLUSIVE")
+        search = subprocess.Popen([MEMSYNC_BIN, "search", "marker7x", "--json"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        said = search.stderr.readline()  # before it waits
+        assert "another process is loading the index" in said and "waiting" in said
+        assert search.poll() is None  # still waiting
+        loader.execute("COMMIT")
+    finally:
+        loader.close()
+    out, err = search.communicate(timeout=60)
+    assert search.returncode == 0, err
+    assert any(h["path"] == "bulk/7/card-7.md" for h in json.loads(out)["hits"])
+
+
+def test_a_search_that_need_not_wait_says_nothing(vault, home):
+    fill(vault, 200, linked=False)
+    subprocess.run([MEMSYNC_BIN, "index"], check=True, capture_output=True, env=os.environ.copy())
+    done = subprocess.run([MEMSYNC_BIN, "search", "marker7x"], capture_output=True, text=True,
+                          env=os.environ.copy(), timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+
+
 def file_sizes_during_first_index(vault: Path, db: Path) -> tuple[list[int], list[int], int, int]:
     """A first index of `vault` into `db` in many transactions: the index file's size and the
     WAL's at the end of each and once it is over (last), and the connection's checkpoint

@@ -2,14 +2,15 @@
 that must exist already or must never write, and a database failure said as the error a user
 can act on. memsync.store.index builds its typed operations on connect().
 
-WAL mode so readers never wait for the writer (but for a small load into an empty index:
-memsync.store.journal); a busy timeout so concurrent writers (a watcher, MCP servers, CLI
-writes) queue instead of failing.
+WAL mode so readers never wait for the writer (but for a load into an empty index:
+memsync.store.journal, and a connection that must wait for one says so); a busy timeout so
+concurrent writers (a watcher, MCP servers, CLI writes) queue instead of failing.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import urllib.parse
 from pathlib import Path
 
@@ -38,9 +39,8 @@ def connect(path: Path | str) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise BadEnvironment(f"cannot open the index at {path}: {exc}; check --db / MEMSYNC_DB") from None
     conn.row_factory = sqlite3.Row
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     try:
-        if conn.execute("PRAGMA page_count").fetchone()[0] == 0:  # a new file: before WAL fixes it
+        if _pages(conn, path) == 0:  # a new file: before WAL fixes it
             conn.execute(f"PRAGMA page_size = {migrations.PAGE_SIZE}")
         # Not in WAL mode: a new file, an older index, or a load through a rollback journal that
         # is under way (memsync.store.journal), which switches it back when it ends: this
@@ -62,6 +62,24 @@ def connect(path: Path | str) -> sqlite3.Connection:
             "`memsync index` to rebuild it for this version"
         ) from None
     return conn
+
+
+def _pages(conn: sqlite3.Connection, path: Path) -> int:
+    """The file's page count, the connection's first read, and its busy timeout set. Only a load
+    through a rollback journal (memsync.store.journal) keeps a reader out, until it commits:
+    half a minute at 100,000 cards. A connection that must wait for one says so first, so that
+    a person at a search knows why it is slow."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        return conn.execute("PRAGMA page_count").fetchone()[0]
+    except sqlite3.OperationalError as exc:
+        if failure_kind(exc) != "busy":
+            raise
+        print(f"memsync: another process is loading the index {path} (a rebuild?); waiting for "
+              f"it to finish, up to {BUSY_TIMEOUT_MS // 1000} s", file=sys.stderr, flush=True)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn.execute("PRAGMA page_count").fetchone()[0]
 
 
 def open_existing(path: Path | str, wait: float = BUSY_TIMEOUT_MS / 1000) -> sqlite3.Connection:
