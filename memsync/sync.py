@@ -59,10 +59,10 @@ ONE_LOAD_FILES = 20_000
 # where each page is written once, not into the WAL first and copied into the file after. At
 # 100,000 cards here that took the rebuild from 20.7 to 17.9 s on two cores, 35.3 to 33.4 s on
 # one (medians of 2 alternating rounds), and in a slower hour from 23.8 to 21.2 s and 38.1 to
-# 34.4 s (3 rounds); the WAL's copy ran at the end, on one core. A search
-# arriving meanwhile waits for the commit (up to the busy timeout, 60 s) instead of finding the
-# index empty, which would answer "nothing" about memories that are there; at 100,000 files
-# the wait is 18 s here, 33 s on one core. Past that, through the WAL.
+# 34.4 s (3 rounds); the WAL's copy ran at the end, on one core. A search arriving meanwhile
+# waits for the commit (up to the busy timeout, 60 s; memsync.store.connection says so) instead
+# of finding the index empty, which would answer "nothing" about memories that are there; at
+# 100,000 files the wait is 18 s here, 33 s on one core. Past that, through the WAL.
 JOURNALED_REBUILD_FILES = 100_000
 
 

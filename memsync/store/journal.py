@@ -16,12 +16,12 @@ timeout), where through the WAL it would have found the index empty at once. So 
 (memsync.sync) ask for it only for a load a search can wait for: a first index of
 sync.ONE_LOAD_FILES files or fewer, a few seconds' work, for which it holds other writers off
 too (a larger one commits as it goes, and searches see it grow), and a rebuild of up to
-sync.JOURNALED_REBUILD_FILES, which commits only at its end anyway. SQLite leaves the WAL only while no
-other connection has the file open, so that is tried once and not waited for: with a watcher, a
-server or a search connected, the load goes through the WAL as any other write. One that
-connects during the load finds the file out of WAL mode and cannot switch it back
-(memsync.store.connection.connect lets it in as it is), so at its end the load retries its own
-switch back until they are done.
+sync.JOURNALED_REBUILD_FILES, which commits only at its end anyway. SQLite leaves the WAL only
+while no other connection has the file open, so that is tried once and not waited for: with a
+watcher, a server or a search connected, the load goes through the WAL as any other write. One
+that connects during the load finds the file out of WAL mode and cannot switch it back
+(memsync.store.connection.connect lets it in as it is, and says that it waits), so at its end
+the load retries its own switch back until they are done.
 
 LIMIT_BYTES: the WAL a connection leaves on disk after a checkpoint. SQLite keeps the file as
 large as the largest transaction it ever held, unless told otherwise: a rebuild of 100,000
