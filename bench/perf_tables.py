@@ -153,8 +153,7 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
 def _projection(proj: dict) -> list[str]:
     if not proj:
         return []
-    labels = {"rebuild_s": ("rebuild", "s"),  # runs before 2026-12-05
-              "rebuild_over_index_s": ("rebuild over the index it replaces", "s"),
+    labels = {"rebuild_over_index_s": ("rebuild over the index it replaces", "s"),
               "index_mib": ("index size", "MiB"),
               "rebuild_peak_rss_mib": ("rebuild peak RSS", "MiB"),
               "search_p50_ms": ("search p50 (in-process)", "ms"),
