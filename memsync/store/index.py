@@ -11,19 +11,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memsync import cjk
-from memsync.errors import NotFound
 from memsync.store import fts
 from memsync.store.bulkload import BulkLoads
 from memsync.store.cardids import CardIds
+from memsync.store.cardreads import CARD_COLUMNS, CardReads
 from memsync.store.connection import BUSY_TIMEOUT_MS, connect, open_existing
 from memsync.store.fields import CardFields, note_name
-from memsync.store.searchsql import Statement
 
 if TYPE_CHECKING:  # indexing's records: a search process does not load them (memsync.model)
     from memsync.model.indexing import Card, Signature
@@ -36,16 +35,11 @@ if TYPE_CHECKING:  # indexing's records: a search process does not load them (me
 MMAP_BYTES = 1 << 30
 FTS_TABLES = tuple(fts.FTS_COLUMNS)
 
-CARD_COLUMNS = (
-    "id, source, path, file, title, kind, tags, aliases, created, updated, invalid_at, "
-    "superseded_by, supersedes, priority, ttl, body, problem, summary"
-)
 
-
-class Index(BulkLoads, CardIds):
+class Index(BulkLoads, CardIds, CardReads):
     """Typed operations over one index file. Not thread-safe: one Index per thread. Its bulk
     loads (a rebuild, a first index) are memsync.store.bulkload's, its card ids
-    memsync.store.cardids'."""
+    memsync.store.cardids', its reads of single cards and rows memsync.store.cardreads'."""
 
     def __init__(self, path: Path | str, lean: bool = False):
         self._begin(Path(path), connect(path), lean)
@@ -362,58 +356,3 @@ class Index(BulkLoads, CardIds):
             "INSERT OR REPLACE INTO meta VALUES ('last_change', ?)",
             (time.strftime("%Y-%m-%dT%H:%M:%S%z"),),
         )
-
-    # --- reading --------------------------------------------------------------------------
-
-    def run(self, statement: Statement) -> list[Any]:  # sqlite3.Row, a tuple mypy cannot see
-        """Every row of a statement built by memsync.store.searchsql."""
-        return self._conn.execute(statement.sql, statement.params).fetchall()
-
-    def card(self, card_id: int) -> sqlite3.Row:
-        row = self._conn.execute(
-            f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", (card_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"no card with id {card_id}; find ids with `memsync search`")
-        return row
-
-    def card_by_path(self, source: str, path: str) -> sqlite3.Row | None:
-        return self._conn.execute(
-            f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND path = ?", (source, path)
-        ).fetchone()
-
-    def cards_titled(self, source: str, title: str) -> list[sqlite3.Row]:
-        """Cards of a source with exactly this title (the write side's title-conflict check)."""
-        return self._conn.execute(
-            f"SELECT {CARD_COLUMNS} FROM cards WHERE source = ? AND title = ? ORDER BY path",
-            (source, title),
-        ).fetchall()
-
-    def cards(self, source: str | None = None) -> Iterable[sqlite3.Row]:
-        sql = f"SELECT {CARD_COLUMNS} FROM cards"
-        if source:
-            return self._conn.execute(sql + " WHERE source = ? ORDER BY path", (source,))
-        return self._conn.execute(sql + " ORDER BY source, path")
-
-    def record_read(self, card_id: int, when: str) -> None:
-        self._conn.execute(
-            "INSERT INTO card_stats (id, read_count, last_read_at) VALUES (?, 1, ?) "
-            "ON CONFLICT(id) DO UPDATE SET read_count = read_count + 1, last_read_at = ?",
-            (card_id, when, when),
-        )
-
-    def read_stats(self, card_id: int) -> tuple[int, str | None]:
-        row = self._conn.execute(
-            "SELECT read_count, last_read_at FROM card_stats WHERE id = ?", (card_id,)
-        ).fetchone()
-        return (row[0], row[1]) if row else (0, None)
-
-    def meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def problems(self) -> list[dict]:
-        return [
-            {"source": r[0], "path": r[1], "message": r[2]}
-            for r in self._conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
-        ]
