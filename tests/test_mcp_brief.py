@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.parse
+from pathlib import Path
 
 import anyio
 from mcp.client import ClientSession
@@ -84,3 +86,35 @@ def test_a_brief_without_an_index_is_an_error_that_says_what_to_do(tmp_path):
 
     message = anyio.run(main)
     assert message and "memsync brief" in message and "memsync index" in message
+
+
+def test_briefs_asked_for_at_once_all_answer_and_keep_one_mark(tmp_path, vault, cli):
+    """The server answers requests on several threads: each brief notes its time in brief.json,
+    and none may trip over another's write (they once shared a temp file, and some failed)."""
+    server_log = tmp_path / "server.log"
+    shop = _vault(tmp_path, vault, cli)
+    params = StdioServerParameters(command=MEMSYNC_BIN, args=["mcp"], env=os.environ.copy(), cwd=str(shop))
+    texts: list[str] = []
+
+    async def one(session, n: int) -> None:
+        if n % 2:
+            texts.append((await session.read_resource("memsync://brief")).contents[0].text)
+        else:
+            texts.append((await session.get_prompt("brief", {})).messages[0].content.text)
+
+    async def main():
+        with anyio.fail_after(DEADLINE), server_log.open("a") as errlog:
+            async with (stdio_client(params, errlog=errlog) as (read, write),
+                        ClientSession(read, write, read_timeout_seconds=DEADLINE) as session):
+                await session.initialize()
+                async with anyio.create_task_group() as group:
+                    for n in range(16):
+                        group.start_soon(one, session, n)
+
+    anyio.run(main)
+    assert len(texts) == 16 and all(t.startswith(f"# Memory brief: shop ({shop})") for t in texts)
+    home = Path(os.environ["MEMSYNC_HOME"])
+    assert list(json.loads((home / "brief.json").read_text())["last_brief"]) == [f"mcp:{shop}"]
+    assert not [p.name for p in home.iterdir() if p.name.endswith(".tmp")]  # no temp file left
+    log = server_log.read_text()
+    assert "Traceback" not in log and "could not note" not in log

@@ -8,6 +8,7 @@ The CLI's `memsync brief`, the MCP resource and prompt, and the session-start ho
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from pathlib import Path
 
 from memsync.brief import project as project_mod
@@ -62,7 +63,12 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
                        room, since_text, capped)
     text = render.markdown(project, selection, since_text)
     if record:
-        state.record(cfg.home.path, mark, now.isoformat())
+        try:
+            state.record(cfg.home.path, mark, now.isoformat())
+        except OSError as exc:  # the brief stands; only its next one cannot say what changed since
+            print(f"memsync: could not note this brief's time in {cfg.home.path / state.FILE_NAME} "
+                  f"({exc}); the next brief will not list what changed since this one. "
+                  "Check that the data home is writable (`memsync doctor`).", file=sys.stderr)
     return render.as_dict(project, selection, since_iso, budget, text)
 
 
