@@ -123,6 +123,19 @@ def test_summaries_are_cut_at_sentence_ends():
     assert len(cut) <= 150 and cut.endswith("…")
 
 
+def test_sentences_are_parted_by_a_space_unless_both_sides_are_cjk():
+    """Non-ASCII text is not CJK text: a dash, an accent or a curly quote once glued sentences."""
+    added = ["Approval comes from the on-call lead — Zoë.", "Hotfixes skip staging — two reviewers."]
+    assert sentences.merged_body("Deploys run on Fridays.\n", added) == (
+        "Deploys run on Fridays.\n\nApproval comes from the on-call lead — Zoë. Hotfixes skip staging — two reviewers.")
+    assert sentences.merged_body("旧的。", ["第一句。", "第二句。"]) == "旧的。\n\n第一句。第二句。"
+    assert sentences.summary("The café opens at nine. Its Wi-Fi is “shop-guest”.") == (
+        "The café opens at nine. Its Wi-Fi is “shop-guest”.")
+    assert sentences.summary("部署用nginx\ngamma 服务器在上海") == "部署用nginx gamma 服务器在上海"
+    assert sentences.summary("用nginx部署。然后重启。") == "用nginx部署。然后重启。"
+    assert sentences.summary("It is done. 然后重启。") == "It is done. 然后重启。"
+
+
 def _state_after_kill(vault, home, original: dict) -> str:
     """'before' or 'after' (checked against the run's saved copies); anything else fails."""
     now = vault_bytes(vault)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from memsync import cjk
+
 SUMMARY_CHARS = 150
 SUMMARY_SENTENCES = 2
 _SENTENCE = re.compile(r".+?(?:[。！？!?]+[」』”）)]*|\.(?=\s|$)|$)", re.S)
@@ -46,12 +48,32 @@ def missing(keeper_body: str, other_body: str) -> list[str]:
     return out
 
 
+# CJK text runs its sentences together; any other pair of sentences is parted by a space.
+_CJK_ENDS = "。！？」』）"
+_CJK_OPENS = "「『（"
+
+
+def _joined(first: str, then: str) -> str:
+    if not first:
+        return then
+    cjk_end = first[-1] in _CJK_ENDS or cjk.is_cjk(first[-1])
+    cjk_start = then[:1] in _CJK_OPENS or cjk.is_cjk(then[:1])
+    return first + ("" if cjk_end and cjk_start else " ") + then
+
+
+def joined(sentences: list[str]) -> str:
+    """The sentences as one paragraph, as the language writes it."""
+    out = ""
+    for sentence in sentences:
+        out = _joined(out, sentence)
+    return out
+
+
 def merged_body(keeper_body: str, additions: list[str]) -> str:
     """The keeper's body with the added sentences as a paragraph of their own at the end."""
     if not additions:
         return keeper_body
-    cjk_only = all(not s.isascii() for s in additions)
-    return keeper_body.rstrip() + "\n\n" + ("" if cjk_only else " ").join(additions)
+    return keeper_body.rstrip() + "\n\n" + joined(additions)
 
 
 def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
@@ -62,11 +84,10 @@ def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
         return None
     out = ""
     for sentence in parts[:SUMMARY_SENTENCES]:
-        joined = (out + ("" if not out or not sentence.isascii() and not out.isascii() else " ")
-                  + sentence)
-        if len(joined) > limit:
+        longer = _joined(out, sentence)
+        if len(longer) > limit:
             break
-        out = joined
+        out = longer
     if out:
         return out
     cut = parts[0][: limit - 1]
