@@ -1,5 +1,7 @@
 """`show`: windows over long cards, explicit truncation, read stats, invalid banner."""
 
+import pytest
+
 from memsync import paging
 
 from .conftest import write_card
@@ -87,3 +89,17 @@ def test_negative_offset_is_an_argument_error(vault, cli):
     sync()
     code, out = cli("show", card_id(cli, "readable"), "--offset", -5, "--json")
     assert code == 2
+
+
+@pytest.mark.parametrize("args", [
+    ("show", 2**63), ("show", "--", -(2**63) - 1), ("update", 10**20, "--body", "a body of some length here"),
+    ("feedback", 2**63, "--helpful"), ("delete", 2**63), ("log", "--card", 2**63),
+    ("supersede", 2**63, "--title", "t", "--body", "a body of some length here"),
+])
+def test_an_id_too_long_for_sqlite_is_an_argument_error(vault, run_cli, args):
+    """Two ids pasted together once reached SQLite and ended in an OverflowError's traceback."""
+    write_card(vault, "a.md", "alpha", "readable card text")
+    sync()
+    code, _, err = run_cli(*args)
+    assert code == 2 and "too long to be a card id; find ids with `memsync search`" in err
+    assert "Traceback" not in err

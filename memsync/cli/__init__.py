@@ -32,6 +32,22 @@ class Context:
         return self._cfg
 
 
+class CardId(click.ParamType):
+    """A card id as typed: a whole number that SQLite can hold (ids are far smaller; a longer one
+    is a typo, or two ids run together)."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        number = click.INT.convert(value, param, ctx)
+        if not -(2**63) <= number < 2**63:
+            self.fail(f"{value} is too long to be a card id; find ids with `memsync search`", param, ctx)
+        return number
+
+
+CARD_ID = CardId()
+
+
 def emit(data: dict, as_json: bool, human) -> None:
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))

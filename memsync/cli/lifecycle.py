@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..output import use_line
-from . import Context, command, emit, main
+from . import CARD_ID, Context, command, emit, main
 
 
 def _log_text(data: dict) -> str:
@@ -27,7 +27,7 @@ def _log_text(data: dict) -> str:
 @command(main, "log")
 @click.option("-n", "limit", type=int, default=20, show_default=True, help="Entries to show, newest first.")
 @click.option("--query", help="Only searches whose query holds this text.")
-@click.option("--card", "card_id", type=int, help="Only searches that returned this card id.")
+@click.option("--card", "card_id", type=CARD_ID, help="Only searches that returned this card id.")
 def log(obj: Context, as_json: bool, limit, query, card_id):
     """The retrieval log: each search, its hits with scores, and which were opened.
 
@@ -42,7 +42,7 @@ def log(obj: Context, as_json: bool, limit, query, card_id):
 
 
 @command(main, "feedback")
-@click.argument("card_id", type=int)
+@click.argument("card_id", type=CARD_ID)
 @click.option("--helpful", "verdict", flag_value="helpful", help="The card helped.")
 @click.option("--unhelpful", "verdict", flag_value="unhelpful", help="The card was found but did not help.")
 @click.option("--query", help="The search it answered (default: the latest logged one that returned it).")

@@ -11,6 +11,7 @@ from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
 
 from .. import api, output
 from . import (
+    CARD_ID,
     GLOBAL_OPTIONS,
     Context,
     MemsyncCommand,
@@ -143,7 +144,7 @@ def highlighter(terms: list[str]):
 
 
 @command(main, "show")
-@click.argument("card_id", type=int)
+@click.argument("card_id", type=CARD_ID)
 @click.option("--offset", type=int, default=0, help="Start at this character.")
 @click.option("--max-chars", type=int, default=None, help="Window size (default 20000; 0 = all).")
 @click.option("--full", is_flag=True, help="The whole text, however long.")

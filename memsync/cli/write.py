@@ -14,7 +14,7 @@ import click
 from .. import output
 from ..errors import BadArgument
 from ..model import KIND_FOLDERS
-from . import Context, command, complete, emit, main
+from . import CARD_ID, Context, command, complete, emit, main
 
 KINDS = click.Choice(list(KIND_FOLDERS))
 
@@ -83,7 +83,7 @@ def capture(obj: Context, as_json: bool, text, title, body, kind, tags, on_confl
 
 
 @command(main, "update")
-@click.argument("card_id", type=int)
+@click.argument("card_id", type=CARD_ID)
 @click.option("--title", help="New title (the file keeps its name).")
 @click.option("--body", help="New body, at least 20 characters. Never read from stdin.")
 @click.option("--tags", multiple=True, help="New tags: nginx,ops, or --tags again for each ('' clears them).")
@@ -110,7 +110,7 @@ def update(obj: Context, as_json: bool, card_id, title, body, tags, priority, tt
 
 
 @command(main, "supersede")
-@click.argument("card_id", type=int)
+@click.argument("card_id", type=CARD_ID)
 @click.option("--title", required=True, help="Title of the new card.")
 @click.option("--body", help="The fact as it is now (at least 20 characters). Read from stdin if absent.")
 @click.option("--kind", type=KINDS, help="Kind of the new card (default: the old card's).")
@@ -151,7 +151,7 @@ def _confirm_purge_all(obj: Context) -> None:
 
 
 @command(main, "delete")
-@click.argument("card_id", type=int, required=False)
+@click.argument("card_id", type=CARD_ID, required=False)
 @click.option("--restore", "restore_path", metavar="PATH", help="Move a file from the trash back to its place.")
 @click.option("--force", is_flag=True, help="With --restore: first move a file in the way to the trash.")
 @click.option("--purge", "purge_path", metavar="PATH", is_flag=False, flag_value="",
