@@ -53,6 +53,14 @@ def test_first_run_writes_the_vault_indexes_and_prints_the_mcp_setup(home, vault
         assert [entry["command"], *entry["args"]] == args
 
 
+def test_an_empty_vault_path_is_refused_and_nothing_is_written(home, tmp_path, run_cli, monkeypatch):
+    """`--vault "$VAULT"` with the variable unset: not the current folder taken for the vault."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("init", "--vault", "")
+    assert code == 2 and "an empty path; give the vault's folder" in err
+    assert not (home / "config.json").exists() and not (home / "memsync.db").exists()
+
+
 def test_a_second_run_changes_nothing_and_says_so(home, vault, cli):
     write_card(vault, "a.md", "a card", "some text that is long enough")
     assert cli("init")[0] == 0

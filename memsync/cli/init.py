@@ -46,9 +46,18 @@ def _choose_vault(choices: list[tuple[Path, str]]) -> Path | None:
         click.echo(f"{answer} is neither a number from the list nor a folder", err=True)
 
 
+def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path | None:
+    """An empty --vault is refused: click would take it for the current folder, and a script's
+    `--vault "$VAULT"` with the variable unset would then index wherever it ran (the home folder,
+    say) and remember that as the vault."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty path; give the vault's folder (an unset variable?)")
+    return Path(value) if value is not None else None
+
+
 @command(main, "init")
-@click.option("--vault", "vault_dir", metavar="DIR",
-              type=click.Path(file_okay=False, path_type=Path),
+@click.option("--vault", "vault_dir", metavar="DIR", callback=_named_folder,
+              type=click.Path(file_okay=False),
               help="The vault to use from now on (default: asks, offering Obsidian's vaults).")
 @click.option("-y", "--yes", is_flag=True,
               help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
