@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from memsync import config
-from memsync.lifecycle import shingles
+from memsync.lifecycle import duplicates, shingles
 
 from .conftest import write_card
 from .mcp_helpers import server_log
@@ -116,3 +116,17 @@ def test_memory_stats_check_gives_agents_the_audit_in_short(server_log, vault, c
         assert "audit:" in text and "duplicates" in text and "memsync consolidate" in text
 
     scenario(body, options=())(server_log)
+
+
+def test_the_reason_a_card_is_kept_is_the_rule_that_decided():
+    """Each rule is asked only of the cards still level with the keeper on the rules before it."""
+    def card(id_, chars, updated="2026-01-01"):
+        return duplicates.Candidate(id_, "vault", f"{id_}.md", "t", "x" * chars, updated, True)
+
+    short, long_a, long_b = card(1, 100), card(5, 200), card(3, 200)
+    keeper = max([short, long_a, long_b], key=duplicates.keeper_key)
+    assert keeper is long_b
+    assert duplicates.why_kept(keeper, [short, long_a]) == "lowest id of cards alike in use, date and length"
+    older, same_day_short, newest_long = card(7, 900, "2025-01-01"), card(8, 50, "2026-02-01"), card(9, 60, "2026-02-01")
+    assert duplicates.why_kept(newest_long, [older, same_day_short]) == "longest (60 characters)"
+    assert duplicates.why_kept(card(2, 10, "2026-03-01"), [older, same_day_short]) == "newest (updated 2026-03-01)"

@@ -40,7 +40,8 @@ def keeper_key(card: Candidate) -> tuple:
 
 
 def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
-    """The first rule of keeper_key on which the keeper beats every other card."""
+    """The rule of keeper_key that decided: the first on which the keeper beats every card still
+    level with it on the rules before."""
     reasons = [
         (lambda c: c.writable, "the others are in read-only sources"),
         (lambda c: c.opened, f"read most ({keeper.opened} times)"),
@@ -48,12 +49,12 @@ def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
         (lambda c: c.updated or "", f"newest (updated {str(keeper.updated)[:10]})"),
         (lambda c: len(c.body), f"longest ({len(keeper.body)} characters)"),
     ]
+    level = others
     for value, reason in reasons:
-        if all(value(keeper) > value(other) for other in others):
+        if all(value(keeper) > value(other) for other in level):
             return reason
-        if any(value(keeper) < value(other) for other in others):
-            break
-    return "first of equals (lowest id)"
+        level = [other for other in level if value(other) == value(keeper)]
+    return "lowest id of cards alike in use, date and length"
 
 
 def shingle_text(card: Candidate) -> str:
