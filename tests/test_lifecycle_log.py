@@ -42,6 +42,15 @@ def test_each_search_is_logged_with_its_hits_scores_and_filters(cli, vault, home
     assert mode == 0o600  # the log lives in the private index file
 
 
+def test_a_filter_that_matches_no_entry_says_so_not_that_the_log_is_empty(cli, vault):
+    _cards(vault, cli)
+    cli("search", "ecs-prod")
+    code, text = cli("log", "--query", "zzz")
+    assert code == 0 and text.strip() == "no search in the retrieval log matches (1 entry in all)"
+    code, _ = cli("log", "-n", 0)
+    assert code == 2  # not one entry shown as if asked for
+
+
 def test_opening_a_hit_is_noted_in_the_search_that_returned_it(cli, vault):
     _cards(vault, cli)
     _, found = cli("search", "ecs-prod", "--json")

@@ -10,6 +10,9 @@ from . import CARD_ID, Context, command, emit, main
 
 def _log_text(data: dict) -> str:
     if not data["entries"]:
+        if data["total"]:
+            held = f"{data['total']:,} " + ("entry" if data["total"] == 1 else "entries")
+            return f"no search in the retrieval log matches ({held} in all)"
         off = "" if data["logging"] else " (\"log_searches\": false in config.json)"
         return f"the retrieval log is empty{off}"
     lines = []
@@ -25,7 +28,7 @@ def _log_text(data: dict) -> str:
 
 
 @command(main, "log")
-@click.option("-n", "limit", type=int, default=20, show_default=True, help="Entries to show, newest first.")
+@click.option("-n", "limit", type=click.IntRange(min=1), default=20, show_default=True, help="Entries to show, newest first.")
 @click.option("--query", help="Only searches whose query holds this text.")
 @click.option("--card", "card_id", type=CARD_ID, help="Only searches that returned this card id.")
 def log(obj: Context, as_json: bool, limit, query, card_id):
