@@ -68,6 +68,23 @@ def test_supersede_writes_the_new_card_and_marks_the_old_one(cli, vault, old):
     )
 
 
+def test_superseding_under_another_valid_cards_title_says_so(cli, vault, old):
+    """Its own title is the usual case and says nothing; a title another valid card holds leaves
+    two cards of one title, which the result reports as capture does."""
+    code, data = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
+    assert code == 0 and "conflict" not in data and "note" not in data
+    _, other = cli("capture", "--title", "VPN gateway", "--body", "The VPN gateway is vpn.example.org on 443.",
+                   "--kind", "tool", "--json")
+    code, data = cli("supersede", data["id"], "--title", "VPN gateway",
+                     "--body", "The ECS deploy address is now 10.0.0.12, port 9090.", "--json")
+    assert code == 0 and data["status"] == "superseded" and data["path"] == "07-Tools/VPN gateway-2.md"
+    assert data["conflict"] is True and data["collision_paths"] == [other["path"]]
+    assert "1 other valid card(s) have this title too (07-Tools/VPN gateway.md)" in data["note"]
+    code, text = cli("supersede", data["id"], "--title", "VPN gateway",
+                     "--body", "The ECS deploy address is now 10.0.0.13, port 9090.")
+    assert code == 0 and "  note: 1 other valid card(s) have this title too" in text
+
+
 def test_searches_then_show_the_new_card_and_history_stays_reachable(cli, vault, old):
     _, new = cli("supersede", old["id"], "--title", "ECS deploy address", "--body", NEW_BODY, "--json")
     _, hits = cli("search", "ECS", "deploy", "--json")

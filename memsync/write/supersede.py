@@ -151,6 +151,12 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags, giv
     entry.finish()
     result = {"status": "superseded", "id": None, "path": new_rel, "old_id": old_id,
               "old_path": old_rel, "invalid_at": when, "findings": findings}
+    others = [rel for rel, _ in vaultio.same_titled(index, vault, title) if rel not in (old_rel, new_rel)]
+    if others:  # the new fact stands beside a valid card of the same title: say so, as capture does
+        result.update(conflict=True, existing_path=others[0], collision_paths=others, note=(
+            f"{len(others)} other valid card(s) have this title too ({', '.join(others)}); if the "
+            "new fact replaces one of them as well, supersede or delete that one, or give this card "
+            "a title of its own with `memsync update`"))
     if inherited:
         result["inherited"] = inherited
     return result

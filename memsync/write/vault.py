@@ -17,13 +17,11 @@ from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
 from memsync.model import KIND_FOLDERS
 from memsync.model.indexing import Card
-from memsync.store.connection import DB_ERRORS
 from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, modes, rules, trash, vaultio
 from memsync.write import frontmatter_edit as fe
 from memsync.write.cardtext import new_card_problem, render, size_problem, verify_edit
 from memsync.write.supersede import recover, supersede
-from memsync.write.vaultio import VAULT
 
 DEFAULT_KIND = "knowledge"
 ON_CONFLICT = ("suffix", "reject")
@@ -64,7 +62,7 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
     warnings: list[str] = [long_body] if long_body else []
     with vaultio.index_or_none(cfg, warnings) as index:
         collisions: list[str] = []
-        for rel, card in _same_titled(index, vault, title):
+        for rel, card in vaultio.same_titled(index, vault, title):
             if card.body == body:
                 return _unchanged(cfg, index, rel, warnings)
             collisions.append(rel)
@@ -88,7 +86,7 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
         rel = placed
         result: dict = {"status": "created", "id": None, "path": rel, "conflict": bool(collisions)}
         if collisions:
-            collisions = sorted(collisions, key=_natural)
+            collisions = sorted(collisions, key=vaultio.natural_order)
             result["existing_path"] = collisions[0]
             result["collision_paths"] = collisions
             result["note"] = (
@@ -100,29 +98,6 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
         if recovered:
             result["recovered"] = recovered
         return vaultio.finish(cfg, index, result, [rel], warnings)
-
-
-def _same_titled(index, vault: Path, title: str) -> list[tuple[str, Card]]:
-    """Valid vault cards with this title, as they are on disk now (the index may lag)."""
-    if index is None:
-        return []
-    try:
-        rows = index.cards_titled(VAULT, title)
-    except DB_ERRORS:  # the write goes ahead: the disk check while naming the file still runs
-        return []
-    out = []
-    for row in rows:
-        card = vaultio.read_card(vault, row["path"])
-        if card and not card.invalid_at and rules.same_title(card.title, title):
-            out.append((row["path"], card))
-    return sorted(out, key=lambda pair: _natural(pair[0]))
-
-
-def _natural(rel: str) -> tuple[str, int, str]:
-    """`x.md` before `x-2.md` before `x-10.md` (plain string order puts `x-2.md` first)."""
-    stem, _ext = posixpath.splitext(rel)
-    base, _, number = stem.rpartition("-")
-    return (base, int(number), rel) if base and number.isdigit() else (stem, 1, rel)
 
 
 def _unchanged(cfg, index, rel: str, warnings: list[str]) -> dict:
@@ -138,7 +113,7 @@ def _unchanged(cfg, index, rel: str, warnings: list[str]) -> dict:
 
 
 def _conflict(title: str, collisions: list[str]) -> dict:
-    collisions = sorted(collisions, key=_natural)
+    collisions = sorted(collisions, key=vaultio.natural_order)
     return {
         "status": "conflict", "indexed": None, "conflict": True,
         "existing_path": collisions[0], "collision_paths": collisions,

@@ -182,6 +182,30 @@ def card_id(index: Index | None, rel: str) -> int | None:
     return None
 
 
+def same_titled(index: Index | None, vault: Path, title: str) -> list[tuple[str, Card]]:
+    """Valid vault cards with this title, as they are on disk now (the index may lag), in
+    natural_order of their paths."""
+    if index is None:
+        return []
+    try:
+        rows = index.cards_titled(VAULT, title)
+    except DB_ERRORS:  # the write goes ahead: the disk check while naming the file still runs
+        return []
+    out = []
+    for row in rows:
+        card = read_card(vault, row["path"])
+        if card and not card.invalid_at and rules.same_title(card.title, title):
+            out.append((row["path"], card))
+    return sorted(out, key=lambda pair: natural_order(pair[0]))
+
+
+def natural_order(rel: str) -> tuple[str, int, str]:
+    """`x.md` before `x-2.md` before `x-10.md` (plain string order puts `x-2.md` first)."""
+    stem, _ext = posixpath.splitext(rel)
+    base, _, number = stem.rpartition("-")
+    return (base, int(number), rel) if base and number.isdigit() else (stem, 1, rel)
+
+
 def _text(exc: BaseException) -> str:
     return exc.message if isinstance(exc, MemsyncError) else str(exc)
 
