@@ -34,3 +34,21 @@ def test_the_commands_page_has_a_row_for_every_command():
     first_cells = [line.split("|")[1] for line in page.splitlines() if line.startswith("| `memsync")]
     named = {word.strip("`[]") for cell in first_cells for word in cell.split()}
     assert set(COMMANDS) <= named, f"docs/commands.md lacks {sorted(set(COMMANDS) - named)}"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("search", "-x"), "No such option '-x'. To search for '-x', put the query after `--`: memsync search -- -x"),
+    (("search", "- a list item"), "put the query after `--`: memsync search -- '- a list item'"),
+    (("capture", "--title", "t", "- check backups weekly"),
+     "A value that begins with '-' goes after `--`, which ends the options: memsync capture … -- '- …'"),
+    (("search", "x", "--vault", "v"), "global options go before the command: memsync --vault v search x"),
+])
+def test_text_that_begins_with_a_dash_is_answered_with_how_to_pass_it(run_cli, args, said):
+    code, _, err = run_cli(*args)
+    assert code == 2 and said in err
+
+
+def test_a_body_after_the_double_dash_is_taken(cli, vault):
+    code, data = cli("capture", "--title", "backups", "--json", "--", "- check backups weekly on ecs-prod")
+    assert code == 0 and data["status"] == "created"
+    assert (vault / data["path"]).read_text().rstrip().endswith("- check backups weekly on ecs-prod")

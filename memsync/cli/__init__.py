@@ -152,7 +152,8 @@ GLOBAL_OPTIONS = ("--home", "--db", "--vault")
 
 class MemsyncCommand(click.Command):
     """A global option given after the command (`memsync search x --vault DIR`) is answered
-    with where it goes, not with click's bare "no such option"."""
+    with where it goes, and text that begins with a dash with how to pass it, not with click's
+    bare "no such option"."""
 
     def parse_args(self, ctx, args):
         given = list(args)  # the parser consumes `args`
@@ -163,7 +164,18 @@ class MemsyncCommand(click.Command):
                 # err.message is Final in click's types; replaced in place
                 err.message = (f"{err.option_name} is a global option; global options go before "  # type: ignore[misc]
                                f"the command: {_moved(ctx.info_name, given, err.option_name)}")
+            else:
+                hint = self.dash_hint(ctx.info_name, err.option_name or "", given)
+                if hint:
+                    err.message = f"{err.message.rstrip('.')}. {hint}"  # type: ignore[misc]
             raise
+
+    def dash_hint(self, name: str, option: str, given: list[str]) -> str | None:
+        """What to say of an unknown `option`: text with a space that begins with a dash (a
+        Markdown list item given as a body) was meant as a value, not as an option."""
+        if any(" " in arg and arg.startswith(option) for arg in given):
+            return f"A value that begins with '-' goes after `--`, which ends the options: memsync {name} … -- '- …'"
+        return None
 
 
 def _moved(name: str, args: list[str], option: str) -> str:

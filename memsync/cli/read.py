@@ -12,7 +12,6 @@ from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
 from .. import api, output
 from . import (
     CARD_ID,
-    GLOBAL_OPTIONS,
     Context,
     MemsyncCommand,
     command,
@@ -75,16 +74,11 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int 
 class SearchCommand(MemsyncCommand):
     """A query starting with '-' reads as an option: say how to search for it instead."""
 
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.NoSuchOption as err:
-            if err.option_name in GLOBAL_OPTIONS:
-                raise
-            # err.message is Final in click's types; amended in place
-            err.message += (f". To search for {err.option_name!r}, put the query after `--`: "  # type: ignore[misc]
-                            f"memsync search -- {err.option_name}")
-            raise
+    def dash_hint(self, name: str, option: str, given: list[str]) -> str | None:
+        import shlex  # only on this error: `memsync search` loads no more than it needs
+
+        query = next((arg for arg in given if arg.startswith(option)), option)
+        return f"To search for {query!r}, put the query after `--`: memsync search -- {shlex.quote(query)}"
 
 
 @command(main, "search", cls=SearchCommand)
