@@ -132,6 +132,10 @@ def test_feedback_through_the_cli_counts_per_card(cli, vault):
     assert data["use"]["helpful"] == 1 and data["use"]["unhelpful"] == 1
     code, _ = cli("feedback", card)
     assert code == 2
+    code, out = cli("feedback", card, "--helpful", "--unhelpful", "--json")
+    assert code == 2 and out["error"]["message"] == "give one of --helpful or --unhelpful, not both"
+    use = cli("show", card, "--json")[1]["use"]
+    assert (use["helpful"], use["unhelpful"]) == (1, 1)  # the refused one counted nothing
     code, _ = cli("feedback", 999, "--helpful")
     assert code != 0
     cli("index", "--rebuild")

@@ -46,10 +46,10 @@ def log(obj: Context, as_json: bool, limit, query, card_id):
 
 @command(main, "feedback")
 @click.argument("card_id", type=CARD_ID)
-@click.option("--helpful", "verdict", flag_value="helpful", help="The card helped.")
-@click.option("--unhelpful", "verdict", flag_value="unhelpful", help="The card was found but did not help.")
+@click.option("--helpful", is_flag=True, help="The card helped.")
+@click.option("--unhelpful", is_flag=True, help="The card was found but did not help.")
 @click.option("--query", help="The search it answered (default: the latest logged one that returned it).")
-def feedback(obj: Context, as_json: bool, card_id, verdict, query):
+def feedback(obj: Context, as_json: bool, card_id, helpful, unhelpful, query):
     """Say whether a card helped; audit and ranking read it.
 
     \b
@@ -60,8 +60,9 @@ def feedback(obj: Context, as_json: bool, card_id, verdict, query):
     from memsync.errors import BadArgument
     from memsync.lifecycle import feedback as fb
 
-    if verdict is None:
-        raise BadArgument("give --helpful or --unhelpful")
+    if helpful == unhelpful:
+        raise BadArgument("give one of --helpful or --unhelpful" + (", not both" if helpful else ""))
+    verdict = "helpful" if helpful else "unhelpful"
     emit(fb.give_cfg(obj.cfg, card_id, verdict, query), as_json,
          lambda d: f"{d['feedback']}: {d['path']} (id {d['id']})\n{use_line(d['use'])}")
 
