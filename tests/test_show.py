@@ -25,6 +25,13 @@ def test_last_window_has_no_more():
     assert page["text"] == "x" * 10
 
 
+def test_a_window_past_the_end_says_so():
+    page = paging.window("x" * 86, offset=1000)
+    assert page["text"] == "" and page["returned"] == 0 and page["has_more"] is False
+    assert page["hint"] == "[offset 1000 is past the end: the card has 86 characters]"
+    assert "hint" not in paging.window("x" * 86, offset=86 - 10) and "hint" not in paging.window("")
+
+
 def test_zero_max_chars_and_full_mean_everything():
     assert paging.window("y" * 30000, max_chars=0)["returned"] == 30000
     assert paging.window("y" * 30000, full=True)["has_more"] is False
