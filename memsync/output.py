@@ -82,6 +82,9 @@ def _note(n: dict) -> str:
     if code == "meaning_only":
         return ("no card contains these words; these hits were found by meaning alone "
                 "(matched: semantic): check that they are about what you meant")
+    if code == "no_vectors":
+        return ("no card has a vector yet, so this searched by words only: run `memsync index "
+                "--embed`, or set \"semantic\": true in config.json for the watcher to embed them")
     return code  # a code this edge does not know yet is still said
 
 

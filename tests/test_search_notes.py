@@ -36,6 +36,9 @@ def test_each_edge_words_the_same_note_its_own_way():
     strict = [{"code": "strict_part", "strict": 3, "tier": "all", "rest": 7, "rest_tier": "any"}]
     assert output.search_note(strict) == "3 matched every word; 7 below matched some of the words"
     assert mcp_text.search_note(strict) == "the first 3 matched every word; the 7 after them some words"
+    unembedded = [{"code": "no_vectors"}]
+    assert "run `memsync index --embed`" in output.search_note(unembedded)
+    assert mcp_text.search_note(unembedded).startswith("no card has a vector yet, so this searched by words only; the user")
 
 
 def test_explain_shows_tier_parts_and_match_in_text_and_json(vault, cli):

@@ -377,6 +377,19 @@ def test_as_of_leaves_out_cards_created_after_that_day(vault, memory):
 # --- the CLI and the MCP server ----------------------------------------------------------------
 
 
+def test_meaning_asked_of_an_index_without_vectors_says_it_searched_by_words(vault, cli):
+    """The usual state while "semantic" is off in config.json: no card was ever embedded."""
+    write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
+    sync()
+    code, out = cli("search", "database", "--semantic", "--json")
+    assert code == 0 and paths(out) == ["03-Knowledge/a.md"]
+    assert {"code": "no_vectors"} in out["notes"]
+    assert "no card has a vector yet, so this searched by words only: run `memsync index --embed`" in out["note"]
+    assert cli("index", "--embed")[0] == 0
+    code, out = cli("search", "database", "--semantic", "--json")
+    assert code == 0 and "no_vectors" not in str(out.get("notes"))
+
+
 def test_index_embed_then_stats_count_the_vectors(vault, cli):
     write_card(vault, "03-Knowledge/a.md", "Backups", "The database is dumped nightly to S3.")
     write_card(vault, "03-Knowledge/b.md", "猫", "猫每天早晚各喂一次。")

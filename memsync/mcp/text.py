@@ -137,6 +137,9 @@ def _note(n: dict) -> str | None:
         return None
     if code == "meaning_only":
         return "no card contains these words; these hits were found by meaning alone (matched: semantic)"
+    if code == "no_vectors":
+        return ("no card has a vector yet, so this searched by words only; the user can make them "
+                "with `memsync index --embed`, or \"semantic\": true in config.json")
     return str(code)
 
 

@@ -25,6 +25,7 @@ LOW_CONFIDENCE = "low_confidence"  # {coverage, apart}: only loose tiers matched
 STRICT_PART = "strict_part"  # {strict, tier, rest, rest_tier}: where the strict part ends
 MORE = "more"  # {shown, max}: more cards matched than the page holds
 MEANING_ONLY = "meaning_only"  # the hybrid found cards by meaning alone, none holds the words
+NO_VECTORS = "no_vectors"  # meaning was asked for, but no card has a vector yet: words only
 # {count, more, tier, hits_tier}: superseded cards match more strictly (tier) than the hits do
 HIDDEN_CLOSER = "hidden_closer"
 LIMIT_CLAMPED = "limit_clamped"  # {asked, used, max}: the MCP limit was out of range

@@ -82,7 +82,10 @@ class HybridSearcher:
                 lexical = deep.hits[: clamp_limit(q.limit)]
                 found = self.candidates(q, lexical, deep.matched, vector)
                 order = sorted(fusion.minmax(found.lexical).items(), key=lambda kv: -kv[1])
-        return self._result(q, deep, lexical, found.dense, order)
+        result = self._result(q, deep, lexical, found.dense, order)
+        if not has_vectors:  # asked for meaning, given words only: say so
+            result.notes.append(Note(codes.NO_VECTORS))
+        return result
 
     def wants_dense(self, matched: str | None) -> bool:
         return self.dense_when != "weak" or not _strong(matched)
