@@ -50,8 +50,12 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         if q.source:
             cfg.source(q.source)
         result = searcher(index, semantic).search(q).to_dict(explain)
-        if not result["hits"] and index.meta("last_change") is None:  # says why better than "no match"
-            result["notes"] = [codes.Note(codes.INDEX_EMPTY).to_dict()]
+        never_filled = not result["hits"] and index.meta("last_change") is None
+        if never_filled:  # says why better than "no match"
+            note = codes.Note(codes.INDEX_EMPTY)
+            if not cfg.vault.path.is_dir():  # indexing would only fail: say what to fix instead
+                note = codes.Note(codes.VAULT_MISSING, {"path": str(cfg.vault.path)})
+            result["notes"] = [note.to_dict()]
         if cfg.lifecycle.use_prior:  # off unless config.json says "use_prior": true
             from .lifecycle import reranking
 
@@ -65,7 +69,8 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         from .lifecycle import log
 
         log.record(cfg, index, q, result, bool(semantic), client)
-        warnings += staleness(cfg, [index.meta("last_sync"), index.meta("last_change")])
+        if not never_filled:  # stale hits need a word; an index never filled has its note
+            warnings += staleness(cfg, [index.meta("last_sync"), index.meta("last_change")])
     if warnings:
         result["warnings"] = warnings
     return result

@@ -67,6 +67,9 @@ def _note(n: dict) -> str:
                 "--include-invalid to see them")
     if code == "index_empty":
         return "the index is empty: run `memsync index` (or keep `memsync watch` running)"
+    if code == "vault_missing":
+        return (f"nothing is indexed and the vault folder {n['path']} does not exist: create it, "
+                "or name your vault with `memsync init --vault DIR`")
     if code == "low_confidence":
         if n["apart"]:
             return ("low confidence: the words matched apart, not as written together; "

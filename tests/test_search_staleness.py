@@ -8,6 +8,7 @@ import time
 from contextlib import closing
 
 from memsync import api, config
+from memsync.store.index import Index
 
 from .conftest import write_card
 
@@ -60,3 +61,15 @@ def test_the_age_is_said_in_minutes_hours_or_days(home, vault):
     assert "7 min ago" in api.staleness(cfg, [stamp], now=at + 7 * 60)[0]
     assert "5 h ago" in api.staleness(cfg, [stamp], now=at + 5 * 3600)[0]
     assert "3 days ago" in api.staleness(cfg, [None, stamp], now=at + 3 * 86400)[0]
+
+
+def test_a_vault_folder_never_there_is_named_instead_of_advice_to_index(tmp_path, run_cli, monkeypatch):
+    """An empty index over a vault folder that does not exist: `memsync index` would only fail."""
+    missing = tmp_path / "not-mounted"
+    monkeypatch.setenv("MEMSYNC_VAULT", str(missing))
+    Index(config.load().db.path).close()  # made empty, as an MCP server makes it when it starts
+    code, data, _err = run_cli("search", "nginx", "--json")
+    assert code == 1 and data["notes"] == [{"code": "vault_missing", "path": str(missing)}]
+    assert data["note"] == (f"nothing is indexed and the vault folder {missing} does not exist: create it, "
+                            "or name your vault with `memsync init --vault DIR`")
+    assert "warnings" not in data  # not "these hits are from when it was last seen": there are none

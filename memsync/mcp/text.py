@@ -117,6 +117,9 @@ def _note(n: dict) -> str | None:
         return "no card matched; try fewer or different keywords"
     if code == "index_empty":
         return "the index is empty: run the memory_reindex tool"
+    if code == "vault_missing":
+        return (f"nothing is indexed and the vault folder {n['path']} does not exist; the user can "
+                "create it, or name the vault with `memsync init --vault DIR`")
     if code == "hidden_closer":
         return (f"{n['count']}{'+' if n['more'] else ''} no longer valid (superseded) card(s) match "
                 f"{_TIER.get(n['tier'], n['tier'])}, closer than these hits "
