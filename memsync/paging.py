@@ -29,7 +29,7 @@ def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool 
     }
     if has_more:  # beside the text, never in it: `text` is the card's own characters only
         page["hint"] = (f"[… {length - end} more characters not shown; "
-                        f"continue with offset {end}, or ask for the full text]")
+                        f"continue with offset {end}, or full for the whole text]")
     elif offset and offset >= length:  # an empty window, not an empty card
         page["hint"] = f"[offset {offset} is past the end: the card has {length} characters]"
     return page
