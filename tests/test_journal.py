@@ -225,7 +225,7 @@ def test_a_search_kept_waiting_by_a_load_says_so_then_answers(vault, home):
         search = subprocess.Popen([MEMSYNC_BIN, "search", "marker7x", "--json"], stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True, env=os.environ.copy())
         said = search.stderr.readline()  # before it waits
-        assert "another process is loading the index" in said and "waiting" in said
+        assert "is being loaded (a rebuild?); waiting for it to finish" in said and "waiting" in said
         assert search.poll() is None  # still waiting
         loader.execute("COMMIT")
     finally:

@@ -75,8 +75,9 @@ def _pages(conn: sqlite3.Connection, path: Path) -> int:
     except sqlite3.OperationalError as exc:
         if failure_kind(exc) != "busy":
             raise
-        print(f"memsync: another process is loading the index {path} (a rebuild?); waiting for "
-              f"it to finish, up to {BUSY_TIMEOUT_MS // 1000} s", file=sys.stderr, flush=True)
+        # "being loaded", not "another process": an MCP server's own rebuild keeps its tools out too
+        print(f"memsync: the index {path} is being loaded (a rebuild?); waiting for it to "
+              f"finish, up to {BUSY_TIMEOUT_MS // 1000} s", file=sys.stderr, flush=True)
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn.execute("PRAGMA page_count").fetchone()[0]
