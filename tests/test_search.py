@@ -266,6 +266,16 @@ def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
     assert piece.startswith("…word") and "needle" in piece
 
 
+def test_a_body_that_fits_the_window_is_shown_whole_and_a_match_near_the_end_fills_it():
+    from memsync.search.lexical import SNIPPET_CHARS, snippet
+
+    body = "The site root is /srv/www; the config is in /etc/nginx/sites-enabled."
+    assert snippet(body, ("sites-enabled",)) == body  # once cut to "…e site root is"
+    longer = " ".join(f"word{i}" for i in range(40)) + " the needle"
+    piece = snippet(longer, ("needle",))
+    assert piece.startswith("…") and piece.endswith("the needle") and len(piece) >= SNIPPET_CHARS - 10
+
+
 def test_a_snippet_finds_a_full_width_match_and_opens_a_card_found_by_its_title_alone():
     from memsync.search.lexical import SNIPPET_CHARS, snippet
 

@@ -140,8 +140,13 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
             text = folded
         positions = [p for p in (folded.find(t) for t in terms if t) if p >= 0]
     start = max(0, min(positions) - width // 3) if positions else 0
-    space = text.rfind(" ", max(0, start - 20), start + 1)
-    if start and space >= 0:  # begin at a word, not inside one
+    last = max(0, len(text) - width)  # the start of a window that ends with the text
+    if start >= last:  # such a window shows the most: begin at its first whole word
+        start = last
+        space = text.find(" ", max(0, start - 1), start + 20)
+    else:  # begin at a word, not inside one
+        space = text.rfind(" ", max(0, start - 20), start + 1)
+    if start and space >= 0:
         start = space + 1
     piece = text[start : start + width]
     return (("…" if start or cut_before else "") + piece
