@@ -2,11 +2,15 @@
 
 from pathlib import Path
 
+import click
 import pytest
 
 from memsync.cli import main
 
 COMMANDS = sorted(main.list_commands(None))  # loads every command's module
+# each command of a group, by its command line
+SUBCOMMANDS = sorted(f"{name} {sub}" for name in COMMANDS if isinstance(group := main.get_command(None, name), click.Group)
+                     for sub in group.list_commands(None))
 
 
 def test_the_documented_commands_exist():
@@ -15,9 +19,9 @@ def test_the_documented_commands_exist():
     assert expected <= set(COMMANDS)
 
 
-@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize("name", COMMANDS + SUBCOMMANDS)
 def test_every_command_has_help_with_an_example(cli, name):
-    code, text = cli(name, "--help")
+    code, text = cli(*name.split(), "--help")
     assert code == 0
     assert "Example" in text, f"`memsync {name} --help` has no example"
     example = text.split("Example", 1)[1]

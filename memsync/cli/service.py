@@ -75,14 +75,25 @@ def install(obj: Context, as_json: bool, plan: bool):
 @command(service, "uninstall")
 @PLAN
 def uninstall(obj: Context, as_json: bool, plan: bool):
-    """Stop the service and remove its unit (or plist). The index and vault are untouched."""
+    """Stop the service and remove its unit (or plist). The index and vault are untouched.
+
+    \b
+    Example:
+      memsync service uninstall
+      memsync service uninstall --consolidate    # the daily tidy-up timer instead
+    """
     emit(service_mod.uninstall(_describe(obj, plan)), as_json, _human)
 
 
 @command(service, "status")
 @PLAN
 def status(obj: Context, as_json: bool, plan: bool):
-    """Whether the service is installed and running, and where it logs."""
+    """Whether the service is installed and running, and where it logs.
+
+    \b
+    Example:
+      memsync service status --json
+    """
     emit(service_mod.status(_describe(obj, plan)), as_json, _human)
 
 
