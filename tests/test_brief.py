@@ -128,6 +128,11 @@ def test_a_budget_below_the_fixed_lines_is_refused(brief_home, cli):
     assert code == 2 and "too small" in data["error"]["message"]
 
 
+def test_a_project_folder_that_does_not_exist_is_refused(brief_home, cli, tmp_path):
+    code, data = cli("brief", "--project", tmp_path / "no-such-project", "--json")
+    assert code == 2 and "no such folder; give the project's folder" in data["error"]["message"]
+
+
 def test_cjk_counts_one_token_a_character():
     assert tokens.estimate("登录服务器") == 5
     assert tokens.estimate("abcdefgh") == 2 and tokens.estimate("abcdefghi") == 3

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from memsync.brief import DEFAULT_BUDGET, make
 from memsync.brief.hookrun import CLIENTS, run
+from memsync.errors import BadArgument
 
 from . import Context, command, emit, main
 
@@ -43,5 +45,8 @@ def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
             sys.stderr.flush()
             os._exit(0)
         return
+    if directory is not None and not Path(directory).expanduser().is_dir():
+        raise BadArgument(f"--project {directory}: no such folder; give the project's folder "
+                          "(or run `memsync brief` inside it)")
     data = make(obj.cfg, directory, budget=budget, record=not peek)
     emit(data, as_json, lambda d: d["text"].rstrip("\n"))
