@@ -464,3 +464,16 @@ def test_any_file_of_the_home_others_can_read_is_found_but_not_the_cards_kept_th
     assert finding["paths"] == [str(home / "bench_queries.json")]
     assert doctor("--fix")[0] == 0
     assert stat.S_IMODE((notes / "mine.md").stat().st_mode) == 0o644
+
+
+def test_a_trashed_note_with_a_hash_in_its_name_keeps_its_id(indexed, cli, doctor):
+    """`.trash/C# tips.md` is there: its id is not a stray one to retire (the part before the
+    `#` once counted as the file)."""
+    (indexed / "C# tips.md").write_text("Prefer records for quokka data.\n")
+    assert cli("index")[0] == 0
+    card_id = cli("search", "quokka", "--json")[1]["hits"][0]["id"]
+    assert cli("delete", card_id)[0] == 0
+    code, result = doctor()
+    assert code == 0 and result["findings"] == []
+    code, out = cli("delete", "--restore", ".trash/C# tips.md", "--json")
+    assert code == 0 and out["id"] == card_id

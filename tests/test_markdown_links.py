@@ -73,3 +73,28 @@ def test_a_save_looks_up_the_links_of_its_names_not_every_card(tmp_path):
         index.close()
     assert plan.startswith("SEARCH l USING INDEX links_name"), plan
     assert "SEARCH c USING INTEGER PRIMARY KEY" in plan, plan
+
+
+def test_a_hash_in_a_file_or_folder_name_is_part_of_the_name(cli, vault):
+    """Only an entry of a memory file has a `#anchor` in its path; `C# tips.md` is a note."""
+    (vault / "C# lang").mkdir()
+    (vault / "C# lang" / "Generics.md").write_text("Type parameters in numbat code.\n")
+    (vault / "C# tips.md").write_text("Prefer records for quokka data.\n")
+    (vault / "links.md").write_text("See [[Generics]] for the numbat part.\n")
+    cli("index")
+    generics = {h["path"]: h for h in _hits(cli, "numbat")}["C# lang/Generics.md"]
+    assert generics["title"] == "Generics" and generics["inlinks"] == 1
+    assert [(h["path"], h["title"]) for h in _hits(cli, "quokka")] == [("C# tips.md", "C# tips")]
+
+
+def test_the_file_of_a_card_path_drops_only_an_entrys_anchor():
+    from memsync.adapters.base import anchor
+
+    from memsync.pathnames import file_part, stem
+
+    entry = f"GEMINI.md#{anchor('the staging box is called tern-3')}"
+    assert file_part(entry) == "GEMINI.md" and stem(entry) == "GEMINI"
+    assert file_part(f"C# notes/memory.jsonl#{anchor('x')}") == "C# notes/memory.jsonl"
+    for note in ("C# tips.md", "C# lang/Generics.md", "Readme#draft.md", "plain.md"):
+        assert file_part(note) == note
+    assert stem("C# lang/Generics.md") == "Generics" and stem("C# tips.md") == "C# tips"

@@ -292,3 +292,21 @@ def test_schema_11_reads_again_only_the_files_of_cards_with_a_summary(vault, hom
         assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
     assert hashes["a.md"] == "" and hashes["b.md"] != ""
     assert sync().updated == 1
+
+
+def test_schema_14_reads_again_only_the_files_with_a_hash_in_their_name(vault, home):
+    (vault / "C# tips.md").write_text("Prefer records for quokka data.\n")
+    write_card(vault, "plain.md", "plain", "another body")
+    sync()
+    db = config.load().db.path
+    with closing(sqlite3.connect(db)) as conn:  # as schema 13 left it: titled by the part before '#'
+        conn.execute("UPDATE cards SET title = 'C', name = NULL WHERE path = 'C# tips.md'")
+        conn.execute("PRAGMA user_version = 13")
+        conn.commit()
+    Index(db).close()  # opening migrates
+    with closing(sqlite3.connect(db)) as conn:
+        hashes = dict(conn.execute("SELECT path, hash FROM files"))
+    assert hashes["C# tips.md"] == "" and hashes["plain.md"] != ""
+    assert sync().updated == 1
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT title, name FROM cards WHERE path = 'C# tips.md'").fetchone() == ("C# tips", "c# tips")

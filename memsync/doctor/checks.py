@@ -17,6 +17,7 @@ from memsync import private, reading
 from memsync.config import Config
 from memsync.model import TRASH
 from memsync.output import plural
+from memsync.pathnames import file_part
 from memsync.store import backlinks, fts, health, migrations
 from memsync.store.connection import failure_kind
 from memsync.store.index import Index
@@ -155,7 +156,7 @@ def stray_ids(cfg: Config, index: Index) -> list[Finding]:
     vault = cfg.vault.path
     rows = health.ids_under(index, "vault", TRASH)
     def exists(rel: str) -> bool:
-        return Path(vault, *rel.partition("#")[0].split("/")).exists()
+        return Path(vault, *file_part(rel).split("/")).exists()
 
     # Back at its place (a restore the index has not seen yet): the drift check says so, and
     # the sync that fixes it gives the card its id back.

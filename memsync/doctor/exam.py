@@ -21,6 +21,7 @@ from memsync.config import Config
 from memsync.doctor import checks
 from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state
 from memsync.errors import BadEnvironment
+from memsync.pathnames import file_part
 from memsync.store import health, migrations, tally
 from memsync.store.connection import DB_ERRORS
 from memsync.store.index import Index
@@ -172,7 +173,7 @@ def _retire(cfg: Config, index: Index, finding: Finding) -> int:
     count = 0
     with index.transaction():
         for path in finding.paths:
-            if not os.path.lexists(os.path.join(cfg.vault.path, *path.partition("#")[0].split("/"))):
+            if not os.path.lexists(os.path.join(cfg.vault.path, *file_part(path).split("/"))):
                 index.clear_stats_for_path("vault", path)
                 count += 1
     return count

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from memsync import cjk
-from memsync.pathnames import stem
+from memsync.pathnames import file_part, stem
 
 if TYPE_CHECKING:  # not loaded by a search (memsync.model)
     from memsync.model.indexing import Card
@@ -57,7 +57,7 @@ def link_target(target: str) -> str:
 def card_name(path: str) -> str | None:
     """The folded path without `.md` of a card that is a whole Markdown file, else None: what
     a link's folded target is compared with (memsync.store.backlinks.resolve)."""
-    if "#" in path or not path.endswith(".md"):
+    if file_part(path) != path or not path.endswith(".md"):  # an entry of a memory file
         return None
     return cjk.normalize(path[:-3])
 

@@ -123,3 +123,13 @@ FOLDER_STAMPS = """CREATE TABLE IF NOT EXISTS folder_stamps (
     rules    INTEGER NOT NULL,  -- memsync.folders.rules_key of that listing
     PRIMARY KEY (source, path)
 ) WITHOUT ROWID"""
+
+
+def m014_hash_in_file_names(conn) -> None:
+    """A `#` in a file or folder name (`C# tips.md`) was taken for an entry's anchor, so such a
+    note was titled by the name's part before it ("C") and had no name for links to find it by
+    (memsync.pathnames.file_part). Only those files are read once more."""
+    stale = conn.execute("UPDATE files SET hash = '' WHERE instr(path, '#') > 0").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 14 ('#' in file names); {stale} file(s) will be "
+              "read once more by the next `memsync index` or watcher start", file=sys.stderr)
