@@ -241,6 +241,19 @@ def test_folder_moved_in_from_outside_and_out_again(vault, tmp_path, live_watche
     converge({"stay.md": stay}, gone=set(inside.values()))
 
 
+def test_a_note_replaced_by_a_folder_of_its_name_leaves_no_row(vault, live_watcher):
+    """The delete and the new folder land in one batch: the folder's reconcile looks below it,
+    so the file of its own name must still be looked at."""
+    note, child = mark(), mark()
+    put(vault, "fd/Topic.md", note)
+    converge({"fd/Topic.md": note})
+    time.sleep(1.5)  # the watcher idle again: the next events start a batch of their own
+    os.remove(vault / "fd/Topic.md")
+    (vault / "fd/Topic.md").mkdir()
+    put(vault, "fd/Topic.md/child.md", child)
+    converge({"fd/Topic.md/child.md": child}, gone={note})
+
+
 def test_files_written_into_a_brand_new_folder_tree(vault, live_watcher):
     # Files created before watchdog has put a watch on their new folder are found by the
     # reconcile of that folder, not lost.

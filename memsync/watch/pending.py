@@ -180,9 +180,11 @@ class Pending:
         for source, trees in batch.trees.items():
             batch.trees[source] = outermost(trees)
             if source in batch.paths:
-                # Reconciling a folder already looks at every path below it.
+                # Reconciling a folder already looks at every path below it, but not at a file
+                # of the folder's own name: one a folder replaced (its row must go) stays.
                 batch.paths[source] = [
-                    p for p in batch.paths[source] if not covered(p, batch.trees[source])
+                    p for p in batch.paths[source]
+                    if p in batch.trees[source] or not covered(p, batch.trees[source])
                 ]
         return batch
 
