@@ -65,17 +65,17 @@ def current_signature(root: str, rel: str) -> Signature | None:
 
 
 def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> Look:
-    if not storable(rel):
-        return Look(rel, "bad_name")
     if not adapter.wants(rel):
         return Look(rel, "absent")
     full = os.path.join(root, *rel.split("/"))
     try:
         st = os.lstat(full)
     except (FileNotFoundError, NotADirectoryError):
-        return Look(rel, "absent")
+        return Look(rel, "absent")  # a bad name renamed or deleted: its problem goes too
     if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
         return Look(rel, "absent")
+    if not storable(rel):
+        return Look(rel, "bad_name")
     sig = signature(st)
     if sig.size > max_bytes:
         return Look(rel, "too_large", sig)

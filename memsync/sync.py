@@ -293,7 +293,7 @@ class Indexer(Batches):
                           surveyed: survey.Survey | None = None) -> None:
         """Bring the rows of `source` (below `under`) in line with its files; a rebuild passes
         the survey it took under its lock, as the tree stands against the rows its reload left."""
-        asked = self._problem_paths(source, under)
+        asked = self.problem_paths(source, under)
         found = surveyed or self._survey(source, under, asked)
         if under is None:
             self.guard_removal(source, found.scanned, found.stored, len(found.gone))
@@ -361,7 +361,7 @@ class Indexer(Batches):
                     return
         yield
 
-    def _problem_paths(self, source: str, under: str | None) -> frozenset[str]:
+    def problem_paths(self, source: str, under: str | None) -> frozenset[str]:
         """The paths (as shown) of the files of `source` below `under` that could not be
         indexed (too large, a bad name): they have no files row, so only the survey notices
         them leave."""

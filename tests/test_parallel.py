@@ -409,6 +409,8 @@ def test_a_look_crosses_to_the_writer_whole_and_as_plain_tuples(vault):
                ttl="30d", summary="one line", project="memsync")
     (vault / "bad.md").write_bytes(b"---\ntitle: [oops\n---\n\xff not utf-8")
     (vault / "big.md").write_bytes(b"x" * 64)
+    with open(os.path.join(os.fsencode(vault), b"bad\xffname.md"), "wb") as handle:
+        handle.write(b"a note whose name is not UTF-8\n")
     (vault / "memory.jsonl").write_text(
         '{"type": "entity", "name": "A", "entityType": "p", "observations": ["x"]}\n'
         '{"type": "entity", "name": "B", "entityType": "p", "observations": ["y"]}\n')

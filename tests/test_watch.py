@@ -314,6 +314,35 @@ def test_non_utf8_content_and_names_do_not_stop_the_watcher(vault, live_watcher)
     assert any("not valid UTF-8" in msg for msg in messages)
 
 
+def _problem_paths() -> set[str]:
+    with api.open_index(cfg()) as index:
+        return {p["path"] for p in index.problems()}
+
+
+def _until(check, deadline: float = DEADLINE) -> None:
+    end = time.monotonic() + deadline
+    while not check():
+        if time.monotonic() > end:
+            pytest.fail(f"still {_problem_paths()}")
+        time.sleep(0.05)
+
+
+def test_a_bad_name_renamed_or_deleted_takes_its_problem_along(vault, live_watcher):
+    raw = os.fsencode(vault)
+    marks = {name: mark() for name in (b"r\xe9sum\xe9.md", b"gone\xff.md", b"bad\xffdir/inner.md")}
+    for name, m in marks.items():
+        os.makedirs(os.path.dirname(os.path.join(raw, name)), exist_ok=True)
+        with open(os.path.join(raw, name), "wb") as handle:
+            handle.write(text(m).encode())
+    _until(lambda: len(_problem_paths()) == 3)
+    os.rename(os.path.join(raw, b"r\xe9sum\xe9.md"), vault / "résumé.md")
+    os.unlink(os.path.join(raw, b"gone\xff.md"))
+    os.rename(os.path.join(raw, b"bad\xffdir"), vault / "gooddir")  # its parent is reconciled
+    _until(lambda: not _problem_paths())
+    converge({"résumé.md": marks[b"r\xe9sum\xe9.md"], "gooddir/inner.md": marks[b"bad\xffdir/inner.md"]},
+             gone={marks[b"gone\xff.md"]})
+
+
 def test_empty_file_is_a_card(vault, live_watcher):
     m = mark()
     (vault / f"{m}.md").write_bytes(b"")

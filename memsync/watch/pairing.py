@@ -19,7 +19,7 @@ from collections.abc import Callable
 from memsync.watch import plan
 
 from ..model.indexing import SyncReport
-from ..pathnames import storable
+from ..pathnames import printable, storable
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 # How long a card whose file vanished is kept, in case its content shows up elsewhere or the
@@ -72,6 +72,11 @@ class Pairing:
         for tree in plan.outermost([*moved_trees, *trees]):
             candidates.update(dict.fromkeys(index.file_states(source, tree or None)))
             candidates.update(dict.fromkeys(walk(self.root_of(source), tree, wants)))
+            # A file that could not be indexed (a bad name, too large) has a problem, not a row:
+            # one no longer here is looked at by the name it is shown under, so its problem goes.
+            shown = {printable(p) for p in candidates}
+            candidates.update(dict.fromkeys(
+                p for p in sorted(indexer.problem_paths(source, tree or None)) if p not in shown))
         states = {p: index.file_state(source, p) for p in candidates if storable(p)}
         vanished = {
             p: state[1] or self.hashes.get((source, p), ("", 0))[0]
