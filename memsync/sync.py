@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
@@ -252,17 +253,22 @@ class Indexer(Batches):
         prefix, _ = Index.folder_range(under)
         return treewalk.files_on_disk(self.adapters[source], excluded, start, prefix, threads)
 
-    def guard_removal(self, source: str, present: int, stored: int, gone: int) -> None:
-        """Refuse (MassRemoval) to drop `gone` of a source's `stored` indexed files at once, with
-        `present` files on disk, unless allowed."""
-        if self.allow_mass_removal or not mass_removal(gone, stored):
+    def guard_removal(self, source: str, present: int, stored: int, gone: list[str]) -> None:
+        """Refuse (MassRemoval) to drop the `gone` files of a source's `stored` indexed ones at
+        once, with `present` files on disk, unless allowed. Only files missing from the disk
+        count: one still there but no longer wanted (an Obsidian exclusion added) is meant to
+        leave the index, however many."""
+        if self.allow_mass_removal or not mass_removal(len(gone), stored):
+            return
+        missing = sum(not os.path.lexists(self._full(source, rel)) for rel in gone)
+        if not mass_removal(missing, stored):
             return
         from .errors import MassRemoval
 
         root = self.sources[source].root
         empty = " (the folder is empty)" if not present else ""
         raise MassRemoval(
-            f"{gone} of the {stored} files of {source} indexed before are gone from "
+            f"{missing} of the {stored} files of {source} indexed before are gone from "
             f"{root}{empty}; nothing was removed and ids and read counts are kept. If the folder "
             "is only unmounted or not synced yet, bring it back and run the command again; if "
             f"you removed those files, confirm with `memsync index {CONFIRM}`")
@@ -278,7 +284,7 @@ class Indexer(Batches):
         100,000 files and every stored row at once took its memory from 40 to 106 MB). `every`:
         a rebuild's survey, every file on disk work (memsync.survey.survey)."""
         found = self._survey(source, every=every)
-        self.guard_removal(source, found.scanned, found.stored, len(found.gone))
+        self.guard_removal(source, found.scanned, found.stored, found.gone)
         return found
 
     def _survey(self, source: str, under: str | None = None,
@@ -296,7 +302,7 @@ class Indexer(Batches):
         asked = self.problem_paths(source, under)
         found = surveyed or self._survey(source, under, asked)
         if under is None:
-            self.guard_removal(source, found.scanned, found.stored, len(found.gone))
+            self.guard_removal(source, found.scanned, found.stored, found.gone)
         report.scanned += found.scanned
         report.unchanged += found.unchanged
         work, gone = found.work, found.gone

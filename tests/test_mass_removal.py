@@ -83,3 +83,24 @@ def test_watch_stops_before_emptying_the_index(vault, run_cli):
     proc = subprocess.run([MEMSYNC_BIN, "watch"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--allow-mass-removal" in proc.stderr
     assert "Traceback" not in proc.stderr and indexed_ids() == ids
+
+
+def test_an_exclusion_over_most_of_the_vault_is_applied_not_refused(vault, run_cli):
+    """Files still on disk but excluded in Obsidian's settings were removed on purpose: only
+    files missing from the disk count toward the guard."""
+    cards_of(vault, 12)
+    write_card(vault, "keep.md", "keep", "the note that stays in search")
+    assert run_cli("index")[0] == 0
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["notes/"]}')
+    code, out, _err = run_cli("index", "--json")
+    assert code == 0 and out["removed"] == 12
+    assert list(indexed_ids()) == ["keep.md"]
+    assert run_cli("index", "--rebuild")[0] == 0
+    (vault / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": []}')
+    shutil.rmtree(vault / "notes")  # and the guard still holds for files that are gone
+    cards_of(vault, 12)
+    assert run_cli("index")[0] == 0
+    shutil.rmtree(vault / "notes")
+    code, out, _err = run_cli("index", "--json")
+    assert code == 2 and "12 of the 13 files of vault indexed before are gone" in out["error"]["message"]
