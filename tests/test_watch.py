@@ -254,6 +254,22 @@ def test_a_note_replaced_by_a_folder_of_its_name_leaves_no_row(vault, live_watch
     converge({"fd/Topic.md/child.md": child}, gone={note})
 
 
+def test_a_vault_folder_renamed_away_and_back_loses_no_card(vault, live_watcher, tmp_path):
+    """Obsidian's "rename vault": the watches follow the folder, so an edit made meanwhile is
+    reported under the old name, where nothing is. It must wait, not drop the card."""
+    a, b, edited = mark(), mark(), mark()
+    put(vault, "notes/a.md", a)
+    put(vault, "b.md", b)
+    converge({"notes/a.md": a, "b.md": b})
+    away = tmp_path / "renamed"
+    os.rename(vault, away)
+    put(away, "notes/a.md", edited)
+    time.sleep(1.5)  # the edit's batch comes due while the folder is away
+    os.rename(away, vault)
+    converge({"notes/a.md": edited, "b.md": b}, gone={a})
+    live_watcher.wait_for("has moved or gone; its changes wait until it is back")
+
+
 def test_files_written_into_a_brand_new_folder_tree(vault, live_watcher):
     # Files created before watchdog has put a watch on their new folder are found by the
     # reconcile of that folder, not lost.

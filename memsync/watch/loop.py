@@ -30,6 +30,7 @@ from .pairing import Pairing
 log = logging.getLogger(__name__)
 
 STOP_GRACE = 5.0  # how long stop() waits for files still being written
+AWAY_CHECK = 1.0  # seconds between looks for a source folder that moved or went away
 
 
 class WorkerLoop:
@@ -49,6 +50,7 @@ class WorkerLoop:
         self.totals, self.batches = SyncReport(), 0
         self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
         self._rescan: dict[str, str] = {}  # source -> why
+        self._away: set[str] = set()  # sources whose batches were dropped: folder not in place
         self._stopping = self._busy = False
         self._wake_at: float | None = None  # when the sleeping worker will wake by itself
         self.ready = False  # the start-up reconcile is done
@@ -204,6 +206,8 @@ class WorkerLoop:
             if self._idle_due:
                 return plan.Batch(), {}, True
             timeout = HEALTH_CHECK if due is None else due - now
+            if self._away:  # a folder put back is looked at soon, not at the next health check
+                timeout = min(timeout, AWAY_CHECK)
             self._wake_at = now + timeout
             woken = self._cond.wait(timeout)
             self._wake_at = None
@@ -211,9 +215,35 @@ class WorkerLoop:
                 self._cond.release()  # watchdog's thread may be waiting for it to hand us events
                 try:
                     if not self._stopping and self._eyes.revive(self.cfg, self.wants):
+                        self._away.clear()  # every source is looked at whole
                         self.request_rescan(None, "observer restarted")
+                    elif self._away:
+                        self._back()
                 finally:
                     self._cond.acquire()
+
+    def _hold_away(self, batch: plan.Batch, rescan: dict[str, str]) -> None:
+        """Drop the work of each source whose folder is not the one watched (memsync.watch.roots):
+        its events name paths where nothing is. The source is looked at whole once its folder is
+        back (_back) or the observer starts afresh on another (Observation.revive)."""
+        away = self._eyes.roots.away(self.cfg) & set(self.wants)
+        for name in sorted(away - self._away):
+            log.warning("the folder of %s (%s) has moved or gone; its changes wait until it is back",
+                        name, self.cfg.source(name).root)
+        self._away |= away
+        for name in away:
+            batch.paths.pop(name, None)
+            batch.trees.pop(name, None)
+            rescan.pop(name, None)
+        batch.moves = [move for move in batch.moves if move[0] not in away]
+
+    def _back(self) -> None:
+        """Each source held away whose folder is the watched one again: looked at whole."""
+        for name in sorted(self._away):
+            if name not in self.wants or self._eyes.roots.at_place(self.cfg, name):
+                self._away.discard(name)
+                if name in self.wants:
+                    self.request_rescan(name, "its folder is back")
 
     def _take_rescan(self) -> dict[str, str]:
         rescan, self._rescan = self._rescan, {}
@@ -225,6 +255,7 @@ class WorkerLoop:
         # Events of a source removed from config.json may still be queued: they are not ours.
         plan.keep_sources(batch, self.wants)
         rescan = {name: why for name, why in rescan.items() if name in self.wants}
+        self._hold_away(batch, rescan)
         if batch.rechecks and not self._stopping and self._eyes.missing_watch(self.cfg, batch.trees):
             log.info("re-watching the vault: watchdog missed a new folder")
             self._eyes.refresh(self.cfg, self.wants, self._stopping)
@@ -254,6 +285,8 @@ class WorkerLoop:
             self._look_again(source, later)
             report.merge(part)
         for source, why in rescan.items():
+            if not os.path.isdir(self.cfg.source(source).root):
+                continue  # a folder gone (unmounted?) is looked at when it is back, as at start
             log.info("reconciling %s: %s", source, why)
             part = reporting.reconciled(indexer, source)
             self._requeue(source, part.retry)

@@ -34,6 +34,7 @@ from memsync.watch import plan
 from ..config import Config
 from ..errors import BadEnvironment, MemsyncError
 from ..exclusions import APP_JSON
+from .roots import Roots
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +122,10 @@ class Observation:
         self.sink = sink
         self.observer = None
         self._lock = threading.Lock()  # guards swapping `observer`
+        self.roots = Roots()  # each source's folder as the live observer watches it
 
     def start(self, cfg: Config, wants: dict) -> None:
+        self.roots.record(cfg)
         self.observer = self._new(cfg, wants)
 
     def _new(self, cfg: Config, wants: dict):
@@ -172,6 +175,7 @@ class Observation:
         The caller reconciles afterwards what happened unwatched or was still in the old
         observer's hands.
         """
+        self.roots.record(cfg)  # before the new watches: a move after it is seen as one
         try:
             fresh = self._new(cfg, wants)
         except MemsyncError as exc:
@@ -226,10 +230,17 @@ class Observation:
         return False
 
     def revive(self, cfg: Config, wants: dict) -> bool:
-        """A dead observer means unseen changes: start a new one (then rescan everything)."""
-        if not self.dead():
+        """A dead observer means unseen changes: start a new one (then rescan everything). So
+        does another folder at a source's place (memsync.watch.roots); a folder merely gone is waited
+        for (WorkerLoop)."""
+        replaced = self.roots.replaced(cfg)
+        if replaced:
+            log.warning("the folder of %s is not the one watched; watching afresh and rescanning",
+                        ", ".join(sorted(replaced)))
+        elif self.dead():
+            log.warning("the file-system observer stopped; restarting it and rescanning")
+        else:
             return False
-        log.warning("the file-system observer stopped; restarting it and rescanning")
         self.refresh(cfg, wants, False)
         return True
 
