@@ -13,19 +13,19 @@ import threading
 import time
 from collections.abc import Iterable
 
-from memsync import heap, session
+from memsync import session
 from memsync.store.index import Index
 from memsync.watch import plan
 
 from ..config import Config
 from ..model.indexing import SyncReport
-from ..sources import drop_unconfigured
 from ..sync import Indexer
 from . import reporting
 from .following import HEALTH_CHECK, ConfigFollower, switch_sources, wants_by_source
 from .idle import IdleWork, run_slice
 from .observing import Observation
 from .pairing import Pairing
+from .roots import Held
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class WorkerLoop:
         self.totals, self.batches = SyncReport(), 0
         self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
         self._rescan: dict[str, str] = {}  # source -> why
-        self._away: set[str] = set()  # sources whose batches were dropped: folder not in place
+        self._away = Held()  # sources whose batches were dropped: their folder not in place
         self._stopping = self._busy = False
         self._wake_at: float | None = None  # when the sleeping worker will wake by itself
         self.ready = False  # the start-up reconcile is done
@@ -215,35 +215,12 @@ class WorkerLoop:
                 self._cond.release()  # watchdog's thread may be waiting for it to hand us events
                 try:
                     if not self._stopping and self._eyes.revive(self.cfg, self.wants):
-                        self._away.clear()  # every source is looked at whole
+                        self._away.names.clear()  # every source is looked at whole
                         self.request_rescan(None, "observer restarted")
-                    elif self._away:
-                        self._back()
+                    for name in self._away.back(self._eyes.roots, self.cfg, set(self.wants)):
+                        self.request_rescan(name, "its folder is back")
                 finally:
                     self._cond.acquire()
-
-    def _hold_away(self, batch: plan.Batch, rescan: dict[str, str]) -> None:
-        """Drop the work of each source whose folder is not the one watched (memsync.watch.roots):
-        its events name paths where nothing is. The source is looked at whole once its folder is
-        back (_back) or the observer starts afresh on another (Observation.revive)."""
-        away = self._eyes.roots.away(self.cfg) & set(self.wants)
-        for name in sorted(away - self._away):
-            log.warning("the folder of %s (%s) has moved or gone; its changes wait until it is back",
-                        name, self.cfg.source(name).root)
-        self._away |= away
-        for name in away:
-            batch.paths.pop(name, None)
-            batch.trees.pop(name, None)
-            rescan.pop(name, None)
-        batch.moves = [move for move in batch.moves if move[0] not in away]
-
-    def _back(self) -> None:
-        """Each source held away whose folder is the watched one again: looked at whole."""
-        for name in sorted(self._away):
-            if name not in self.wants or self._eyes.roots.at_place(self.cfg, name):
-                self._away.discard(name)
-                if name in self.wants:
-                    self.request_rescan(name, "its folder is back")
 
     def _take_rescan(self) -> dict[str, str]:
         rescan, self._rescan = self._rescan, {}
@@ -255,7 +232,7 @@ class WorkerLoop:
         # Events of a source removed from config.json may still be queued: they are not ours.
         plan.keep_sources(batch, self.wants)
         rescan = {name: why for name, why in rescan.items() if name in self.wants}
-        self._hold_away(batch, rescan)
+        self._away.hold(self._eyes.roots, self.cfg, batch, rescan, set(self.wants))
         if batch.rechecks and not self._stopping and self._eyes.missing_watch(self.cfg, batch.trees):
             log.info("re-watching the vault: watchdog missed a new folder")
             self._eyes.refresh(self.cfg, self.wants, self._stopping)
@@ -317,17 +294,4 @@ class WorkerLoop:
             return self.pending.renames_away(source, path)
 
     def reconcile_all(self, indexer: Indexer, why: str) -> None:
-        report = SyncReport()
-        started = time.perf_counter()
-        for source in self.cfg.sources:
-            if os.path.isdir(source.root):
-                part = reporting.reconciled(indexer, source.name)
-                self._requeue(source.name, part.retry)
-                report.merge(part)
-        # Sources removed from config.json while no watcher ran (or just before this one
-        # stopped): the index must hold what a rebuild from the config would.
-        report.merge(drop_unconfigured(self.cfg, indexer.index))
-        report.seconds = time.perf_counter() - started
-        reporting.log_reconcile(report, why)
-        heap.give_back()  # a watcher outlives a bulk load: not the memory it freed (rare, cheap)
-
+        reporting.reconcile_all(self.cfg, indexer, self._requeue, why)

@@ -1,12 +1,19 @@
-"""What the watcher says about its work: one log line per batch or reconcile, and the problems
-it met (a broken card never stops the watcher; it is named here and in `memsync stats`)."""
+"""What the watcher says about its work: one log line per batch or reconcile (and the
+reconcile of every source), and the problems it met (a broken card never stops the watcher; it is named here and in `memsync stats`)."""
 
 from __future__ import annotations
 
 import logging
+import os
+import time
+from collections.abc import Callable
 
+from memsync import heap
+
+from ..config import Config
 from ..errors import MassRemoval
 from ..model.indexing import SyncReport
+from ..sources import drop_unconfigured
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +36,24 @@ def reconciled(indexer, source: str) -> SyncReport:
     except MassRemoval as refused:
         log.warning("%s", refused.message)
         return SyncReport()
+
+
+def reconcile_all(cfg: Config, indexer, requeue: Callable[[str, list[str]], None], why: str) -> None:
+    """Every source whose folder is there reconciled (`requeue` takes the paths still being
+    written), the cards of sources no longer configured dropped, and the whole logged."""
+    report = SyncReport()
+    started = time.perf_counter()
+    for source in cfg.sources:
+        if os.path.isdir(source.root):
+            part = reconciled(indexer, source.name)
+            requeue(source.name, part.retry)
+            report.merge(part)
+    # Sources removed from config.json while no watcher ran (or just before this one
+    # stopped): the index must hold what a rebuild from the config would.
+    report.merge(drop_unconfigured(cfg, indexer.index))
+    report.seconds = time.perf_counter() - started
+    log_reconcile(report, why)
+    heap.give_back()  # a watcher outlives a bulk load: not the memory it freed (rare, cheap)
 
 
 def log_reconcile(report: SyncReport, why: str) -> None:

@@ -9,10 +9,14 @@ back, or another is there, the observer starts afresh and the source is looked a
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 
 from ..config import Config
+from .pending import Batch
+
+log = logging.getLogger(__name__)
 
 Identity = tuple[int, int]  # (device, inode)
 
@@ -50,3 +54,40 @@ class Roots:
     def at_place(self, cfg: Config, name: str) -> bool:
         """Whether source `name`'s folder is the one watched, and there."""
         return self.watched.get(name) is not None and name not in self.away(cfg)
+
+
+class Held:
+    """The sources whose batches were dropped while their folder was not the one watched."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def hold(self, roots: Roots, cfg: Config, batch: Batch, rescan: dict[str, str],
+             wanted: set[str]) -> None:
+        """Drop from `batch` and `rescan` the work of each source whose folder is away: its
+        events name paths where nothing is."""
+        away = roots.away(cfg) & wanted
+        for name in sorted(away - self.names):
+            log.warning("the folder of %s (%s) has moved or gone; its changes wait until it is back",
+                        name, cfg.source(name).root)
+        self.names |= away
+        for name in away:
+            batch.paths.pop(name, None)
+            batch.trees.pop(name, None)
+            rescan.pop(name, None)
+        batch.moves = [move for move in batch.moves if move[0] not in away]
+
+    def back(self, roots: Roots, cfg: Config, wanted: set[str]) -> list[str]:
+        """The held sources whose folder is the watched one again, to be looked at whole; a
+        source no longer configured is let go."""
+        returned = []
+        for name in sorted(self.names):
+            if name not in wanted:
+                self.names.discard(name)
+            elif roots.at_place(cfg, name):
+                self.names.discard(name)
+                returned.append(name)
+        return returned
