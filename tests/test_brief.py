@@ -254,3 +254,19 @@ def test_a_cards_summary_is_its_line(brief_home, cli, vault):
     cli("index")
     items = {i["title"]: i for s in brief(cli, brief_home["shop"], "--peek")["sections"] for i in s["items"]}
     assert items["Refunds"]["line"] == "Refunds over 100 EUR need a second approver."
+
+
+def test_a_secret_in_the_title_of_a_newer_card_is_not_shown_beside_the_old_one(brief_home, cli):
+    """The old card is shown (superseded by ...) while the new one is held back: the note names
+    the new card by its id alone."""
+    ids = brief_home["ids"]
+    brief(cli, brief_home["shop"])
+    key = "AKIA" + "IOSFODNN7" + "EXAMPLE"
+    code, new = cli("supersede", ids["Shop cache"], "--title", f"Shop cache key {key}",
+                    "--body", "The cache now lives in the managed redis of the shop.", "--json")
+    assert code == 0
+    time.sleep(1.01 - time.time() % 1)
+    data = brief(cli, brief_home["shop"])
+    assert key not in data["text"] and key not in json.dumps(data)
+    notes = [i["note"] for s in data["sections"] for i in s["items"] if i["title"] == "Shop cache"]
+    assert notes and all(n == f"superseded by {new['id']}" for n in notes)

@@ -156,7 +156,10 @@ def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[in
         if max(_stamp(row["invalid_at"]), _stamp(row["updated"])) < since:
             return None
         newer = other(row["source"], row["superseded_by"])
-        return f"superseded by {newer[0]} {newer[1]}" if newer else f"superseded by {row['superseded_by']}"
+        if not newer:
+            return f"superseded by {row['superseded_by']}"
+        # the newer card's title is shown here without its card: it must pass the scanner too
+        return f"superseded by {newer[0]}" + ("" if secrets.scan_text(newer[1], "title") else f" {newer[1]}")
     if row["invalid_at"]:
         return None  # invalid for another reason: nothing an agent should start from
     if _stamp(row["created"]) >= since:
