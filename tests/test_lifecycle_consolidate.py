@@ -116,6 +116,21 @@ def test_often_read_cards_are_only_keepers(cli, vault, home):
     assert merge["keeper"] == short and "read most" in merge["why"]
 
 
+def test_a_merge_refused_partway_leaves_every_card_of_its_group_alone(cli, vault, home):
+    """The merged-away card's frontmatter ends with `...`, which its edit cannot keep: the keeper,
+    edited before that refusal, must not be written either."""
+    body = "The deploy lock lives in redis under deploy:lock. Take it before a release and drop it after."
+    (vault / "lock a.md").write_text(f"---\ntitle: deploy lock\nupdated: 2026-11-01\n...\n{body} Keeper-only line.\n")
+    (vault / "lock b.md").write_text(f"---\ntitle: deploy lock b\nupdated: 2026-10-01\n---\n{body}\n")
+    cli("index")
+    before = vault_bytes(vault)
+    code, plan = cli("consolidate", "--threshold", "0.2", "--json")
+    assert code == 0 and plan["merges"] == [] and plan["files"] == 0
+    assert any(s["step"] == "merge" for s in plan["skipped"])
+    code, done = cli("consolidate", "--threshold", "0.2", "--apply", "--json")
+    assert code == 0 and vault_bytes(vault) == before
+
+
 def test_summaries_are_cut_at_sentence_ends():
     assert sentences.summary("第一句话在这里。第二句话也在。第三句不要。") == "第一句话在这里。第二句话也在。"
     assert sentences.summary("One. Two. Three.") == "One. Two."

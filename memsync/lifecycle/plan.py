@@ -82,9 +82,17 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
     files = _Files(vault, plan)
     merged_away: set[str] = set()
     for group in report["duplicates"]:
+        before = {rel: change.after for rel, change in plan.changes.items()}
+        away = set(merged_away)
         try:
             _merge(files, plan, group, now, merged_away)
         except Rejected as exc:
+            # A group is merged whole or not at all: the edits it made before the refusal go.
+            for rel in [rel for rel in plan.changes if rel not in before]:
+                del plan.changes[rel]
+            for rel, after in before.items():
+                plan.changes[rel].after = after
+            merged_away.intersection_update(away)
             plan.skipped.append({"step": "merge", "keeper": group["keeper"], "why": exc.message})
     for entry in report["long_without_summary"]:
         if entry["source"] != "vault" or entry["path"] in merged_away:
