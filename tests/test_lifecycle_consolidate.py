@@ -116,6 +116,14 @@ def test_often_read_cards_are_only_keepers(cli, vault, home):
     assert merge["keeper"] == short and "read most" in merge["why"]
 
 
+def test_a_sentence_is_held_only_as_a_whole_sentence_and_ends_only_at_a_space():
+    keeper = "Never deploy on Friday afternoons without approval. Use port 8080 for the app."
+    assert sentences.missing(keeper, "- Never deploy on Friday\n- Use port 80\n- use port 8080 for the app") == [
+        "Never deploy on Friday", "Use port 80"]
+    assert sentences.split("See page?id=42 for it. <!-- a note --> Is it [!note] done? Yes! 好。是的！") == [
+        "See page?id=42 for it.", "<!-- a note --> Is it [!note] done?", "Yes!", "好。", "是的！"]
+
+
 def test_a_merge_refused_partway_leaves_every_card_of_its_group_alone(cli, vault, home):
     """The merged-away card's frontmatter ends with `...`, which its edit cannot keep: the keeper,
     edited before that refusal, must not be written either."""

@@ -10,7 +10,9 @@ from memsync import cjk
 
 SUMMARY_CHARS = 150
 SUMMARY_SENTENCES = 2
-_SENTENCE = re.compile(r".+?(?:[。！？!?]+[」』”）)]*|\.(?=\s|$)|$)", re.S)
+# A CJK mark ends a sentence where it stands; `!`, `?` and `.` only before a space or the line's
+# end (`page?id=42`, `<!--`, `[!note]` and `v2.3` go on).
+_SENTENCE = re.compile(r".+?(?:[。！？]+[」』”）)]*|[!?]+[」』”）)]*(?=\s|$)|\.(?=\s|$)|$)", re.S)
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)")
 
 
@@ -38,12 +40,20 @@ def folded(text: str) -> str:
     return " ".join(text.split())
 
 
+def _key(sentence: str) -> str:
+    """A sentence as compared: spaces folded, case and the closing mark aside."""
+    return folded(sentence).rstrip(".。!！?？;；").casefold()
+
+
 def missing(keeper_body: str, other_body: str) -> list[str]:
-    """The other card's sentences the keeper does not hold, word for word, in order."""
-    have = folded(keeper_body)
+    """The other card's sentences the keeper does not hold, word for word, in order. A sentence is
+    held only as a sentence of the keeper's: "Use port 80" is not held by "Use port 8080", nor
+    "Never deploy on Friday" by "Never deploy on Friday afternoons without approval"."""
+    have = {_key(sentence) for sentence in split(keeper_body)}
     out: list[str] = []
     for sentence in split(other_body):
-        if folded(sentence) not in have and sentence not in out:
+        if _key(sentence) not in have:
+            have.add(_key(sentence))
             out.append(sentence)
     return out
 
