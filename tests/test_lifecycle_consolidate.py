@@ -139,6 +139,20 @@ def test_a_merge_refused_partway_leaves_every_card_of_its_group_alone(cli, vault
     assert code == 0 and vault_bytes(vault) == before
 
 
+def test_apply_pairs_cards_by_what_their_files_hold_now(cli, vault, home):
+    """No watcher saw deploy-notes.md rewritten on another subject: the index still holds it as
+    deploy.md's twin, but --apply must not merge it."""
+    _vault(vault, cli, home, rules=False)
+    wifi = "---\ntitle: office wifi\n---\nThe office wifi is called shop-guest; its password is on the fridge.\n"
+    (vault / "03-Knowledge/deploy-notes.md").write_text(wifi)
+    before = (vault / "03-Knowledge/deploy.md").read_bytes()
+    code, done = cli("consolidate", "--apply", "--json")
+    merged = {m["path"] for m in done["merges"]} | {c["path"] for m in done["merges"] for c in m["merged"]}
+    assert code == 0 and not merged & {"03-Knowledge/deploy.md", "03-Knowledge/deploy-notes.md"}
+    assert (vault / "03-Knowledge/deploy-notes.md").read_text() == wifi
+    assert (vault / "03-Knowledge/deploy.md").read_bytes() == before
+
+
 def test_summaries_are_cut_at_sentence_ends():
     assert sentences.summary("第一句话在这里。第二句话也在。第三句不要。") == "第一句话在这里。第二句话也在。"
     assert sentences.summary("One. Two. Three.") == "One. Two."

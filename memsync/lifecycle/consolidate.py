@@ -35,10 +35,16 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
     return result
 
 
-def _plan(cfg: Config, threshold: float | None) -> plan.Plan:
+def _plan(cfg: Config, threshold: float | None, catch_up: bool = False) -> plan.Plan:
+    """The plan over the index; with `catch_up`, over the index brought in line with the files
+    first: a plan that is applied must not pair cards by what they held before an edit no
+    watcher saw (a card rewritten on another subject would be merged all the same)."""
+    from memsync import session
     from memsync.lifecycle.opening import index_of
 
     with index_of(cfg) as index:
+        if catch_up:
+            session.indexer(cfg, index).reconcile()
         report = audit.run(cfg, index, threshold, listed=10**9)
     return plan.build(vaultio.root(cfg), report)
 
@@ -47,7 +53,7 @@ def apply(cfg: Config, threshold: float | None = None) -> dict:
     recovered = runs.recover(cfg)
     vault = vaultio.root(cfg)
     with journal.writing(cfg.home.path):  # no update or supersede reads a file while we work
-        built = _plan(cfg, threshold)
+        built = _plan(cfg, threshold, catch_up=True)
         result = {"applied": True, **built.to_dict()}
         if recovered:
             result["recovered"] = recovered
