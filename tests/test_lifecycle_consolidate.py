@@ -153,6 +153,22 @@ def test_apply_pairs_cards_by_what_their_files_hold_now(cli, vault, home):
     assert (vault / "03-Knowledge/deploy.md").read_bytes() == before
 
 
+def test_a_private_card_moved_by_a_run_stays_private_and_bad_run_names_are_refused(cli, vault, home, run_cli):
+    _vault(vault, cli, home)
+    (vault / "03-Knowledge/oops.md").chmod(0o600)  # as a capture that held a secret left it
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and (vault / "08-Mistakes/oops.md").stat().st_mode & 0o777 == 0o600
+    assert cli("consolidate", "--undo", done["run"])[0] == 0
+    assert (vault / "03-Knowledge/oops.md").stat().st_mode & 0o777 == 0o600
+    assert cli("consolidate", "--save")[0] == 0
+    plan_name = next(p.name for p in (home / "consolidate").glob("plan-*.json"))
+    code, _, err = run_cli("consolidate", "--undo", plan_name)
+    assert code == 1 and "no consolidate run" in err and "Traceback" not in err
+    (home / "consolidate" / done["run"] / "manifest.json").write_text("{broken")
+    code, _, err = run_cli("consolidate", "--undo", done["run"])
+    assert code == 1 and "cannot be read" in err and "Traceback" not in err
+
+
 def test_summaries_are_cut_at_sentence_ends():
     assert sentences.summary("第一句话在这里。第二句话也在。第三句不要。") == "第一句话在这里。第二句话也在。"
     assert sentences.summary("One. Two. Three.") == "One. Two."

@@ -168,10 +168,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def create(target: Path, data: bytes) -> bool:
-    """Write a new file; False if a file of that name already exists (it is left untouched)."""
+def create(target: Path, data: bytes, mode: int | None = None) -> bool:
+    """Write a new file (with `mode`, else as the umask makes it); False if a file of that name
+    already exists (it is left untouched)."""
     target = Path(target)
-    with Staged(target.parent, data) as staged:
+    with Staged(target.parent, data, mode) as staged:
         return staged.link(target)
 
 

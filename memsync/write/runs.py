@@ -97,7 +97,8 @@ def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
         atomic.replace(target, data)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    if not atomic.create(target, data):
+    mode = os.stat(vaultio.inside(vault, here)).st_mode & 0o7777  # a private card stays private
+    if not atomic.create(target, data, mode):
         raise Rejected(f"{there} is taken; nothing more was changed")
     os.unlink(vaultio.inside(vault, here))
 
@@ -138,9 +139,17 @@ def _manifest(cfg: Config, run: str) -> dict:
     if not run or "/" in run or run.startswith("."):
         raise BadArgument(f"{run!r} is not a consolidate run; runs are listed in {folder(cfg)}")
     try:
-        return json.loads((folder(cfg) / run / "manifest.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NotFound(f"no consolidate run {run!r} in {folder(cfg)}") from None
+        manifest = json.loads((folder(cfg) / run / "manifest.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError):  # a saved plan's name is no run either
+        raise NotFound(f"no consolidate run {run!r} in {folder(cfg)}; a run is the name "
+                       "`consolidate --apply` printed (a folder there)") from None
+    except (OSError, ValueError) as exc:
+        raise Rejected(f"the record of run {run!r} cannot be read ({exc}); undo it by hand from "
+                       f"the copies in {folder(cfg) / run}") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), list) or "vault" not in manifest:
+        raise Rejected(f"the record of run {run!r} is damaged; undo it by hand from the copies in "
+                       f"{folder(cfg) / run}")
+    return manifest
 
 
 def undo(cfg: Config, run: str) -> dict:
