@@ -211,3 +211,59 @@ def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):
     code, out = cli("init", "--yes", "--json")
     assert {h["client"]: h["status"] for h in out["hooks"]} == {"claude-code": "installed", "gemini": "installed"}
     assert session_start(user_home / ".claude" / "settings.json")
+
+
+def test_a_private_crlf_settings_file_keeps_its_mode_and_line_ends_through_install_and_uninstall(user_home, cli):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    original = b'{\r\n  "env": {"GITHUB_TOKEN": "not-a-real-one"},\r\n  "model": "opus"\r\n}\r\n'
+    path.write_bytes(original)
+    path.chmod(0o600)
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    backup = path.with_name(path.name + ".memsync-backup")
+    assert backup.read_bytes() == original and backup.stat().st_mode & 0o777 == 0o600
+    assert b"\r\n" in path.read_bytes()
+    assert cli("hooks", "uninstall", "claude-code")[0] == 0
+    assert path.read_bytes() == original and not backup.exists()
+
+
+def test_a_settings_file_that_is_a_link_stays_a_link_and_its_target_is_edited(user_home, tmp_path, cli):
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}\n')
+    link = user_home / ".claude" / "settings.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    assert link.is_symlink() and "brief --hook claude-code" in dotfiles.read_text()
+    assert cli("hooks", "uninstall", "claude-code")[0] == 0
+    assert link.is_symlink() and dotfiles.read_text() == '{"model": "opus"}\n'
+
+
+@pytest.mark.parametrize("original", ['{"model": "opus", "hooks": {}}\n', '{"hooks": {"SessionStart": []}}\n'])
+def test_an_empty_hooks_entry_of_the_users_is_put_back_as_it_was(user_home, cli, original):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(original)
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    assert cli("hooks", "uninstall", "claude-code")[0] == 0
+    assert path.read_text() == original and not path.with_name(path.name + ".memsync-backup").exists()
+
+
+def test_a_comment_edited_after_the_install_is_kept_by_the_uninstall(user_home, cli):
+    path = settings(user_home, "gemini")
+    assert cli("hooks", "install", "gemini")[0] == 0
+    path.write_text(path.read_text().replace("// the colours", "// the colours I chose"))
+    assert cli("hooks", "uninstall", "gemini")[0] == 0
+    assert "// the colours I chose" in path.read_text() and "brief --hook" not in path.read_text()
+
+
+@pytest.mark.parametrize("bad", ['{"a": 01}', '{"a": "\\x"}', '{"a": "tab\there"}'])
+def test_a_settings_file_json_refuses_is_an_error_that_says_so(user_home, run_cli, bad):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(bad)
+    for action in ("install", "status", "uninstall"):
+        code, _, err = run_cli("hooks", action, "claude-code")
+        assert code == 2 and "is not valid JSON" in err and "Traceback" not in err, (action, err)
+    assert path.read_text() == bad

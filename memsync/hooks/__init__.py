@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
 from pathlib import Path
@@ -42,8 +43,9 @@ def hook_command(executable: Path, home: Path, client_name: str) -> str:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # newline="": a CRLF file keeps its line ends through an edit and in the backup
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -60,15 +62,18 @@ def _parse(path: Path, text: str) -> jsonc.Node:
     return root
 
 
-def _write(path: Path, text: str) -> None:
+def _write(path: Path, text: str, mode: int | None = None) -> None:
     """All or nothing (memsync.write.atomic): a client reading its settings meanwhile sees the old
-    file or the new one. An existing file keeps its permission bits."""
+    file or the new one. An existing file keeps its permission bits, a new one takes `mode`; a
+    settings file that is a symbolic link (into a dotfiles folder, say) is written where it
+    points, and stays a link."""
     from memsync.write import atomic
 
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8")
     # a new file is linked into place; one made by someone else meanwhile is replaced whole
-    if path.exists() or not atomic.create(path, data):
+    if path.exists() or not atomic.create(path, data, mode):
         atomic.replace(path, data)
 
 
@@ -101,9 +106,9 @@ def _our_groups(root: jsonc.Node) -> list:
     return out
 
 
-def _without_ours(text: str) -> str:
-    """The text with every hook of ours taken out, and each group, list and object that held
-    only ours."""
+def _without_ours(text: str, drop: int = 2) -> str:
+    """The text with every hook of ours taken out, and each group that held only ours, then of
+    the list and the object left empty by that the first `drop` (the list, then "hooks")."""
     while True:
         root = jsonc.parse(text)
         hooks = root.get("hooks")
@@ -119,8 +124,8 @@ def _without_ours(text: str) -> str:
                 continue
             if len(mine) == len(items) and [n for n, _ in group.members] in (["matcher", "hooks"], ["hooks"]):
                 changed = jsonc.remove_item(text, groups, gi)
-                if len(groups.items) == 1:  # the list held only ours: it goes, then maybe "hooks"
-                    changed = _drop_empty(changed)
+                if len(groups.items) == 1:  # the list held only ours: it goes, then "hooks"
+                    changed = _drop_empty(changed, drop)
             else:
                 changed = jsonc.remove_item(text, inner, mine[0])  # type: ignore[arg-type]
             break
@@ -129,15 +134,15 @@ def _without_ours(text: str) -> str:
         text = changed
 
 
-def _drop_empty(text: str) -> str:
+def _drop_empty(text: str, drop: int) -> str:
     root = jsonc.parse(text)
     hooks = root.get("hooks")
-    if hooks is None or hooks.get(EVENT) is None or hooks.get(EVENT).plain() != []:  # type: ignore[union-attr]
+    if drop < 1 or hooks is None or hooks.get(EVENT) is None or hooks.get(EVENT).plain() != []:  # type: ignore[union-attr]
         return text
     text = jsonc.remove_member(text, hooks, EVENT)
     root = jsonc.parse(text)
     hooks = root.get("hooks")
-    if hooks is not None and hooks.kind == "object" and not hooks.members:
+    if drop > 1 and hooks is not None and hooks.kind == "object" and not hooks.members:
         text = jsonc.remove_member(text, root, "hooks")
     return text
 
@@ -170,8 +175,8 @@ def install(name: str, command: str, home: Path, project: Path | None) -> dict:
     if _our_groups(root) == [group]:
         return _result(spec, path, "unchanged", home, project)
     backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if before is not None and not backup.exists():
-        _write(backup, before)
+    if before is not None and not backup.exists():  # as private as the file (it may hold tokens)
+        _write(backup, before, os.stat(path).st_mode & 0o7777)
     new = _with_ours(_without_ours(text), group)  # an older entry of ours (another path) is replaced
     _write(path, new)
     return _result(spec, path, "installed", home, project)
@@ -186,7 +191,8 @@ def uninstall(name: str, home: Path, project: Path | None) -> dict:
         return _result(spec, path, "not installed", home, project)
     after = _without_ours(text)
     saved = _read(backup)
-    if saved is not None and _same(saved, after):
+    # the backup again, but for what install added (an empty list or "hooks" of the user's kept)
+    if saved is not None and any(_same(saved, _without_ours(text, drop)) for drop in (2, 1, 0)):
         _write(path, saved)  # the file as it was, byte for byte
         backup.unlink()
     elif saved is None and not jsonc.loads(after):
@@ -197,8 +203,10 @@ def uninstall(name: str, home: Path, project: Path | None) -> dict:
 
 
 def _same(a: str, b: str) -> bool:
+    """The same values and the same comments (an edit to a comment made since the install is
+    the user's, and is kept)."""
     try:
-        return jsonc.loads(a) == jsonc.loads(b)
+        return jsonc.loads(a) == jsonc.loads(b) and jsonc.comments(a) == jsonc.comments(b)
     except jsonc.JSONCError:
         return False
 

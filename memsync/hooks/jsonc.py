@@ -84,8 +84,12 @@ class _Parser:
         match = _SCALAR.match(self.text, self.pos)
         if not match:
             raise JSONCError("not JSON", self.pos, self.text)
+        try:  # the pattern finds a scalar's extent; json says whether it is one (01, "\x" are not)
+            value = json.loads(match.group())
+        except ValueError:
+            raise JSONCError("not JSON", self.pos, self.text) from None
         self.pos = match.end()
-        return Node("scalar", match.start(), match.end(), json.loads(match.group()))
+        return Node("scalar", match.start(), match.end(), value)
 
     def container(self, kind: str, close: str) -> Node:
         node = Node(kind, self.pos, -1)
@@ -130,6 +134,14 @@ def parse(text: str) -> Node:
 
 def loads(text: str) -> Any:
     return parse(text).plain()
+
+
+_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def comments(text: str) -> list[str]:
+    """The text's comments, in order (strings skipped, so a // inside one is no comment)."""
+    return [m.group().rstrip() for m in _STRING_OR_COMMENT.finditer(text) if m.group()[0] != '"']
 
 
 def _line_indent(text: str, pos: int) -> str:
