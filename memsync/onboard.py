@@ -136,6 +136,7 @@ def render(data: dict) -> str:
     if hooks:
         lines += ["", "Start each session with the memsync brief (the client's session-start hook):"]
         lines += [f"  {h['client']}: " + (f"installed in {h['settings']}" if h["status"] == "installed"
+                                          else f"not installed: {h['problem']}" if h.get("problem")
                                           else f"`{h['install']}`") for h in hooks]
     lines += ["", "Keep the index live while you edit: `memsync watch` (or `memsync service "
               "install` to have it start at log-in)."]

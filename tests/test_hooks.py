@@ -213,6 +213,20 @@ def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):
     assert session_start(user_home / ".claude" / "settings.json")
 
 
+def test_init_with_one_clients_settings_broken_sets_up_the_rest(user_home, cli):
+    (user_home / ".claude").mkdir()
+    (user_home / ".claude" / "settings.json").write_text('{"a": 1,,}')
+    (user_home / ".gemini").mkdir()
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and out["mcp"]
+    hooks = {h["client"]: h for h in out["hooks"]}
+    assert hooks["gemini"]["status"] == "installed"
+    assert hooks["claude-code"]["status"] == "not installed" and "is not valid JSON" in hooks["claude-code"]["problem"]
+    assert (user_home / ".claude" / "settings.json").read_text() == '{"a": 1,,}'
+    code, text = cli("init")
+    assert code == 0 and "claude-code: not installed: " in text
+
+
 def test_a_private_crlf_settings_file_keeps_its_mode_and_line_ends_through_install_and_uninstall(user_home, cli):
     path = user_home / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)

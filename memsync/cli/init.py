@@ -9,6 +9,7 @@ import click
 from .. import api, clients, discover, obsidian_vaults, onboard
 from .. import config as config_mod
 from .. import sources as sources_mod
+from ..errors import MemsyncError
 from ..store import vaults
 from . import Context, command, emit, main, progress_bar
 
@@ -145,10 +146,15 @@ def _hooks(cfg, yes: bool, as_json: bool) -> list[dict]:
 
     out = []
     for name in hooks.detected(Path.home()):
-        found = hooks.status(name, Path.home(), None)
-        if found["status"] != "installed" and (yes or (not as_json and _ask_hook(found))):
-            command_line = hooks.hook_command(clients.installed_command(), cfg.home.path, name)
-            found = hooks.install(name, command_line, Path.home(), None)
+        try:
+            found = hooks.status(name, Path.home(), None)
+            if found["status"] != "installed" and (yes or (not as_json and _ask_hook(found))):
+                command_line = hooks.hook_command(clients.installed_command(), cfg.home.path, name)
+                found = hooks.install(name, command_line, Path.home(), None)
+        except MemsyncError as exc:  # one client's broken settings: the rest of the set-up stands
+            out.append({"client": name, "status": "not installed", "problem": exc.message,
+                        "install": f"memsync hooks install {name}"})
+            continue
         out.append({"client": name, "status": "installed" if found["status"] != "not installed" else found["status"],
                     "settings": found["settings"], "install": f"memsync hooks install {name}"})
     return out
