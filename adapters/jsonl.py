@@ -39,25 +39,35 @@ class MemoryGraphAdapter(FileAdapter):
             if not isinstance(item, dict):
                 bad_lines.append(number)
             elif item.get("type") == "entity" and isinstance(item.get("name"), str) and item["name"].strip():
-                entities.setdefault(item["name"], item)
+                # A name on two lines is one entity (the server reads the file so): the later
+                # line's observations join the first's.
+                entity = entities.setdefault(item["name"], {**item, "observations": []})
+                entity["observations"] += [o for o in _observations(item) if o not in entity["observations"]]
             elif item.get("type") == "relation":
                 relations.append(item)
         problem = f"lines that are not JSON objects: {bad_lines[:10]}" if bad_lines else None
-        cards = []
+        links: dict[object, list[str]] = {}  # by entity name: one pass, not one per entity
+        for r in relations:
+            link = f"{r.get('from')} {r.get('relationType')} {r.get('to')}"
+            for end in dict.fromkeys((r.get("from"), r.get("to"))):
+                if isinstance(end, str):
+                    links.setdefault(end, []).append(link)
+        cards: list[Card] = []
         for name, entity in entities.items():
-            observations = entity.get("observations") or []
-            if not isinstance(observations, list):  # one observation written without its list
-                observations = [observations]
-            observations = [str(o) for o in observations]
-            links = [
-                f"{r.get('from')} {r.get('relationType')} {r.get('to')}"
-                for r in relations if name in (r.get("from"), r.get("to"))
-            ]
-            body = "\n".join([*(f"- {o}" for o in observations), *(f"- {link}" for link in links)])
+            lines = [*entity["observations"], *links.get(name, [])]
             kind = entity.get("entityType")
-            cards.append(Card(path=f"{rel_path}#{anchor(name)}", title=name, body=body,
-                              kind=str(kind) if kind else None, problem=problem))
+            # the file's problem once, on its first card: it is the file's, not each entity's
+            cards.append(Card(path=f"{rel_path}#{anchor(name)}", title=name,
+                              body="\n".join(f"- {line}" for line in lines),
+                              kind=str(kind) if kind else None, problem=None if cards else problem))
         return cards
+
+
+def _observations(entity: dict) -> list[str]:
+    observations = entity.get("observations") or []
+    if not isinstance(observations, list):  # one observation written without its list
+        observations = [observations]
+    return [str(o) for o in observations]
 
 
 def _whole_characters(value):

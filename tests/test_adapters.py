@@ -50,7 +50,31 @@ def test_memory_jsonl_entities_become_cards():
     assert cards["Alice"].kind == "person"
     assert "likes tea" in cards["Alice"].body and "Alice leads ProjectX" in cards["Alice"].body
     assert cards["ProjectX"].path.startswith("memory.jsonl#")
-    assert "[4]" in cards["Alice"].problem
+    assert "[4]" in cards["Alice"].problem and cards["ProjectX"].problem is None  # said once
+
+
+def test_an_entity_on_two_lines_keeps_the_observations_of_both():
+    lines = [
+        {"type": "entity", "name": "Alice", "entityType": "person", "observations": ["likes tea"]},
+        {"type": "entity", "name": "Alice", "entityType": "person", "observations": ["owns the quokka service", "likes tea"]},
+    ]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    (alice,) = get("mcp-memory").read(data, "memory.jsonl")
+    assert alice.body == "- likes tea\n- owns the quokka service"
+
+
+def test_a_large_graph_gives_each_entity_the_relations_at_either_end():
+    lines = [{"type": "entity", "name": f"e{i}", "entityType": "thing", "observations": [f"fact {i}"]}
+             for i in range(10_000)]
+    lines += [{"type": "relation", "from": f"e{i}", "to": f"e{(i * 7) % 10_000}", "relationType": "uses"}
+              for i in range(20_000)]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    cards = {c.title: c for c in get("mcp-memory").read(data, "memory.jsonl")}
+    assert len(cards) == 10_000
+    for name in ("e0", "e1", "e7", "e9999"):  # in file order, a relation to itself once
+        ends = [r for r in lines[10_000:] if name in (r["from"], r["to"])]
+        expected = [f"- fact {name[1:]}", *(f"- {r['from']} uses {r['to']}" for r in ends)]
+        assert cards[name].body.splitlines() == expected
 
 
 def test_cursor_rules_titled_by_description():
