@@ -27,6 +27,21 @@ def _in_claude_memory(parts: tuple[str, ...]) -> bool:
     return len(parts) >= 4 and parts[-2] == "memory" and parts[-4] == "projects"
 
 
+def _claude_memory(card: Card, data: bytes) -> Card:
+    """Claude Code names each memory in its frontmatter (`name`, `description`, `type`): the
+    name is the card's title and the description its summary (searched, and shown in a hit),
+    unless the file has a `title` or a `summary` of its own."""
+    meta, _body, _problem = notes.split_frontmatter(notes.decode(data)[0])
+    name, description = (_one_line(meta.get(key)) for key in ("name", "description"))
+    return replace(card, title=card.title if "title" in meta or not name else name,
+                   summary=card.summary or description)
+
+
+def _one_line(value: object) -> str | None:
+    text = " ".join(str(value).split()) if isinstance(value, (str, int, float)) else ""
+    return text or None
+
+
 def _visible(rel: str) -> bool:
     """Not inside a dot-folder, ~/.claude itself excepted."""
     return not hidden(rel[len(".claude/"):] if rel.startswith(".claude/") else rel)
@@ -49,6 +64,8 @@ class AgentFilesAdapter(FileAdapter):
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         card = notes.parse(data, rel_path)
         card = replace(card, kind=card.kind or "system")
+        if _in_claude_memory(PurePosixPath(rel_path).parts):
+            return [_claude_memory(card, data)]
         if PurePosixPath(rel_path).name != "GEMINI.md":
             return [card]
         return self._split_gemini(card, rel_path)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from memsync import notes
@@ -29,7 +30,16 @@ class CursorRulesAdapter(FileAdapter):
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         card = notes.parse(data, rel_path)
         text, _ = notes.decode(data)
-        meta, _body, _problem = notes.split_frontmatter(text)
+        meta, _body, problem = notes.split_frontmatter(text)
+        if problem and (block := notes.fenced(text)) is not None:
+            # Cursor writes globs bare (`globs: *.tsx, src/**/*.ts`), which YAML refuses (`*`
+            # starts an alias): its frontmatter is read as the flat `key: value` lines it is.
+            meta = dict(_FLAT.findall(block))
+            if card.problem == problem:
+                card = replace(card, problem=None)
         description = meta.get("description")
         title = first_line_title(str(description)) if description else card.title
         return [replace(card, title=title, kind=card.kind or "prompt")]
+
+
+_FLAT = re.compile(r"^([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.M)

@@ -33,6 +33,12 @@ def decode(data: bytes) -> tuple[str, str | None]:
         return data.decode("utf-8", errors="replace"), f"not valid UTF-8 at byte {exc.start}"
 
 
+def fenced(text: str) -> str | None:
+    """The text between a leading `---` fence and its end, as written; None without one."""
+    fence = _FENCE.match(text)
+    return fence.group(1) if fence else None
+
+
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """(metadata, body, problem). Broken YAML keeps the body and reports the problem."""
     fence = _FENCE.match(text)

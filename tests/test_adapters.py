@@ -77,12 +77,30 @@ def test_a_large_graph_gives_each_entity_the_relations_at_either_end():
         assert cards[name].body.splitlines() == expected
 
 
+def test_a_claude_code_memory_is_titled_by_its_name_and_summed_up_by_its_description():
+    memory = (b"---\nname: User is a data scientist\ndescription: Works on the gharial churn model\n"
+              b"type: user\n---\nPrefers pandas over polars.\n")
+    card = get("agents").read(memory, ".claude/projects/shop/memory/user_role.md")[0]
+    assert card.title == "User is a data scientist" and card.summary == "Works on the gharial churn model"
+    own = get("agents").read(b"---\ntitle: Mine\nname: Other\n---\nx\n", ".claude/projects/shop/memory/a.md")[0]
+    assert own.title == "Mine"
+    plain = get("agents").read(b"---\nname: Not a memory\n---\nx\n", "CLAUDE.md")[0]
+    assert plain.title == "CLAUDE" and plain.summary is None  # only Claude Code's memory folders
+
+
 def test_cursor_rules_titled_by_description():
     adapter = get("cursor")
     assert adapter.wants(".cursor/rules/style.mdc") and not adapter.wants("style.mdc")
     assert adapter.enters(".cursor") and adapter.enters(".cursor/rules") and not adapter.enters(".git")
     card = adapter.read(b"---\ndescription: Python style rules\nglobs: '*.py'\n---\nUse ruff.", ".cursor/rules/style.mdc")[0]
     assert card.title == "Python style rules" and card.body.strip() == "Use ruff."
+
+
+def test_a_cursor_rule_with_bare_globs_as_cursor_writes_them_keeps_its_description():
+    rule = b"---\ndescription: React style for the quetzal app\nglobs: *.tsx, src/**/*.ts\nalwaysApply: false\n---\nUse hooks.\n"
+    card = get("cursor").read(rule, ".cursor/rules/style.mdc")[0]
+    assert card.title == "React style for the quetzal app" and card.problem is None
+    assert card.body == "Use hooks.\n"
 
 
 @pytest.fixture
