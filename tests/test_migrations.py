@@ -310,3 +310,20 @@ def test_schema_14_reads_again_only_the_files_with_a_hash_in_their_name(vault, h
     assert sync().updated == 1
     with closing(sqlite3.connect(db)) as conn:
         assert conn.execute("SELECT title, name FROM cards WHERE path = 'C# tips.md'").fetchone() == ("C# tips", "c# tips")
+
+
+def test_schema_15_reads_again_the_files_of_sources_but_not_the_vaults(vault, home, tmp_path, cli):
+    rules = tmp_path / "shop" / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "style.mdc").write_text("---\ndescription: React style\nglobs: *.tsx\n---\nUse hooks.\n")
+    write_card(vault, "plain.md", "plain", "another body")
+    assert cli("sources", "--add", "rules", "--adapter", "cursor", "--path", tmp_path / "shop")[0] == 0
+    sync()
+    db = config.load().db.path
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA user_version = 14")
+        conn.commit()
+    Index(db).close()  # opening migrates
+    with closing(sqlite3.connect(db)) as conn:
+        hashes = dict(conn.execute("SELECT source || ':' || path, hash FROM files"))
+    assert hashes["rules:.cursor/rules/style.mdc"] == "" and hashes["vault:plain.md"] != ""

@@ -133,3 +133,14 @@ def m014_hash_in_file_names(conn) -> None:
     if stale:
         print(f"memsync: index upgraded to schema 14 ('#' in file names); {stale} file(s) will be "
               "read once more by the next `memsync index` or watcher start", file=sys.stderr)
+
+
+def m015_source_card_titles(conn) -> None:
+    """Claude Code memories take their title and summary from their frontmatter, Cursor rules
+    with bare globs their description, and an entity on two lines of a memory.jsonl both lines'
+    observations (memsync.adapters): the files of every source but the vault are read once more
+    (agents' memories: a few hundred files at most)."""
+    stale = conn.execute("UPDATE files SET hash = '' WHERE source != 'vault'").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 15 (source card titles); {stale} source file(s) "
+              "will be read once more by the next `memsync index` or watcher start", file=sys.stderr)
