@@ -270,3 +270,13 @@ def test_a_secret_in_the_title_of_a_newer_card_is_not_shown_beside_the_old_one(b
     assert key not in data["text"] and key not in json.dumps(data)
     notes = [i["note"] for s in data["sections"] for i in s["items"] if i["title"] == "Shop cache"]
     assert notes and all(n == f"superseded by {new['id']}" for n in notes)
+
+
+def test_a_project_named_beyond_ascii_finds_its_cards_in_any_case(brief_home, cli, vault, tmp_path):
+    """SQLite folds ASCII letters only: `Über` and `über` once missed each other."""
+    uber = tmp_path / "code" / "Über"
+    (uber / ".git").mkdir(parents=True)
+    write_card(vault, "02-Projects/uber-plan.md", "Über plan", "The plan of the Über project.\n", project="über")
+    write_card(vault, "02-Projects/ÜBER/notes.md", "Über notes", "Notes kept in a folder of its name.\n")
+    assert cli("index")[0] == 0
+    assert sorted(titles(brief(cli, uber, "--peek"), "project")) == ["Über notes", "Über plan"]
