@@ -280,3 +280,18 @@ def test_a_project_named_beyond_ascii_finds_its_cards_in_any_case(brief_home, cl
     write_card(vault, "02-Projects/ÜBER/notes.md", "Über notes", "Notes kept in a folder of its name.\n")
     assert cli("index")[0] == 0
     assert sorted(titles(brief(cli, uber, "--peek"), "project")) == ["Über notes", "Über plan"]
+
+
+def test_a_change_written_in_another_time_zone_is_still_told(brief_home, run_cli, monkeypatch):
+    """The mark is written 14 hours ahead of UTC, the update 11 hours behind, a moment later:
+    25 hours apart on the clock, so always on an earlier day (up to two)."""
+    ids, shop = brief_home["ids"], brief_home["shop"]
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    assert run_cli("brief", "--project", shop)[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    monkeypatch.setenv("TZ", "Pacific/Pago_Pago")
+    assert run_cli("update", ids["Shop cache"], "--body", "Pages are cached in redis for an hour now.")[0] == 0
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")
+    code, data, _err = run_cli("brief", "--project", shop, "--json")
+    project = {i["title"]: i for s in data["sections"] if s["key"] == "project" for i in s["items"]}
+    assert code == 0 and project["Shop cache"]["note"] == "updated"

@@ -72,10 +72,20 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
     return render.as_dict(project, selection, since_iso, budget, text)
 
 
+def _days_before(iso: str) -> str:
+    """Two days before an ISO time's own day: cards are stamped in the zone of whoever wrote
+    them, up to 26 hours from another zone (+14 to -12), so their day may be two days earlier
+    than the mark's for a later moment (select.change_note compares the instants)."""
+    try:
+        return (dt.date.fromisoformat(iso[:10]) - dt.timedelta(days=2)).isoformat()
+    except ValueError:
+        return ""
+
+
 def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
     """Everything a brief reads from the index, in one open connection."""
     project_rows = store.project_cards(conn, scope, today)
-    changed_rows = store.changed_cards(conn, since_iso[:10], ROWS["changed"]) if since_iso else []
+    changed_rows = store.changed_cards(conn, _days_before(since_iso), ROWS["changed"]) if since_iso else []
     used_rows = store.used_cards(conn, today, ROWS["used"])
     ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
     helpful = store.feedback(conn, ids)
