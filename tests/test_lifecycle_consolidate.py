@@ -87,6 +87,29 @@ def test_undo_refuses_when_a_file_changed_after_the_run(cli, vault, home):
     assert code == 1 and vault_bytes(vault) == before
 
 
+def test_a_file_edited_while_a_run_is_written_leaves_the_vault_as_before(cli, vault, home, monkeypatch):
+    """The docs promise before or after, never between: the files already written go back."""
+    from memsync.write import runs
+
+    _vault(vault, cli, home, rules=False)
+    original = vault_bytes(vault)
+    save = runs.save
+    edited: list[str] = []
+
+    def save_then_edit(cfg, run, changes):
+        files = save(cfg, run, changes)
+        edited.append(files[-1]["rel"])  # the last file of the run, edited before the run gets to it
+        (vault / edited[0]).write_text((vault / edited[0]).read_text() + "\nA line written meanwhile.\n")
+        return files
+
+    monkeypatch.setattr(runs, "save", save_then_edit)
+    code, out = cli("consolidate", "--apply", "--json")
+    assert code == 1 and "was edited while run" in out["error"]["message"]
+    now = vault_bytes(vault)
+    assert now.pop(edited[0]).endswith(b"A line written meanwhile.\n")
+    assert now == {rel: data for rel, data in original.items() if rel != edited[0]}
+
+
 def test_read_only_sources_are_never_changed(cli, vault, home, tmp_path):
     other = tmp_path / "notes"
     write_card(other, "deploy.md", "deploy", EN)

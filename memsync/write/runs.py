@@ -110,7 +110,11 @@ def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction:
                                           "vault": str(vault)})
     try:
         for item in files:
-            _bring(cfg, vault, run, item, _state(vault, item), target)
+            state = _state(vault, item)
+            if state == "changed":  # edited since the plan was made: all of the run, or none
+                raise Rejected(f"{item['to']} was edited while run {run} was being written; "
+                               "nothing of it was kept: look at the plan again and rerun it")
+            _bring(cfg, vault, run, item, state, target)
     except BaseException:
         try:
             _settle(cfg, vault, run, files, target, source)
