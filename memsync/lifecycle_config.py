@@ -61,6 +61,12 @@ def read(data: dict, where: str) -> Settings:
             isinstance(k, str) and isinstance(v, str) and v.strip("/ ") for k, v in rules.items()):
         raise ValueError(f"{where}: 'folder_rules' must map a kind to a folder, e.g. "
                          f"{{\"mistake\": \"08-Mistakes\"}}, not {_shown(rules)}")
+    for kind, folder in rules.items():
+        parts = folder.strip("/ ").split("/")
+        # a card moved into a dot-folder (.trash, .obsidian) would leave search, by `..` the vault
+        if any(not part or part.startswith(".") for part in parts):
+            raise ValueError(f"{where}: the folder_rules folder of {kind!r} ({folder!r}) must be a "
+                             "folder inside the vault, not hidden (no part may start with a dot)")
     return Settings(
         log_searches=flag("log_searches", True),
         use_prior=flag("use_prior", False),

@@ -70,6 +70,8 @@ BAD_CONFIGS = [
     ({"sources": [{"name": "vault", "adapter": "markdown", "path": "/x"}]}, "reserved"),
     ({"sources": [{"name": "a", "adapter": "markdown", "path": "/x"},
                   {"name": "a", "adapter": "agents", "path": "/y"}]}, "sources[1]: a second source"),
+    ({"folder_rules": {"mistake": ".trash"}}, "must be a folder inside the vault, not hidden"),
+    ({"folder_rules": {"mistake": "08-Mistakes/../../x"}}, "must be a folder inside the vault"),
 ]
 
 
