@@ -5,6 +5,7 @@ agent's last brief."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import time
 
@@ -196,6 +197,22 @@ def test_a_hook_under_a_broken_index_exits_0_with_one_line_on_stderr(brief_home,
     assert proc.returncode == 0
     assert json.loads(proc.stdout) == {}
     assert len(proc.stderr.strip().splitlines()) == 1 and "no brief this time" in proc.stderr
+
+
+def test_a_hook_kept_out_by_a_load_says_one_line_and_exits_0(brief_home, home, tmp_path):
+    """A load through a rollback journal holds the index: the wait notice a search would print is
+    not the hook's to say; its own line is."""
+    loader = sqlite3.connect(home / "memsync.db", isolation_level=None)
+    try:
+        assert loader.execute("PRAGMA journal_mode = DELETE").fetchone()[0] == "delete"
+        loader.execute("BEGIN EXCLUSIVE")
+        proc = subprocess.run([MEMSYNC_BIN, "brief", "--hook", "gemini"], input=json.dumps({"cwd": str(tmp_path)}),
+                              capture_output=True, text=True, timeout=30)
+    finally:
+        loader.execute("ROLLBACK")
+        loader.close()
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+    assert len(proc.stderr.strip().splitlines()) == 1 and "waiting for it to finish" not in proc.stderr
 
 
 def test_a_hook_without_an_index_exits_0(tmp_path):

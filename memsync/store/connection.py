@@ -64,6 +64,11 @@ def connect(path: Path | str) -> sqlite3.Connection:
     return conn
 
 
+# Whether a connection kept waiting says so on stderr (_pages); a session-start hook, which says
+# at most one line there, turns it off (memsync.brief.hookrun).
+SAY_WAITS = True
+
+
 def _pages(conn: sqlite3.Connection, path: Path) -> int:
     """The file's page count, the connection's first read, and its busy timeout set. Only a load
     through a rollback journal (memsync.store.journal) keeps a reader out, until it commits:
@@ -75,9 +80,9 @@ def _pages(conn: sqlite3.Connection, path: Path) -> int:
     except sqlite3.OperationalError as exc:
         if failure_kind(exc) != "busy":
             raise
-        # "being loaded", not "another process": an MCP server's own rebuild keeps its tools out too
-        print(f"memsync: the index {path} is being loaded (a rebuild?); waiting for it to "
-              f"finish, up to {BUSY_TIMEOUT_MS // 1000} s", file=sys.stderr, flush=True)
+        if SAY_WAITS:  # "being loaded", not "another process": an MCP server's own rebuild too
+            print(f"memsync: the index {path} is being loaded (a rebuild?); waiting for it to "
+                  f"finish, up to {BUSY_TIMEOUT_MS // 1000} s", file=sys.stderr, flush=True)
     finally:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return conn.execute("PRAGMA page_count").fetchone()[0]
