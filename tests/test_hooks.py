@@ -281,3 +281,9 @@ def test_a_settings_file_json_refuses_is_an_error_that_says_so(user_home, run_cl
         code, _, err = run_cli("hooks", action, "claude-code")
         assert code == 2 and "is not valid JSON" in err and "Traceback" not in err, (action, err)
     assert path.read_text() == bad
+
+
+def test_a_project_folder_that_does_not_exist_is_refused_and_nothing_made(user_home, tmp_path, run_cli):
+    missing = tmp_path / "no" / "such" / "project"
+    code, _, err = run_cli("hooks", "install", "claude-code", "--project", missing)
+    assert code == 2 and "no such folder" in err and not (tmp_path / "no").exists()
