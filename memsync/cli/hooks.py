@@ -36,10 +36,13 @@ def scope(fn):
 def _project(project_dir: str | None, user: bool) -> Path | None:
     if project_dir and user:
         raise click.UsageError("give --project DIR or --user, not both")
-    if project_dir and not Path(project_dir).expanduser().is_dir():
+    if not project_dir:
+        return None
+    root = Path(find(project_dir).root or project_dir)  # the git root above DIR, else DIR
+    if not root.is_dir():
         raise click.BadParameter(f"{project_dir}: no such folder; give the project's folder",
                                  param_hint="--project")
-    return Path(find(project_dir).root or project_dir) if project_dir else None
+    return root
 
 
 def render(data: dict) -> str:
