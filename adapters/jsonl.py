@@ -46,12 +46,11 @@ class MemoryGraphAdapter(FileAdapter):
             elif item.get("type") == "relation":
                 relations.append(item)
         problem = f"lines that are not JSON objects: {bad_lines[:10]}" if bad_lines else None
-        links: dict[object, list[str]] = {}  # by entity name: one pass, not one per entity
+        links: dict[str, list[str]] = {}  # by entity name: one pass, not one per entity
         for r in relations:
             link = f"{r.get('from')} {r.get('relationType')} {r.get('to')}"
-            for end in dict.fromkeys((r.get("from"), r.get("to"))):
-                if isinstance(end, str):
-                    links.setdefault(end, []).append(link)
+            for end in dict.fromkeys(e for e in (r.get("from"), r.get("to")) if isinstance(e, str)):
+                links.setdefault(end, []).append(link)
         cards: list[Card] = []
         for name, entity in entities.items():
             lines = [*entity["observations"], *links.get(name, [])]
