@@ -147,6 +147,12 @@ def test_a_sentence_is_held_only_as_a_whole_sentence_and_ends_only_at_a_space():
         "See page?id=42 for it.", "<!-- a note --> Is it [!note] done?", "Yes!", "好。", "是的！"]
 
 
+def test_headings_and_table_rows_are_no_sentences_to_merge_or_sum_up():
+    other = "# Release\n\nA release is cut on Monday.\n\n| env | host |\n|---|---|\n| prod | web-1 |\n\n- [x] tag it\n"
+    assert sentences.split(other) == ["A release is cut on Monday.", "tag it"]
+    assert sentences.summary(other) == "A release is cut on Monday. tag it"
+
+
 def test_a_merge_refused_partway_leaves_every_card_of_its_group_alone(cli, vault, home):
     """The merged-away card's frontmatter ends with `...`, which its edit cannot keep: the keeper,
     edited before that refusal, must not be written either."""
@@ -203,8 +209,8 @@ def test_sentences_are_parted_by_a_space_unless_both_sides_are_cjk():
     """Non-ASCII text is not CJK text: a dash, an accent or a curly quote once glued sentences."""
     added = ["Approval comes from the on-call lead — Zoë.", "Hotfixes skip staging — two reviewers."]
     assert sentences.merged_body("Deploys run on Fridays.\n", added) == (
-        "Deploys run on Fridays.\n\nApproval comes from the on-call lead — Zoë. Hotfixes skip staging — two reviewers.")
-    assert sentences.merged_body("旧的。", ["第一句。", "第二句。"]) == "旧的。\n\n第一句。第二句。"
+        "Deploys run on Fridays.\n\n- Approval comes from the on-call lead — Zoë.\n- Hotfixes skip staging — two reviewers.")
+    assert sentences.merged_body("旧的。", ["第一句。", "第二句。"]) == "旧的。\n\n- 第一句。\n- 第二句。"
     assert sentences.summary("The café opens at nine. Its Wi-Fi is “shop-guest”.") == (
         "The café opens at nine. Its Wi-Fi is “shop-guest”.")
     assert sentences.summary("部署用nginx\ngamma 服务器在上海") == "部署用nginx gamma 服务器在上海"

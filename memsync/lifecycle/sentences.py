@@ -1,4 +1,4 @@
-"""Sentences of a card body: what a merge adds word for word, what a summary is cut from.
+"""Sentences of a card body's prose: what a merge adds word for word, what a summary is cut from.
 Pure: text in, text out. Chinese and Japanese sentence ends (。！？) end a sentence as `.!?`
 followed by a space do, and so does a line end."""
 
@@ -13,17 +13,21 @@ SUMMARY_SENTENCES = 2
 # A CJK mark ends a sentence where it stands; `!`, `?` and `.` only before a space or the line's
 # end (`page?id=42`, `<!--`, `[!note]` and `v2.3` go on).
 _SENTENCE = re.compile(r".+?(?:[。！？]+[」』”）)]*|[!?]+[」』”）)]*(?=\s|$)|\.(?=\s|$)|$)", re.S)
-_MARKUP = re.compile(r"^\s*(?:#{1,6}\s+|[-*+]\s+|>\s*|\d+[.)]\s+)")
+_MARKUP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)")
+# Lines that are no sentence: a heading names a part, a table row is cells. Both stay in the
+# merged-away card (kept, marked superseded); a summary starts after a heading.
+_NOT_PROSE = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|\|)")
 
 
 def _prose(body: str) -> list[str]:
-    """The body's lines outside fenced code, without list, quote and heading marks."""
+    """The body's lines of prose: outside fenced code, no heading or table row, without list,
+    task and quote marks."""
     lines, fenced = [], False
     for line in body.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
-        if not fenced and line.strip():
+        if not fenced and line.strip() and not _NOT_PROSE.match(line):
             lines.append(_MARKUP.sub("", line).strip())
     return lines
 
@@ -71,19 +75,12 @@ def _joined(first: str, then: str) -> str:
     return first + ("" if cjk_end and cjk_start else " ") + then
 
 
-def joined(sentences: list[str]) -> str:
-    """The sentences as one paragraph, as the language writes it."""
-    out = ""
-    for sentence in sentences:
-        out = _joined(out, sentence)
-    return out
-
-
 def merged_body(keeper_body: str, additions: list[str]) -> str:
-    """The keeper's body with the added sentences as a paragraph of their own at the end."""
+    """The keeper's body with the added sentences at the end, one list item each: facts from
+    another card's lists, paragraphs and quotes read apart, not as one run-on paragraph."""
     if not additions:
         return keeper_body
-    return keeper_body.rstrip() + "\n\n" + joined(additions)
+    return keeper_body.rstrip() + "\n\n" + "\n".join(f"- {sentence}" for sentence in additions)
 
 
 def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
