@@ -101,3 +101,13 @@ def test_mcp_search_text_shows_the_summary(server_log, vault, cli):
         assert "warnings" not in text_of(made)
 
     scenario(body, options=())(server_log)
+
+
+def test_a_summary_given_by_hand_is_no_longer_marked_generated(cli, vault):
+    (vault / "long.md").write_text("---\ntitle: long\nsummary: The first lines.\nsummary_generated: true\n---\n"
+                                   + "The backup job runs nightly at two and keeps thirty days. " * 12 + "\n")
+    cli("index")
+    card_id = cli("search", "backup", "--json")[1]["hits"][0]["id"]
+    assert cli("update", card_id, "--summary", "Nightly backups, kept thirty days.")[0] == 0
+    text = (vault / "long.md").read_text()
+    assert "summary: Nightly backups, kept thirty days." in text and "summary_generated" not in text

@@ -186,6 +186,8 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         when = dates.now_iso()
         edits = {key: rendered for key, (_value, rendered) in wanted.items()}
         edits["updated"] = when
+        if "summary" in wanted:  # a summary given (or cleared) by hand is no generated one
+            edits["summary_generated"] = None
         new_text = fe.set_keys(text, edits)
         if new_body is not None:
             new_text = fe.set_body(new_text, new_body)
