@@ -125,11 +125,19 @@ def audit(obj: Context, as_json: bool, threshold):
     emit(auditing.audit(obj.cfg, threshold), as_json, _audit_text)
 
 
+def _recovered_lines(data: dict) -> list[str]:
+    """What the start of this command settled of a run a killed process left."""
+    return [f"an interrupted run {r['run']}" + (f" ({r['direction']})" if r.get("direction") else "")
+            + f": {r['action']}" for r in data.get("recovered") or []]
+
+
 def _plan_text(data: dict) -> str:
     if "status" in data:  # an undo
-        return f"{data['status']}: run {data['run']}" + (f" ({data['files']} files)" if "files" in data else "")
+        return "\n".join([*_recovered_lines(data), f"{data['status']}: run {data['run']}"
+                           + (f" ({data['files']} files)" if "files" in data else "")])
     head = "applied" if data["applied"] else "plan (nothing changed; --apply to carry it out)"
-    lines = [f"{head}: {len(data['merges'])} merge(s), {len(data['summaries'])} summary(ies), "
+    lines = [*_recovered_lines(data),
+             f"{head}: {len(data['merges'])} merge(s), {len(data['summaries'])} summary(ies), "
              f"{len(data['moves'])} move(s), {data['files']} file(s)"]
     for merge in data["merges"]:
         lines.append(f"merge into {merge['keeper']} {merge['path']} ({merge['why']}):")
