@@ -320,6 +320,13 @@ def test_the_daily_plan_timer_runs_the_dry_run_only(tmp_path):
     assert "StartCalendarInterval" in mac.text and "--apply" not in mac.text
 
 
+def test_save_and_apply_together_are_refused(cli, vault, home):
+    _vault(vault, cli, home)
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--save", "--json")
+    assert code == 2 and "give one" in out["error"]["message"] and vault_bytes(vault) == before
+
+
 def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault, home):
     _vault(vault, cli, home)
     before = vault_bytes(vault)

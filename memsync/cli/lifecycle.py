@@ -180,6 +180,8 @@ def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save):
 
     if run is not None and (apply_it or save):
         raise BadArgument("--undo RUN goes alone")
+    if apply_it and save:
+        raise BadArgument("--save leaves a plan for review and --apply carries one out: give one")
     if run is not None:
         result = tidy.undo(obj.cfg, run)
     elif apply_it:
