@@ -52,9 +52,6 @@ def run(client: str, brief: Callable[[str], str], stdin: IO[str] | None = None,
     """(what to print on stdout, the one line for stderr or None, whether the work is still
     running). `brief(directory)` makes the text; it runs in a worker thread so that the limit
     holds whatever it waits on."""
-    from memsync.store import connection
-
-    connection.SAY_WAITS = False  # the one line on stderr is this run's own
     outcome: dict[str, object] = {}
 
     def work() -> None:

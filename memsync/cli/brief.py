@@ -35,6 +35,9 @@ def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
       memsync hooks install claude-code   # then every session starts with it
     """
     if hook:
+        from memsync.store import connection
+
+        connection.SAY_WAITS = False  # this one-shot process says one line on stderr, its own
         out, problem, stuck = run(hook, lambda where: make(obj.cfg, where, budget=budget, agent=hook,
                                                     record=not peek)["text"])
         if problem:

@@ -65,7 +65,7 @@ def connect(path: Path | str) -> sqlite3.Connection:
 
 
 # Whether a connection kept waiting says so on stderr (_pages); a session-start hook, which says
-# at most one line there, turns it off (memsync.brief.hookrun).
+# at most one line there, turns it off (`memsync brief --hook`, memsync.cli.brief).
 SAY_WAITS = True
 
 
