@@ -152,12 +152,19 @@ def test_a_token_is_required_on_every_request_when_given(http_server, monkeypatc
     assert server.stop() == 0
 
 
-def test_on_loopback_a_request_naming_another_host_is_refused(http_server):
-    server = http_server()  # DNS rebinding: a web page's request reaching 127.0.0.1 by another name
+@pytest.mark.parametrize("bind", [[], ["--http", "127.0.0.2:0"], ["--http", "[0:0:0:0:0:0:0:1]:0"]])
+def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind):
+    """DNS rebinding: a web page's request reaching this machine by another name. The SDK guards
+    127.0.0.1, localhost and ::1 as written; every other loopback bind once served any site."""
+    server = http_server(*bind)
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     accept = {"Accept": "application/json, text/event-stream"}
     reply = httpx2.post(server.url, json=ping, headers={"Host": "evil.example", **accept}, timeout=DEADLINE)
     assert reply.status_code == 421
+    reply = httpx2.post(server.url, json=ping, headers={"Origin": "http://evil.example", **accept}, timeout=DEADLINE)
+    assert reply.status_code == 403
+    reply = httpx2.post(server.url, json=ping, headers=accept, timeout=DEADLINE)  # its own name
+    assert reply.status_code not in (403, 421)
     assert server.stop() == 0
 
 
@@ -165,6 +172,7 @@ def test_on_loopback_a_request_naming_another_host_is_refused(http_server):
     (["--http", "0.0.0.0:0"], "loopback"),
     (["--http", "0.0.0.0:0", "--allow-remote"], "needs a token"),
     (["--token", "t"], "only go with --http"),
+    (["--allow-remote"], "only go with --http"),
     (["--http", "not-a-port"], "[HOST:]PORT"),
 ])
 def test_a_bind_others_can_reach_needs_allow_remote_and_a_token(args, says, run_cli):
@@ -215,3 +223,11 @@ def test_sigterm_while_a_client_writes_keeps_every_write_it_answered(http_server
             assert index.card(result["id"])["path"] == result["path"]
     finally:
         index.close()
+
+
+def test_a_token_in_the_environment_does_not_stop_the_stdio_server(run_cli, monkeypatch):
+    """MEMSYNC_MCP_TOKEN is for --http; exported in a shell, it once kept every stdio client's
+    server from starting."""
+    monkeypatch.setenv("MEMSYNC_MCP_TOKEN", "abc")
+    code, _out, err = run_cli("mcp", stdin="", timeout=DEADLINE)  # stdin at its end: it stops
+    assert code == 0 and "only go with --http" not in err

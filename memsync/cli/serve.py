@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import click
+from click.core import ParameterSource
 
 from ..errors import BadArgument, MemsyncError
 from . import Context, fail, main, warn_empty_vault
@@ -48,7 +49,8 @@ def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
                    "client's set-up", err=True)
         if structured:
             raise click.UsageError("--text-only and --structured contradict each other; keep one")
-    if bind is None and (allow_remote or token):
+    from_env = click.get_current_context().get_parameter_source("token") == ParameterSource.ENVIRONMENT
+    if bind is None and (allow_remote or (token and not from_env)):  # the env's token is for --http
         fail(BadArgument("--allow-remote and --token only go with --http [HOST:]PORT"), as_json=False)
     try:
         cfg = obj.cfg

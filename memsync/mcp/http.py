@@ -62,6 +62,21 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
                           "clients then send it as 'Authorization: Bearer <token>'")
 
 
+def rebinding_guard(host: str):
+    """On a loopback bind, requests must name a loopback host and come from no other origin: a
+    web page the browser was led to through a name that resolves to this machine (DNS
+    rebinding) is refused. The SDK does so by itself only for 127.0.0.1, localhost and ::1 as
+    written; 127.0.0.2 or [0:0:0:0:0:0:0:1] served any site. Elsewhere the token guards."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if not is_loopback(host):
+        return None
+    named = [f"[{host}]" if ":" in host else host, "127.0.0.1", "localhost", "[::1]"]
+    hosts = [f"{name}:*" for name in dict.fromkeys(named)]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts])
+
+
 class RequireToken:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
 
@@ -103,7 +118,8 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     except OSError as exc:
         raise BadArgument(f"cannot listen on {host}:{port}: {exc.strerror}; pick another port") from None
     live = LiveIndex(cfg)
-    app = build(cfg, live, structured).streamable_http_app(streamable_http_path=PATH, host=host)
+    app = build(cfg, live, structured).streamable_http_app(
+        streamable_http_path=PATH, host=host, transport_security=rebinding_guard(host))
     served: Callable[..., Any] = app  # an ASGI app
     if token:
         served = RequireToken(app, token)
