@@ -231,3 +231,31 @@ def test_a_token_in_the_environment_does_not_stop_the_stdio_server(run_cli, monk
     monkeypatch.setenv("MEMSYNC_MCP_TOKEN", "abc")
     code, _out, err = run_cli("mcp", stdin="", timeout=DEADLINE)  # stdin at its end: it stops
     assert code == 0 and "only go with --http" not in err
+
+
+def test_sigterm_during_a_call_still_sends_its_reply(http_server, vault):
+    """The call in progress when the server is told to stop finishes and its reply arrives: the
+    event streams used to be closed at once, the work done and the client never told."""
+    for n in range(6000):
+        (vault / f"n{n // 500}" ).mkdir(exist_ok=True)
+        (vault / f"n{n // 500}" / f"card {n}.md").write_text(f"note {n} about the shrike number {n}\n")
+    server = http_server()
+    got: dict = {}
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            try:
+                async with client(server.url) as session, anyio.create_task_group() as group:
+                    await session.list_tools()  # the SDK's client lists them once to check replies
+                    async def call():
+                        got["result"] = await session.call_tool("memory_reindex", {"rebuild": True})
+                    group.start_soon(call)
+                    await anyio.sleep(0.3)  # the rebuild of 6,000 notes is under way
+                    server.proc.send_signal(signal.SIGTERM)
+            except Exception:  # closing the session once the server has gone
+                if "result" not in got:
+                    raise
+
+    anyio.run(main)
+    assert server.stop() == 0, "".join(server.log)
+    assert not got["result"].is_error and "added: 6000" in text_of(got["result"])

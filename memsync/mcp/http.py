@@ -14,6 +14,8 @@ import logging
 import signal
 import socket
 import sys
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +79,38 @@ def rebinding_guard(host: str):
                                      allowed_origins=[f"http://{h}" for h in hosts])
 
 
+class Calls:
+    """ASGI middleware counting the POSTs in progress: the tool calls whose replies are still to
+    come (a client's long-lived GET stream is no call)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.running = 0
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            return await self.app(scope, receive, send)
+        self.running += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.running -= 1
+
+
+def _drain_after_calls(server, calls: Calls) -> None:
+    """On a thread: once the server is told to stop, wait for the calls in progress (at most
+    GRACE_SECONDS), then close the event streams. sse_starlette closes every stream at once by
+    default, which cut off replies on their way: the card was written, the client never told."""
+    from sse_starlette.sse import AppStatus
+
+    while not server.should_exit:
+        time.sleep(0.25)
+    deadline = time.monotonic() + GRACE_SECONDS
+    while calls.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    AppStatus.should_exit = True
+
+
 class RequireToken:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
 
@@ -120,11 +154,16 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     live = LiveIndex(cfg)
     app = build(cfg, live, structured).streamable_http_app(
         streamable_http_path=PATH, host=host, transport_security=rebinding_guard(host))
-    served: Callable[..., Any] = app  # an ASGI app
+    calls = Calls(app)
+    served: Callable[..., Any] = calls  # an ASGI app
     if token:
-        served = RequireToken(app, token)
+        served = RequireToken(calls, token)
     server = uvicorn.Server(uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
                                            lifespan="on"))
+    from sse_starlette.sse import AppStatus
+
+    AppStatus.disable_automatic_graceful_drain()  # the streams close after the calls (_drain_after_calls)
+    threading.Thread(target=_drain_after_calls, args=(server, calls), name="memsync-drain", daemon=True).start()
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host
     print(f"memsync mcp: serving http://{shown}:{bound_port}{PATH}"
