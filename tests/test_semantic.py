@@ -502,3 +502,57 @@ def test_the_watcher_embeds_new_cards_in_the_background(vault, memory):
     assert not [t for t in threading.enumerate() if t.name == "memsync-embed"]
     hit = search("office Wi-Fi password")["hits"][0]
     assert hit["path"] == "03-Knowledge/wifi.md" and hit["dense"] is not None
+
+
+def test_closing_the_background_embedder_does_not_wait_out_a_long_card(vault, memory):
+    """One model call takes a whole card (a minute for a very long one): a stopping watcher or
+    server waits CLOSE_WAIT at most, and the card stays pending."""
+    import time
+
+    from memsync.semantic import background
+
+    write_card(vault, "03-Knowledge/long.md", "Long read", "A very long card about the heron. " * 50)
+    sync()
+    started, release = threading.Event(), threading.Event()
+
+    class Slow:
+        model, token_count = shared().model, shared().token_count
+
+        def passages(self, texts):
+            started.set()
+            release.wait(60)
+            return shared().passages(texts)
+
+    embedder = background.BackgroundEmbedder(config.load().db.path, True, encoder_factory=Slow)
+    index = Index(config.load().db.path)
+    try:
+        embedder(index)  # starts its thread, which takes the pending card
+        assert started.wait(30)
+        began = time.monotonic()
+        embedder.close()
+        assert time.monotonic() - began < background.CLOSE_WAIT + 1
+        assert store_counts(index)["pending"] == 1
+    finally:
+        release.set()
+        index.close()
+
+
+def store_counts(index) -> dict:
+    from memsync.semantic import store
+
+    return store.counts(index, shared().model)
+
+
+def test_an_edit_of_the_newest_card_drops_its_old_vector_at_once(vault, memory):
+    """The edit deletes and inserts the card's row under the same seq: the cached matrix of a
+    long-lived process must not keep matching the old text's vector."""
+    write_card(vault, "03-Knowledge/orchid.md", "Orchid care", "Water the orchid once a week, soak the bark.")
+    sync()
+    embed()
+    assert search("how often do I water the orchid")["hits"][0]["path"] == "03-Knowledge/orchid.md"
+    card_id = search("orchid")["hits"][0]["id"]
+    from memsync.write import vault as writing
+
+    writing.update(config.load(), card_id, body="The bike chain is oiled every three hundred kilometres.")
+    hits = {h["path"]: h for h in search("how often do I water the orchid")["hits"]}
+    assert "03-Knowledge/orchid.md" not in hits or hits["03-Knowledge/orchid.md"]["dense"] is None

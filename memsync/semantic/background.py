@@ -26,6 +26,7 @@ SLICE = 0.02  # seconds one heartbeat holds the watcher's worker thread (events 
 PAUSE_AFTER = 0.25  # no heartbeat for this long: the watcher is busy, pause
 LINGER = 30.0  # paused this long (the watcher busy or gone): end the thread
 STEP = 2  # cards per model call: how long a pause can take to come into effect
+CLOSE_WAIT = 2.0  # seconds close() waits for the card being embedded
 
 
 def idle_work(cfg) -> list:
@@ -66,12 +67,18 @@ class BackgroundEmbedder:
         self.enabled = cfg.semantic
 
     def close(self) -> None:
+        """Stop: the card being embedded is waited for CLOSE_WAIT at most. One model call takes a
+        whole card, a minute for a very long one, and a stopping watcher or server must not wait
+        that long; the card stays pending (its vectors are written in one transaction) and is
+        embedded at the next start."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
             thread = self._thread
         if thread is not None:
-            thread.join()
+            thread.join(CLOSE_WAIT)
+            if thread.is_alive():
+                log.info("background embedding stops with the process; the card it was on stays pending")
 
     def _wanted(self, index) -> bool:
         """Semantic search is on in config.json, or the index already has vectors (someone ran

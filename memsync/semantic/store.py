@@ -34,9 +34,9 @@ def put(index: Index, model: str, digest: str, vecs) -> None:
 
 # Decoded vectors by text hash, per database file: a text's vectors never change, so a
 # long-lived process (an MCP server) reads each BLOB once. The assembled matrix is reused while
-# the fingerprint holds: every card change inserts or deletes a cards row (a new seq, or a new
-# count) and every vector write bumps `semantic_version`, so three cheap reads
-# (memsync.store.vectors.fingerprint) stand in for the join over every card (27 ms at 10k cards).
+# the fingerprint holds: every batch of card changes is counted (Index.mark_changed) and every
+# vector write bumps `semantic_version`, so a few cheap reads (memsync.store.vectors.fingerprint)
+# stand in for the join over every card (27 ms at 10k cards).
 _decoded: dict[tuple[str, str], dict] = {}
 
 

@@ -351,8 +351,11 @@ class Index(BulkLoads, CardIds, CardReads):
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
 
     def mark_changed(self) -> None:
-        """Record when the index content last changed (shown by `stats`)."""
+        """Record when the index content last changed (shown by `stats`), and count the change:
+        two edits in one second look alike by the time (memsync.store.vectors.fingerprint)."""
         self._conn.execute(
             "INSERT OR REPLACE INTO meta VALUES ('last_change', ?)",
             (time.strftime("%Y-%m-%dT%H:%M:%S%z"),),
         )
+        self._conn.execute("INSERT INTO meta VALUES ('changes', '1') ON CONFLICT(key) "
+                           "DO UPDATE SET value = CAST(value AS INTEGER) + 1")

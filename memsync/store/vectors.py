@@ -28,9 +28,12 @@ CURRENT_SQL = """
 # Every card change inserts or deletes a cards row (a new seq, or a new count) and every vector
 # write bumps `semantic_version`: three cheap reads that change whenever the vectors a search
 # reads would (memsync.semantic.store caches on them).
+# An edit of the newest card deletes and inserts its row under the same seq (count and max
+# unchanged): the count of changes (Index.mark_changed) tells it apart.
 FINGERPRINT_SQL = """
     SELECT (SELECT count(*) FROM cards), (SELECT max(seq) FROM cards),
-           (SELECT value FROM meta WHERE key = 'semantic_version')
+           (SELECT value FROM meta WHERE key = 'semantic_version'),
+           (SELECT value FROM meta WHERE key = 'changes')
 """
 CHUNK = 500  # ids per IN (...) list: well under SQLite's parameter limit
 
