@@ -192,6 +192,9 @@ def test_loopback_is_the_default_and_remote_needs_both_flags():
             check_bind("192.168.1.5", allow_remote=allow, token=token)
     with pytest.raises(BadArgument):
         parse_bind("127.0.0.1:99999")
+    for unbracketed in ("::1", "::1:8765"):
+        with pytest.raises(BadArgument, match=r"in brackets, with the port: \[::1\]:8765"):
+            parse_bind(unbracketed)
 
 
 def test_sigterm_while_a_client_writes_keeps_every_write_it_answered(http_server, vault):

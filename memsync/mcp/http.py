@@ -32,6 +32,8 @@ GRACE_SECONDS = 5  # how long a SIGTERM waits for open streams before they are c
 
 def parse_bind(text: str) -> tuple[str, int]:
     """`8765`, `127.0.0.1:8765`, `[::1]:8765` -> (host, port); bad input says what to write."""
+    if text.count(":") > 1 and not text.startswith("["):  # ::1 or ::1:8765 cannot be told apart
+        raise BadArgument(f"--http: write an IPv6 address in brackets, with the port: [::1]:8765; got {text!r}")
     host, sep, port = text.rpartition(":")
     if not sep:
         host, port = DEFAULT_HOST, text
