@@ -60,8 +60,8 @@ def whole_index(db: Path) -> dict:
             without_rowid = "WITHOUT ROWID" in conn.execute(
                 "SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0].upper()
             order = "" if without_rowid else " ORDER BY rowid"  # else in key order
-            # the clock of the last change and of the last full sync differ between two runs
-            where = " WHERE key NOT IN ('last_change', 'last_sync')" if table == "meta" else ""
+            # the clock and count of changes and the last full sync differ between two runs
+            where = " WHERE key NOT IN ('last_change', 'last_sync', 'changes')" if table == "meta" else ""
             rows = conn.execute(f"SELECT * FROM {table}{where}{order}").fetchall()
             if table == "files":
                 at = [d[0] for d in conn.execute("SELECT * FROM files LIMIT 0").description]
