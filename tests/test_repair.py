@@ -151,3 +151,20 @@ def test_memory_search_on_a_damaged_full_text_index_says_run_doctor_fix(before, 
         assert "the index is damaged" in text and "memsync doctor --fix" in text
 
     scenario(body)(server_log)
+
+
+def test_a_full_disk_is_reported_as_such_and_the_index_goes_on(tmp_path):
+    """SQLite rolls a transaction back by itself when the disk is full; a ROLLBACK after that
+    failed with 'no transaction is active' and hid why. A page limit stands in for the disk."""
+    index = Index(tmp_path / "full.db")
+    try:
+        pages = index._conn.execute("PRAGMA page_count").fetchone()[0]
+        index._conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+        with pytest.raises(sqlite3.OperationalError, match="database or disk is full"), index.transaction() as conn:
+            for n in range(5000):
+                conn.execute("INSERT INTO meta VALUES (?, ?)", (f"filler {n}", "x" * 500))
+        with index.transaction() as conn:  # room again for what fits: the index is usable
+            conn.execute("INSERT INTO meta VALUES ('after', 'ok')")
+        assert index.meta("after") == "ok"
+    finally:
+        index.close()

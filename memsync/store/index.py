@@ -96,7 +96,8 @@ class Index(BulkLoads, CardIds, CardReads):
         except BaseException:
             self.touched, self._held = set(), set()
             self.waiting.forget()
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:  # SQLite ends it by itself on some errors (a full disk):
+                self._conn.execute("ROLLBACK")  # a ROLLBACK then would hide that error behind its own
             raise
         self._conn.execute("COMMIT")
         self.rewritten += rewritten
