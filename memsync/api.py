@@ -245,7 +245,7 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
         from memsync.store import salvage
 
         try:
-            recovered = salvage.recover(cfg.db.path)
+            recovered = salvage.recover(cfg.db.path, before_set_aside=lambda: _not_watched_elsewhere(cfg))
         except DB_ERRORS as exc:  # busy or unreadable, not damaged: nothing was touched
             raise as_error(exc, cfg.db.path) from None
     with open_index(cfg) as index:
@@ -260,6 +260,19 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     if recovered:
         result["recovered"] = recovered
     return result
+
+
+def _not_watched_elsewhere(cfg: Config) -> None:
+    """A damaged index is set aside and replaced; a watcher in another process would go on
+    writing into the file set aside, and the new index would never hear of later edits."""
+    from memsync.watch import lock
+
+    holder = lock.status(cfg.lock_file)
+    if holder.get("live") and holder.get("pid") != os.getpid():
+        raise BadEnvironment(
+            f"the index at {cfg.db.path} is damaged and a watcher (pid {holder.get('pid')}) has it "
+            "open, which would go on writing into the damaged file once it is replaced: stop the "
+            "watcher (Ctrl-C where it runs, or `memsync service uninstall`), then run this again")
 
 
 def check_removal(cfg: Config) -> None:

@@ -168,3 +168,18 @@ def test_a_full_disk_is_reported_as_such_and_the_index_goes_on(tmp_path):
         assert index.meta("after") == "ok"
     finally:
         index.close()
+
+
+def test_a_damaged_index_is_not_replaced_under_a_running_watcher(before, run_cli, watcher):
+    """The watcher would go on writing into the file set aside, and the new index never hear of
+    a later edit: the repair refuses, touching nothing, until the watcher stops."""
+    running = watcher()
+    truncate(db_path())
+    for args in (("doctor", "--fix"), ("index", "--rebuild")):
+        code, _out, err = run_cli(*args)
+        assert code == 2 and "a watcher (pid" in err and "stop the watcher" in err, err
+    assert not damaged_copies(db_path())
+    assert running.stop() == 0
+    assert run_cli("doctor", "--fix")[0] == 0
+    code, out, _err = run_cli("search", "host-7", "--json")
+    assert code == 0 and out["hits"][0]["id"] == before[0]["03-Knowledge/c7.md"]

@@ -13,6 +13,7 @@ import contextlib
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,14 +121,18 @@ def restore(index: Index, saved: Saved) -> list[str]:
     return problems
 
 
-def recover(path: Path) -> dict | None:
+def recover(path: Path, before_set_aside: Callable[[], None] | None = None) -> dict | None:
     """A damaged index replaced by a fresh one holding what could be saved (None when the file
-    is missing or sound); the caller then rebuilds the derived rows from the files."""
+    is missing or sound); the caller then rebuilds the derived rows from the files.
+    `before_set_aside` runs once the damage is known, and may refuse (raise) before anything
+    is touched."""
     if not path.is_file():
         return None
     problem = damage(path)
     if problem is None:
         return None
+    if before_set_aside is not None:
+        before_set_aside()
     saved = read(path)
     aside = set_aside(path)
     index = Index(path)
