@@ -278,18 +278,26 @@ def test_an_upgrade_while_another_process_has_the_index_open_keeps_its_pages(vau
         assert conn.execute("SELECT read_count FROM card_stats WHERE id = 16560436947").fetchone() == (2,)
 
 
+def hashes_after_migrating_from(version: int, *as_it_was: str, key: str = "path") -> dict[str, str]:
+    """The index set back to schema `version` (after the statements that make it look as that
+    schema left it), opened (which migrates it), and each file's stored hash by `key`."""
+    db = config.load().db.path
+    with closing(sqlite3.connect(db)) as conn:
+        for statement in as_it_was:
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version}")
+        conn.commit()
+    Index(db).close()  # opening migrates
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+        return dict(conn.execute(f"SELECT {key}, hash FROM files"))
+
+
 def test_schema_11_reads_again_only_the_files_of_cards_with_a_summary(vault, home):
     write_card(vault, "a.md", "with a summary", "the body", summary="a failover drill")
     write_card(vault, "b.md", "without", "another body")
     sync()
-    db = config.load().db.path
-    with closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA user_version = 10")
-        conn.commit()
-    Index(db).close()  # opening migrates
-    with closing(sqlite3.connect(db)) as conn:
-        hashes = dict(conn.execute("SELECT path, hash FROM files"))
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == len(migrations.MIGRATIONS)
+    hashes = hashes_after_migrating_from(10)
     assert hashes["a.md"] == "" and hashes["b.md"] != ""
     assert sync().updated == 1
 
@@ -298,17 +306,11 @@ def test_schema_14_reads_again_only_the_files_with_a_hash_in_their_name(vault, h
     (vault / "C# tips.md").write_text("Prefer records for quokka data.\n")
     write_card(vault, "plain.md", "plain", "another body")
     sync()
-    db = config.load().db.path
-    with closing(sqlite3.connect(db)) as conn:  # as schema 13 left it: titled by the part before '#'
-        conn.execute("UPDATE cards SET title = 'C', name = NULL WHERE path = 'C# tips.md'")
-        conn.execute("PRAGMA user_version = 13")
-        conn.commit()
-    Index(db).close()  # opening migrates
-    with closing(sqlite3.connect(db)) as conn:
-        hashes = dict(conn.execute("SELECT path, hash FROM files"))
+    # as schema 13 left it: titled by the part before '#'
+    hashes = hashes_after_migrating_from(13, "UPDATE cards SET title = 'C', name = NULL WHERE path = 'C# tips.md'")
     assert hashes["C# tips.md"] == "" and hashes["plain.md"] != ""
     assert sync().updated == 1
-    with closing(sqlite3.connect(db)) as conn:
+    with closing(sqlite3.connect(config.load().db.path)) as conn:
         assert conn.execute("SELECT title, name FROM cards WHERE path = 'C# tips.md'").fetchone() == ("C# tips", "c# tips")
 
 
@@ -319,11 +321,5 @@ def test_schema_15_reads_again_the_files_of_sources_but_not_the_vaults(vault, ho
     write_card(vault, "plain.md", "plain", "another body")
     assert cli("sources", "--add", "rules", "--adapter", "cursor", "--path", tmp_path / "shop")[0] == 0
     sync()
-    db = config.load().db.path
-    with closing(sqlite3.connect(db)) as conn:
-        conn.execute("PRAGMA user_version = 14")
-        conn.commit()
-    Index(db).close()  # opening migrates
-    with closing(sqlite3.connect(db)) as conn:
-        hashes = dict(conn.execute("SELECT source || ':' || path, hash FROM files"))
+    hashes = hashes_after_migrating_from(14, key="source || ':' || path")
     assert hashes["rules:.cursor/rules/style.mdc"] == "" and hashes["vault:plain.md"] != ""
