@@ -99,14 +99,12 @@ class Calls:
             self.running -= 1
 
 
-def _drain_after_calls(server, calls: Calls) -> None:
-    """On a thread: once the server is told to stop, wait for the calls in progress (at most
+def _drain_after_calls(calls: Calls) -> None:
+    """On a thread, once the server is told to stop: wait for the calls in progress (at most
     GRACE_SECONDS), then close the event streams. sse_starlette closes every stream at once by
     default, which cut off replies on their way: the card was written, the client never told."""
     from sse_starlette.sse import AppStatus
 
-    while not server.should_exit:
-        time.sleep(0.25)
     deadline = time.monotonic() + GRACE_SECONDS
     while calls.running and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -160,12 +158,19 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     served: Callable[..., Any] = calls  # an ASGI app
     if token:
         served = RequireToken(calls, token)
-    server = uvicorn.Server(uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
-                                           lifespan="on"))
     from sse_starlette.sse import AppStatus
 
     AppStatus.disable_automatic_graceful_drain()  # the streams close after the calls (_drain_after_calls)
-    threading.Thread(target=_drain_after_calls, args=(server, calls), name="memsync-drain", daemon=True).start()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:  # SIGTERM/SIGINT while serving
+            if not self.should_exit:
+                threading.Thread(target=_drain_after_calls, args=(calls,), name="memsync-drain",
+                                 daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    server = Server(uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
+                                   lifespan="on"))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host
     print(f"memsync mcp: serving http://{shown}:{bound_port}{PATH}"

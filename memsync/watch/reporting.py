@@ -1,5 +1,6 @@
-"""What the watcher says about its work: one log line per batch or reconcile (and the
-reconcile of every source), and the problems it met (a broken card never stops the watcher; it is named here and in `memsync stats`)."""
+"""What the watcher says about its work: one log line per batch or reconcile, and the problems
+it met (a broken card never stops the watcher; it is named here and in `memsync stats`); and
+the reconcile of every source, which it logs."""
 
 from __future__ import annotations
 
