@@ -3,7 +3,7 @@
 Keyed by the agent (the hook's client, `mcp`, or `cli`) and the project's folder, so Claude Code
 and Codex working in one repository each hear what changed since their own last brief. Losing
 the file only means the next brief has no "changed since" section; it is written whole, through
-a temp file of its own renamed into place, so a reader never sees half of it. Briefs asked for at
+a temp file renamed into place, so a reader never sees half of it. Briefs asked for at
 once (an MCP server's threads, two agents' hooks) take turns to change it under a lock file
 (LOCK_NAME), so none loses another's mark.
 """
@@ -14,7 +14,6 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,7 +50,8 @@ def record(home: Path, mark: str, when: str) -> None:
         marks.pop(mark, None)
         marks[mark] = when  # the newest last: the oldest go first past KEEP
         marks = dict(list(marks.items())[-KEEP:])
-        fd, temp = tempfile.mkstemp(dir=home, prefix=f".{FILE_NAME}.", suffix=".tmp")  # mode 0600
+        temp = home / f".{FILE_NAME}.{os.getpid()}.tmp"  # one writer at a time: under _turn
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, private.FILE_MODE)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump({"last_brief": marks}, handle, ensure_ascii=False, indent=1)
@@ -59,7 +59,7 @@ def record(home: Path, mark: str, when: str) -> None:
                 os.fsync(handle.fileno())
             os.replace(temp, path)
         except BaseException:
-            Path(temp).unlink(missing_ok=True)
+            temp.unlink(missing_ok=True)
             raise
 
 
