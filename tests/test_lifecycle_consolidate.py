@@ -353,3 +353,23 @@ def test_service_install_consolidate_writes_the_timer_and_its_service(run_cli, t
     assert "consolidate --save" in unit.read_text() and "--apply" not in unit.read_text()
     code, gone, _err = run_cli("service", "uninstall", "--consolidate", "--json")
     assert code == 0 and not timer.exists() and not unit.exists()
+
+
+def _a_move(vault, cli, home):
+    """A vault whose only plan step moves oops.md to 08-Mistakes/ (a folder not there yet)."""
+    write_card(vault, "03-Knowledge/oops.md", "oops", "A mistake filed under knowledge, about rsync flags.", kind="mistake")
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"folder_rules": {"mistake": "08-Mistakes"}}))
+    cli("index")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and [(m["from"], m["to"]) for m in done["moves"]] == [("03-Knowledge/oops.md", "08-Mistakes/oops.md")]
+    return done["run"]
+
+
+def test_an_undo_refused_for_a_taken_old_path_names_that_path(cli, vault, home):
+    run = _a_move(vault, cli, home)
+    write_card(vault, "03-Knowledge/oops.md", "new oops", "Another card written at the old path since.")
+    code, out = cli("consolidate", "--undo", run, "--json")
+    message = out["error"]["message"]
+    assert code == 1 and "(03-Knowledge/oops.md (taken by another file" in message
+    assert (vault / "08-Mistakes/oops.md").exists()

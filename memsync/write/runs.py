@@ -77,6 +77,15 @@ def _state(vault: Path, item: dict) -> str:
     return "changed"
 
 
+def _blocker(vault: Path, item: dict) -> str:
+    """The path that keeps a changed file of a run from going back: its old path when a moved
+    card's old name was taken since (the card itself is as the run left it), else its path now."""
+    if item["to"] != item["rel"] and os.path.lexists(vaultio.inside(vault, item["rel"])) \
+            and _sha(vaultio.read_bytes(vaultio.inside(vault, item["to"]))) == item["after"]:
+        return f"{item['rel']} (taken by another file; {item['to']} would move back there)"
+    return item["to"]
+
+
 def _bring(cfg: Config, vault: Path, run: str, item: dict, state: str, side: str) -> None:
     """Bring one file standing at `state` to `side`: write it when it stands at the other side;
     end a half move by unlinking the other side's name; leave a changed file as it is."""
@@ -163,7 +172,7 @@ def undo(cfg: Config, run: str) -> dict:
     files = manifest["files"]
     with journal.writing(cfg.home.path):
         states = [_state(vault, item) for item in files]
-        changed = [item["to"] for item, state in zip(files, states, strict=True) if state == "changed"]
+        changed = [_blocker(vault, item) for item, state in zip(files, states, strict=True) if state == "changed"]
         if changed:
             raise Rejected(f"{len(changed)} file(s) of run {run} changed after it ({', '.join(changed[:5])}); "
                            "nothing was undone: put them back as the run left them, or edit by hand")
