@@ -373,3 +373,13 @@ def test_an_undo_refused_for_a_taken_old_path_names_that_path(cli, vault, home):
     message = out["error"]["message"]
     assert code == 1 and "(03-Knowledge/oops.md (taken by another file" in message
     assert (vault / "08-Mistakes/oops.md").exists()
+
+
+def test_undo_of_a_move_takes_away_the_folder_the_run_made_and_only_that(cli, vault, home):
+    run = _a_move(vault, cli, home)
+    assert cli("consolidate", "--undo", run)[0] == 0
+    assert (vault / "03-Knowledge/oops.md").exists() and not (vault / "08-Mistakes").exists()
+    (vault / "08-Mistakes").mkdir()  # a folder that was there before the run stays
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and cli("consolidate", "--undo", done["run"])[0] == 0
+    assert (vault / "08-Mistakes").is_dir()

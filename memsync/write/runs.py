@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -51,14 +52,37 @@ def save(cfg: Config, run: str, changes: Iterable[Change]) -> list[dict]:
         for side, data in (("before", change.before), ("after", change.after)):
             with atomic.Staged(kept, data, private.FILE_MODE) as staged:
                 staged.replace(kept / f"{n}.{side}")
-        files.append({"n": n, "rel": change.rel, "to": change.to or change.rel,
-                      "before": _sha(change.before), "after": _sha(change.after)})
+        item = {"n": n, "rel": change.rel, "to": change.to or change.rel,
+                "before": _sha(change.before), "after": _sha(change.after)}
+        if change.to and change.to != change.rel:
+            item["made"] = _missing_folders(vaultio.root(cfg), change.to)
+        files.append(item)
     manifest = {"run": run, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files,
                 "vault": str(vaultio.root(cfg))}
     with atomic.Staged(kept, json.dumps(manifest, ensure_ascii=False, indent=1).encode(),
                        private.FILE_MODE) as staged:
         staged.replace(kept / "manifest.json")
     return files
+
+
+def _missing_folders(vault: Path, rel: str) -> list[str]:
+    """The folders above `rel` that are not there yet, deepest first: the ones a move to `rel`
+    makes, and the only ones its undo may take away again (when they are empty)."""
+    made = []
+    parent = posixpath.dirname(rel)
+    while parent and not os.path.isdir(vaultio.inside(vault, parent)):
+        made.append(parent)
+        parent = posixpath.dirname(parent)
+    return made
+
+
+def _drop_made_folders(vault: Path, item: dict) -> None:
+    """A moved card gone back: the folders its move made go too, if nothing else is in them."""
+    for rel_dir in item.get("made", ()):
+        try:
+            os.rmdir(vaultio.inside(vault, rel_dir))
+        except OSError:  # not empty (someone filed a card there since) or already gone
+            return
 
 
 def _state(vault: Path, item: dict) -> str:
@@ -91,6 +115,8 @@ def _bring(cfg: Config, vault: Path, run: str, item: dict, state: str, side: str
     end a half move by unlinking the other side's name; leave a changed file as it is."""
     if state == "half":
         os.unlink(vaultio.inside(vault, item["rel"] if side == "after" else item["to"]))
+        if side == "before":
+            _drop_made_folders(vault, item)
     elif state in ("before", "after") and state != side:
         _put(cfg, vault, run, item, side)
 
@@ -110,6 +136,8 @@ def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
     if not atomic.create(target, data, mode):
         raise Rejected(f"{there} is taken; nothing more was changed")
     os.unlink(vaultio.inside(vault, here))
+    if side == "before":
+        _drop_made_folders(vault, item)
 
 
 def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction: str) -> None:
