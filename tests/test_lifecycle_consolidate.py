@@ -383,3 +383,20 @@ def test_undo_of_a_move_takes_away_the_folder_the_run_made_and_only_that(cli, va
     code, done = cli("consolidate", "--apply", "--json")
     assert code == 0 and cli("consolidate", "--undo", done["run"])[0] == 0
     assert (vault / "08-Mistakes").is_dir()
+
+
+def test_a_run_killed_while_its_copies_were_saved_is_recognised_and_its_folder_removed(cli, vault, home):
+    """The copies are saved before the manifest, and the journal comes after both: a kill in
+    between leaves a folder of copies that no undo can use, and a vault that never changed."""
+    _vault(vault, cli, home)
+    original = vault_bytes(vault)
+    for run in ("20261201-100000-aaaaaa", "20261201-100001-bbbbbb"):
+        (home / "consolidate" / run).mkdir(parents=True)
+        (home / "consolidate" / run / "0.before").write_bytes(original["03-Knowledge/deploy.md"])
+    code, out = cli("consolidate", "--undo", "20261201-100000-aaaaaa", "--json")
+    assert code == 1 and "killed while its copies were saved" in out["error"]["message"]
+    assert not (home / "consolidate" / "20261201-100000-aaaaaa").exists()
+    (home / "consolidate" / "20261201-100000-aaaaaa").mkdir()
+    code, text = cli("consolidate")
+    assert code == 0 and text.startswith("an interrupted run 20261201-100000-aaaaaa: killed while its copies")
+    assert [p.name for p in (home / "consolidate").iterdir()] == [] and vault_bytes(vault) == original

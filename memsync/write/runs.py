@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import posixpath
+import shutil
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,7 +46,9 @@ def _sha(data: bytes | None) -> str | None:
 
 
 def save(cfg: Config, run: str, changes: Iterable[Change]) -> list[dict]:
-    """Keep both sides of every change and the manifest; returns the manifest's files."""
+    """Keep both sides of every change and the manifest; returns the manifest's files. Called
+    with the write lock held (journal.writing), so a folder without a manifest that another
+    holder of the lock finds is a save its process did not live to finish (_unsaved)."""
     kept = private.mkdir(private.mkdir(folder(cfg)) / run)
     files = []
     for n, change in enumerate(changes):
@@ -195,6 +198,9 @@ def _manifest(cfg: Config, run: str) -> dict:
 
 def undo(cfg: Config, run: str) -> dict:
     recovered = recover(cfg)
+    unsaved = next((r for r in recovered if r.get("run") == run and r.get("unsaved")), None)
+    if unsaved:
+        raise NotFound(f"run {run} was {unsaved['action']}")
     manifest = _manifest(cfg, run)
     vault = Path(manifest["vault"])
     files = manifest["files"]
@@ -243,4 +249,34 @@ def recover(cfg: Config) -> list[dict]:
         return True
 
     journal.replay(cfg.home.path, handle)
+    return done + _drop_unsaved(cfg)
+
+
+def _unsaved(cfg: Config) -> list[Path]:
+    """Run folders with no manifest: their process was killed while it saved the copies, before
+    any file of the vault changed (the manifest is written last, the journal after it)."""
+    try:
+        found = [p for p in folder(cfg).iterdir() if not p.name.startswith(".")
+                 and p.is_dir() and not p.is_symlink() and not (p / "manifest.json").exists()]
+    except FileNotFoundError:
+        return []
+    return sorted(found)
+
+
+def _drop_unsaved(cfg: Config) -> list[dict]:
+    """Remove the folders of runs killed while they saved: they changed nothing, and undo
+    cannot use them. Looked at under the write lock, which a save in progress holds."""
+    if not _unsaved(cfg):  # every write comes by here: no lock taken when there is nothing
+        return []
+    done = []
+    with journal.writing(cfg.home.path):
+        for path in _unsaved(cfg):
+            try:
+                shutil.rmtree(path)
+            except OSError as exc:
+                done.append({"op": OP, "run": path.name, "unsaved": True,
+                         "action": f"killed while its copies were saved; remove {path} by hand ({exc.strerror or exc})"})
+                continue
+            done.append({"op": OP, "run": path.name, "unsaved": True,
+                         "action": "killed while its copies were saved, before any file changed: nothing to undo, its folder removed"})
     return done
