@@ -400,3 +400,13 @@ def test_a_run_killed_while_its_copies_were_saved_is_recognised_and_its_folder_r
     code, text = cli("consolidate")
     assert code == 0 and text.startswith("an interrupted run 20261201-100000-aaaaaa: killed while its copies")
     assert [p.name for p in (home / "consolidate").iterdir()] == [] and vault_bytes(vault) == original
+
+
+@pytest.mark.parametrize("space", ["\t", "\u00a0", "\u3000", "\u2003"])
+def test_a_summary_is_written_when_the_body_holds_a_tab_or_a_no_break_space(cli, vault, home, space):
+    write_card(vault, "backup.md", "backup", LONG.replace("backup job", f"backup{space}job"))
+    cli("index")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["skipped"] == []
+    assert [s["summary"] for s in done["summaries"]] == ["The backup job runs nightly at two and keeps thirty days. It writes to the NAS."]
+    assert notes.parse((vault / "backup.md").read_bytes(), "backup.md").summary == done["summaries"][0]["summary"]

@@ -85,8 +85,10 @@ def merged_body(keeper_body: str, additions: list[str]) -> str:
 
 def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
     """The first sentences, as many as fit in `limit` characters; a first sentence longer than
-    that is cut at a word (or, in CJK text, anywhere) and ends with `…`."""
-    parts = split(body)
+    that is cut at a word (or, in CJK text, anywhere) and ends with `…`. On one line with single
+    spaces, as the parser reads a `summary:` back: a tab or a no-break space kept in it would
+    read back as a space, and the edit would be refused as not what was meant."""
+    parts = [folded(sentence) for sentence in split(body)]
     if not parts:
         return None
     out = ""
