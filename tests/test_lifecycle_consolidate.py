@@ -122,6 +122,9 @@ def test_read_only_sources_are_never_changed(cli, vault, home, tmp_path):
     before = tree_digest(other)
     code, plan = cli("consolidate", "--json")
     assert any("read-only" in s["why"] for s in plan["skipped"])
+    code, text = cli("consolidate")
+    left = [line for line in text.splitlines() if line.startswith("left alone")]
+    assert left and all(line.startswith("left alone (merge) notes:deploy") for line in left), text
     code, done = cli("consolidate", "--apply", "--json")
     assert code == 0 and tree_digest(other) == before
     assert done["summaries"] == [] and done["merges"] == []

@@ -150,6 +150,8 @@ def _plan_text(data: dict) -> str:
         lines.append(f"move {move['id']} {move['from']} -> {move['to']} (kind {move['kind']})")
     for skip in data["skipped"]:
         what = skip.get("path") or skip.get("keeper") or skip.get("id")
+        if skip.get("source", "vault") != "vault":  # a path alone reads as the vault's
+            what = f"{skip['source']}:{what}"
         lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
     if data.get("run"):
         lines.append(f"run {data['run']}; undo with `{data['undo']}`")

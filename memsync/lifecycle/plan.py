@@ -109,7 +109,8 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
 def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[str]) -> None:
     keeper = next(c for c in group["cards"] if c["keeper"])
     if not group["mergeable"]:
-        plan.skipped.append({"step": "merge", "keeper": keeper["id"],
+        plan.skipped.append({"step": "merge", "keeper": keeper["id"], "path": keeper["path"],
+                             "source": keeper["source"],
                              "why": "the keeper is in a read-only source: reported only"})
         return
     others = [c for c in group["cards"] if c["merge"]]
@@ -117,7 +118,8 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
         if not card["keeper"] and not card["merge"]:
             why = ("read or marked helpful often: it can only be a keeper" if card.get("protected")
                    else "in a read-only source: never changed")
-            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"], "why": why})
+            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
+                                 "source": card["source"], "why": why})
     loaded = files.text(keeper["path"])
     if loaded is None or not others:
         return
