@@ -76,10 +76,10 @@ def test_a_new_card_at_a_deleted_path_gets_an_id_of_its_own(cli, vault, card):
     assert again["path"] == card["path"] and again["id"] != card["id"]
     assert stats_of(again["id"]) == (0, None)  # the deleted card's reads are not inherited
     cli("delete", again["id"])  # stored as -2, with its own id
-    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging db-2.md", "--json")
-    assert code == 0 and data["id"] == again["id"]
     code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
     assert code == 0 and data["id"] == card["id"] and stats_of(card["id"])[0] == 1
+    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging db-2.md", "--json")
+    assert code == 0 and data["id"] == again["id"]
 
 
 def test_a_purged_id_is_never_given_to_another_card(cli, vault, card):

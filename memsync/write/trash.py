@@ -22,7 +22,7 @@ from memsync.config import Config
 from memsync.errors import BadArgument, NotFound, PathOutsideVault
 from memsync.model import TRASH
 from memsync.store.connection import DB_ERRORS
-from memsync.write import journal, moves, trashsize, vaultio
+from memsync.write import journal, moves, trashnames, trashsize, vaultio
 from memsync.write.vaultio import VAULT
 
 
@@ -92,6 +92,11 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if not os.path.isfile(source):
             raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
         target_rel = _original_path(vault, index, rel)
+        named = trashnames.original(vault, rel)
+        if named and os.path.lexists(vaultio.inside(vault, named)):
+            notes.append(f"{named}, its name before the trash, is taken: put back as {target_rel}")
+        elif named:
+            target_rel = named
         if target_rel != rel[len(TRASH) + 1:]:
             notes.append(f"put back at {target_rel}, where the card was before it went to the trash")
         target = vaultio.inside(vault, target_rel)
@@ -117,6 +122,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             if rebound:
                 _unpark(cfg, index, target_rel, rel, warnings)
             return _occupied(target_rel)
+        trashnames.forget(vault, [rel])
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
         result = {"status": "restored", "id": None, "path": target_rel, "trash_path": rel}
         if notes:
@@ -202,6 +208,7 @@ def purge(cfg: Config, trash_path: str) -> dict:
                 "`memsync delete ID` it first)"
             )
         os.unlink(full)  # a symlink is removed itself, never its target
+        trashnames.forget(vault, [rel])
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
         cleared = _clear_stats(cfg, [rel], warnings)
     result = {"status": "purged", "path": rel, "purged": 1, "stats_cleared": cleared, "indexed": None}

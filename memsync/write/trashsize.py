@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memsync import sizes
 from memsync.model import TRASH
+from memsync.write import trashnames
 
 REMINDER_CARDS = 200
 REMINDER_BYTES = 50 * 1024 * 1024
@@ -18,6 +19,8 @@ def usage(vault: Path) -> tuple[int, int]:
     count = size = 0
     for folder, _dirs, files in os.walk(vault / TRASH):
         for name in files:
+            if name == trashnames.RECORD and folder == str(vault / TRASH):
+                continue  # the trash's record of names, no card
             count += 1
             with suppress(OSError):
                 size += os.lstat(os.path.join(folder, name)).st_size

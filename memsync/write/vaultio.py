@@ -29,7 +29,7 @@ from memsync.model import TRASH
 from memsync.model.indexing import Card
 from memsync.store.connection import DB_ERRORS
 from memsync.store.index import Index
-from memsync.write import atomic, modes, moves, rules
+from memsync.write import atomic, modes, moves, rules, trashnames
 
 VAULT = "vault"  # the one writable source
 MAX_NUMBERED = 10_000
@@ -261,6 +261,8 @@ def move_to_trash(home: Path, vault: Path, rel: str) -> str:
         for n in range(1, MAX_NUMBERED):
             candidate = posixpath.join(target_dir, numbered_name(name, n))
             if moves.move(home, vault, rel, candidate):
+                with contextlib.suppress(OSError):  # without the record, a restore keeps the trash's name
+                    trashnames.remember(vault, candidate, rel)
                 return candidate
     except FileNotFoundError:
         raise NotFound(f"{rel} is no longer on disk; nothing was moved") from None

@@ -1,0 +1,75 @@
+"""The names cards had before the trash numbered them.
+
+A card deleted while the trash already holds one of its name goes in as `<name>-2.md` (`-3`,
+...): the folders keep where it came from, but not what it was called. The trash's own record,
+`.trash/.memsync-names.json`, maps each such copy to its name in the vault, so a restore puts it
+back under that name. It lives in the vault, beside the copies, and goes wherever they go (git,
+sync, another machine). Read and written under the home's write lock (journal.writing), like
+every move into or out of the trash. A lost record costs only the name: the copy is then
+restored under the name it has in the trash, as without one.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from contextlib import suppress
+from pathlib import Path
+
+from memsync.model import TRASH
+from memsync.write import atomic
+
+RECORD = ".memsync-names.json"
+
+
+def _path(vault: Path) -> Path:
+    return vault / TRASH / RECORD
+
+
+def _read(vault: Path) -> dict[str, str]:
+    try:
+        data = json.loads(_path(vault).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: the copies keep their trash names
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write(vault: Path, names: dict[str, str]) -> None:
+    if not names:
+        with suppress(FileNotFoundError):
+            _path(vault).unlink()
+        return
+    data = json.dumps(dict(sorted(names.items())), ensure_ascii=False, indent=1).encode("utf-8")
+    with atomic.Staged(_path(vault).parent, data) as staged:
+        staged.replace(_path(vault))
+
+
+def remember(vault: Path, trash_rel: str, original: str) -> None:
+    """`trash_rel` holds the card that was at `original` (only recorded when the names differ
+    by more than the trash folder; a stale entry for the name is dropped either way)."""
+    names = _read(vault)
+    wanted = None if trash_rel[len(TRASH) + 1:] == original else original
+    if names.get(trash_rel) == wanted:
+        return  # nothing to change: no write
+    if wanted is None:
+        del names[trash_rel]
+    else:
+        names[trash_rel] = wanted
+    _write(vault, names)
+
+
+def original(vault: Path, trash_rel: str) -> str | None:
+    """The vault name the copy at `trash_rel` had, when the trash numbered it."""
+    name = _read(vault).get(trash_rel)
+    if not name or name.startswith(("/", TRASH + "/")) or ".." in name.split("/"):
+        return None  # a record edited by hand to point anywhere is not followed
+    return posixpath.normpath(name)
+
+
+def forget(vault: Path, trash_rels: list[str]) -> None:
+    """The copies left the trash (restored or purged)."""
+    names = _read(vault)
+    if any(rel in names for rel in trash_rels):
+        _write(vault, {k: v for k, v in names.items() if k not in trash_rels})

@@ -1,0 +1,50 @@
+"""The trash's record of names: a copy numbered `-2` in the trash goes back under the name it had."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memsync.write import trashnames, trashsize
+
+BODY = "The staging database lives on db-stage-2, port 5433, user app_ro."
+PATH = "03-Knowledge/staging db.md"
+SECOND = ".trash/03-Knowledge/staging db-2.md"
+
+
+@pytest.fixture
+def two_in_the_trash(cli, vault):
+    """Two cards of one name deleted one after the other: the second is kept as `-2`."""
+    ids = []
+    for body in (BODY, BODY + " (rebuilt)"):
+        code, card = cli("capture", "--title", "staging db", "--body", body, "--json")
+        assert code == 0 and card["path"] == PATH
+        ids.append(card["id"])
+        assert cli("delete", card["id"])[0] == 0
+    assert (vault / SECOND).exists()
+    return ids
+
+
+def test_a_numbered_copy_is_restored_under_its_own_name_with_its_id(cli, vault, two_in_the_trash):
+    second = (vault / SECOND).read_bytes()
+    code, data = cli("delete", "--restore", SECOND, "--json")
+    assert code == 0 and data["status"] == "restored" and data["path"] == PATH
+    assert data["id"] == two_in_the_trash[1] and (vault / PATH).read_bytes() == second
+    assert not (vault / "03-Knowledge/staging db-2.md").exists()
+    assert trashnames.original(vault, SECOND) is None  # the entry went with the copy
+
+
+def test_a_numbered_copy_whose_name_is_taken_keeps_its_trash_name(cli, vault, two_in_the_trash):
+    assert cli("delete", "--restore", ".trash/" + PATH)[0] == 0  # the first one is back first
+    code, data = cli("delete", "--restore", SECOND, "--json")
+    assert code == 0 and data["path"] == "03-Knowledge/staging db-2.md"
+    assert f"{PATH}, its name before the trash, is taken" in data["note"]
+
+
+def test_the_record_lives_in_the_trash_and_a_purge_drops_its_entry(cli, vault, two_in_the_trash):
+    record = vault / ".trash" / trashnames.RECORD
+    assert json.loads(record.read_text()) == {SECOND: PATH}
+    assert trashsize.usage(vault)[0] == 2  # two cards; the record is none
+    assert cli("delete", "--purge", SECOND)[0] == 0
+    assert not record.exists()
