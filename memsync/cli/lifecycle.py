@@ -153,6 +153,11 @@ def _plan_text(data: dict) -> str:
         if skip.get("source", "vault") != "vault":  # a path alone reads as the vault's
             what = f"{skip['source']}:{what}"
         lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
+    if data.get("plan"):
+        lines.append(f"carried out as saved in {data['plan']}")
+    if data.get("differs_from"):
+        lines.append(f"note: this plan was made now, from the files as they are, and differs from the one "
+                     f"saved in {data['differs_from']}; `--apply --plan` carries out a saved plan as it was saved")
     if data.get("run"):
         lines.append(f"run {data['run']}; undo with `{data['undo']}`")
     if data.get("saved"):
@@ -165,7 +170,9 @@ def _plan_text(data: dict) -> str:
 @click.option("--undo", "run", metavar="RUN", help="Put back, byte for byte, every file a run changed.")
 @click.option("--threshold", type=click.FloatRange(0.05, 1.0), help="Duplicate similarity (default: config.json).")
 @click.option("--save", is_flag=True, help="Also leave the plan in the data home for review (the daily timer).")
-def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save):
+@click.option("--plan", "plan_name", metavar="PLAN",
+              help="With --apply: carry out this saved plan as it was saved (plan-YYYYMMDD.json, or a path).")
+def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save, plan_name):
     """Merge near-duplicates, add extractive summaries, move misfiled cards: a plan first.
 
     Without --apply nothing changes. Merged cards are superseded by their keeper, never
@@ -175,6 +182,7 @@ def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save):
     Example:
       memsync consolidate              # the plan
       memsync consolidate --apply
+      memsync consolidate --apply --plan plan-20261201.json
       memsync consolidate --undo 20261201-221500-a1b2c3
     """
     from memsync.errors import BadArgument
@@ -184,8 +192,12 @@ def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save):
         raise BadArgument("--undo RUN goes alone")
     if apply_it and save:
         raise BadArgument("--save leaves a plan for review and --apply carries one out: give one")
+    if plan_name is not None and (not apply_it or threshold is not None):
+        raise BadArgument("--plan goes with --apply (and no --threshold: the saved plan is carried out as it is)")
     if run is not None:
         result = tidy.undo(obj.cfg, run)
+    elif plan_name is not None:
+        result = tidy.apply_saved(obj.cfg, plan_name)
     elif apply_it:
         result = tidy.apply(obj.cfg, threshold)
     else:

@@ -8,30 +8,24 @@ byte, and refuses (changing nothing) when one of them was edited after the run.
 
 from __future__ import annotations
 
-import json
 import secrets as random_tokens
 import time
 
-from memsync import private
 from memsync.config import Config
-from memsync.lifecycle import audit, plan
-from memsync.write import atomic, journal, runs, vaultio
+from memsync.lifecycle import audit, plan, saved
+from memsync.write import journal, runs, vaultio
 
 
 def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> dict:
-    """The plan, printed; nothing changes (with `save`, the plan is left in the home for review)."""
+    """The plan, printed; nothing changes (with `save`, the plan is left in the home for review,
+    and `apply_saved` carries out exactly that one later)."""
     recovered = runs.recover(cfg)
     built = _plan(cfg, threshold)
     result = {"applied": False, **built.to_dict()}
     if recovered:
         result["recovered"] = recovered
     if save:
-        folder = private.mkdir(runs.folder(cfg))
-        path = folder / f"plan-{time.strftime('%Y%m%d')}.json"
-        with atomic.Staged(folder, json.dumps(result, ensure_ascii=False, indent=1).encode(),
-                           private.FILE_MODE) as staged:
-            staged.replace(path)
-        result["saved"] = str(path)
+        result["saved"] = str(saved.save(cfg, result, built))
     return result
 
 
@@ -50,25 +44,49 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False) -> plan.
 
 
 def apply(cfg: Config, threshold: float | None = None) -> dict:
+    """A plan built now, from the files as they are, carried out; said when it is not the plan
+    last saved for review (that one is carried out by `apply_saved`)."""
     recovered = runs.recover(cfg)
-    vault = vaultio.root(cfg)
+    reviewed = saved.newest_unapplied(cfg)
     with journal.writing(cfg.home.path):  # no update or supersede reads a file while we work
         built = _plan(cfg, threshold, catch_up=True)
         result = {"applied": True, **built.to_dict()}
-        if recovered:
-            result["recovered"] = recovered
-        if not built.changes:
-            result["run"] = None
-            return result
-        run = time.strftime("%Y%m%d-%H%M%S-") + random_tokens.token_hex(3)
-        files = runs.save(cfg, run, built.changes.values())
-        runs.transition(cfg, vault, run, files, "apply")
-    result["run"] = run
-    result["undo"] = f"memsync consolidate --undo {run}"
-    result["indexed"] = runs.sync(cfg, files)
+        if reviewed and saved.fingerprint(reviewed[1]["changes"]) != saved.as_saved(built):
+            result["differs_from"] = str(reviewed[0])
+        result.update(_run(cfg, list(built.changes.values())))
+    return _finish(cfg, result, recovered)
+
+
+def apply_saved(cfg: Config, name: str) -> dict:
+    """A saved plan carried out as it was saved: the steps whose files changed since are left
+    out (listed in `skipped`), never planned anew."""
+    recovered = runs.recover(cfg)
+    path, plan_saved = saved.load(cfg, name)
+    with journal.writing(cfg.home.path):
+        changes, steps = saved.applicable(cfg, plan_saved)
+        result = {"applied": True, "plan": str(path), **steps, "files": len(changes), "empty": not changes}
+        result.update(_run(cfg, changes))
+    return _finish(cfg, result, recovered)
+
+
+def _run(cfg: Config, changes: list) -> dict:
+    """Write the changes as one run (the write lock held); its name and files, for _finish."""
+    if not changes:
+        return {"run": None}
+    run = time.strftime("%Y%m%d-%H%M%S-") + random_tokens.token_hex(3)
+    files = runs.save(cfg, run, changes)
+    runs.transition(cfg, vaultio.root(cfg), run, files, "apply")
+    return {"run": run, "undo": f"memsync consolidate --undo {run}", "_files": files}
+
+
+def _finish(cfg: Config, result: dict, recovered: list[dict]) -> dict:
+    """Bring the index in line with the run's files (after the lock: it may take a while)."""
+    files = result.pop("_files", None)
+    if files:
+        result["indexed"] = runs.sync(cfg, files)
+    if recovered:
+        result["recovered"] = recovered
     return result
-
-
 
 
 def undo(cfg: Config, run: str) -> dict:

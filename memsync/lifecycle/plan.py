@@ -55,6 +55,7 @@ class _Files:
 
     def __init__(self, vault: Path, plan: Plan):
         self.vault, self.plan = vault, plan
+        self.touched: set[str] = set()  # by the step being planned (a saved plan is applied by steps)
 
     def text(self, rel: str) -> tuple[str, Card] | None:
         change = self.plan.changes.get(rel)
@@ -71,6 +72,7 @@ class _Files:
             assert original is not None
             change = self.plan.changes[rel] = FileChange(rel, original, original)
         change.after = new_text.encode("utf-8")
+        self.touched.add(rel)
 
 
 def build(vault: Path, report: dict, now: str | None = None) -> Plan:
@@ -85,6 +87,7 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
         before = {rel: change.after for rel, change in plan.changes.items()}
         away = set(merged_away)
         try:
+            files.touched = set()
             _merge(files, plan, group, now, merged_away)
         except Rejected as exc:
             # A group is merged whole or not at all: the edits it made before the refusal go.
@@ -98,6 +101,7 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
         if entry["source"] != "vault" or entry["path"] in merged_away:
             continue
         try:
+            files.touched = set()
             _summarize(files, plan, entry)
         except Rejected as exc:
             plan.skipped.append({"step": "summary", "id": entry["id"], "why": exc.message})
@@ -174,7 +178,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
         "keeper": keeper["id"], "path": keeper["path"], "why": group["why"],
         "similarity": group["similarity"],
         "merged": [{"id": c["id"], "path": c["path"], "similarity": c["similarity"]} for c, _, _ in chain],
-        "sentences_added": additions,
+        "sentences_added": additions, "touches": sorted(files.touched),
     })
 
 
@@ -189,7 +193,8 @@ def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
     files.edit(entry["path"], fe.set_keys(text, {"summary": fe.scalar(line),
                                                  "summary_generated": "true"}),
                card, {"summary": line})
-    plan.summaries.append({"id": entry["id"], "path": entry["path"], "summary": line})
+    plan.summaries.append({"id": entry["id"], "path": entry["path"], "summary": line,
+                           "touches": [entry["path"]]})
 
 
 def _move(files: _Files, plan: Plan, entry: dict) -> None:
@@ -211,5 +216,5 @@ def _move(files: _Files, plan: Plan, entry: dict) -> None:
     data = vaultio.read_bytes(vaultio.inside(files.vault, rel))
     assert data is not None
     plan.changes[rel] = FileChange(rel, data, data, to=to)
-    plan.moves.append({"id": entry["id"], "from": rel, "to": to, "kind": entry["kind"]})
+    plan.moves.append({"id": entry["id"], "from": rel, "to": to, "kind": entry["kind"], "touches": [rel]})
 

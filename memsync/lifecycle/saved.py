@@ -1,0 +1,145 @@
+"""A plan saved for review (`consolidate --save`), and the part of it that can still be applied.
+
+A saved plan holds what was shown (merges, summaries, moves, what was left alone) and, per file,
+the digest of its bytes when the plan was made and its text after. `--apply --plan` carries out
+exactly that, never a plan built anew: a file whose bytes differ from the digest was edited
+since, so the steps that touch it are left out (with every step sharing a file with them: one
+file's new text may hold two steps) and said so; the rest is applied as it was reviewed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from memsync import private
+from memsync.config import Config
+from memsync.errors import NotFound, Rejected
+from memsync.lifecycle.plan import FileChange, Plan
+from memsync.write import atomic, runs, vaultio
+
+STEPS = (("merges", "merge"), ("summaries", "summary"), ("moves", "move"))
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+def save(cfg: Config, shown: dict, built: Plan) -> Path:
+    """Leave the plan in the home as plan-YYYYMMDD.json (private), file contents included."""
+    changes = [{"rel": c.rel, "to": c.to or c.rel, "before": _sha(c.before), "after_sha": _sha(c.after),
+                "after": None if c.after == c.before else c.after.decode("utf-8")}
+               for c in built.changes.values()]
+    record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+              "changes": changes}
+    folder = private.mkdir(runs.folder(cfg))
+    path = folder / f"plan-{time.strftime('%Y%m%d')}.json"
+    with atomic.Staged(folder, json.dumps(record, ensure_ascii=False, indent=1).encode(),
+                       private.FILE_MODE) as staged:
+        staged.replace(path)
+    return path
+
+
+def load(cfg: Config, name: str) -> tuple[Path, dict]:
+    """A saved plan by its file name in the home's consolidate folder, or by its path."""
+    path = Path(name).expanduser()
+    if not path.is_file():
+        path = runs.folder(cfg) / name
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise NotFound(f"no saved plan {name!r}; `memsync consolidate --save` leaves one in "
+                       f"{runs.folder(cfg)} (plan-YYYYMMDD.json)") from None
+    except (OSError, ValueError) as exc:
+        raise Rejected(f"the saved plan {path} cannot be read ({exc}); save a new one with "
+                       "`memsync consolidate --save`") from None
+    if not isinstance(saved, dict) or not isinstance(saved.get("changes"), list):
+        raise Rejected(f"{path} holds no file contents (a plan saved by an older memsync, or no "
+                       "plan): save a new one with `memsync consolidate --save` and review it")
+    if saved.get("vault") != str(vaultio.root(cfg)):
+        raise Rejected(f"{path} was saved for the vault {saved.get('vault')}, not this one "
+                       f"({vaultio.root(cfg)}); nothing was changed")
+    return path, saved
+
+
+def _why_not(vault: Path, item: dict, at: str) -> tuple[str | None, bytes | None]:
+    """(why the file cannot take its change now, or None; its bytes now)."""
+    now = vaultio.read_bytes(vaultio.inside(vault, item["rel"]))
+    moved = item["to"] != item["rel"]
+    if _sha(now) == item["before"]:
+        if moved and os.path.lexists(vaultio.inside(vault, item["to"])):
+            return f"{item['to']} was taken after the plan was saved ({at})", now
+        return None, now
+    at_end = vaultio.read_bytes(vaultio.inside(vault, item["to"])) if moved else now
+    if _sha(at_end) == item["after_sha"] and (not moved or now is None):
+        return f"{item['to']} is already as the plan leaves it", now
+    if now is None:
+        return f"{item['rel']} is gone since the plan was saved ({at})", now
+    return f"{item['rel']} was edited after the plan was saved ({at})", now
+
+
+def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
+    """The changes of a saved plan that still apply, and the plan's steps that go with them
+    (the rest in `skipped`, each saying which file changed)."""
+    vault = vaultio.root(cfg)
+    steps = [(kind, key, step) for key, kind in STEPS for step in saved.get(key) or []]
+    owner = {rel: rel for item in saved["changes"] for rel in (item["rel"],)}
+
+    def root(rel: str) -> str:
+        while owner.setdefault(rel, rel) != rel:
+            rel = owner[rel]
+        return rel
+
+    for _kind, _key, step in steps:  # steps that share a file are applied together or not at all
+        first, *rest = step.get("touches") or [None]
+        for rel in rest:
+            owner[root(rel)] = root(first)
+    problems: dict[str, str] = {}
+    changes: dict[str, FileChange] = {}
+    for item in saved["changes"]:
+        why, now = _why_not(vault, item, saved.get("saved_at", "?"))
+        if why:
+            problems[root(item["rel"])] = why
+            continue
+        assert now is not None  # its digest matched
+        after = now if item["after"] is None else item["after"].encode("utf-8")
+        if _sha(after) != item["after_sha"]:
+            raise Rejected(f"the saved plan's text for {item['rel']} does not match its digest (edited "
+                           "by hand?); nothing was changed: save a new plan with `memsync consolidate --save`")
+        changes[item["rel"]] = FileChange(item["rel"], now, after, None if item["to"] == item["rel"] else item["to"])
+    kept: dict = {key: [] for key, _kind in STEPS}
+    skipped = list(saved.get("skipped") or [])
+    for kind, key, step in steps:
+        blocked = problems.get(root((step.get("touches") or [""])[0]))
+        if blocked:
+            skipped.append({"step": kind, "path": step.get("path") or step.get("from"),
+                            "why": f"{blocked}: this step is left out"})
+        else:
+            kept[key].append(step)
+    return [c for rel, c in changes.items() if root(rel) not in problems], {**kept, "skipped": skipped}
+
+
+def newest_unapplied(cfg: Config) -> tuple[Path, dict] | None:
+    """The newest saved plan, when it was saved after the latest run (one before it is stale)."""
+    folder = runs.folder(cfg)
+    plans = sorted(folder.glob("plan-*.json")) if folder.is_dir() else []
+    if not plans:
+        return None
+    try:
+        path, saved = load(cfg, str(plans[-1]))
+    except (NotFound, Rejected):
+        return None
+    latest_run = max((p.name[:15] for p in folder.iterdir() if (p / "manifest.json").exists()), default="")
+    stamp = str(saved.get("saved_at", "")).replace("-", "").replace(":", "").replace("T", "-")
+    return (path, saved) if stamp > latest_run else None
+
+
+def fingerprint(changes) -> set[tuple]:
+    return {(c["rel"], c["to"], c["before"], c["after_sha"]) for c in changes}
+
+
+def as_saved(built: Plan) -> set[tuple]:
+    return {(c.rel, c.to or c.rel, _sha(c.before), _sha(c.after)) for c in built.changes.values()}

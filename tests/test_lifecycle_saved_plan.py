@@ -1,0 +1,79 @@
+"""`consolidate --apply --plan`: the plan saved for review is the plan carried out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import write_card
+from .test_lifecycle_consolidate import _vault, vault_bytes
+
+TWIN = "The staging database lives on db-stage-2, port 5433; connect as app_ro from the bastion only."
+
+
+def _saved(cli) -> str:
+    code, shown = cli("consolidate", "--save", "--json")
+    assert code == 0 and shown["merges"] and shown["moves"]
+    return Path(shown["saved"]).name
+
+
+def test_a_saved_plan_is_applied_as_saved_not_planned_anew(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    shown = json.loads((home / "consolidate" / name).read_text())
+    write_card(vault, "03-Knowledge/db.md", "staging db", TWIN)  # duplicates written after the review
+    write_card(vault, "03-Knowledge/db-copy.md", "staging db copy", TWIN + " Ask ops for the key.")
+    cli("index")
+    twins = {p: (vault / p).read_bytes() for p in ("03-Knowledge/db.md", "03-Knowledge/db-copy.md")}
+    code, done = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 0 and done["run"] and done["merges"] == shown["merges"] and done["moves"] == shown["moves"]
+    assert {p: (vault / p).read_bytes() for p in twins} == twins  # not in the reviewed plan: untouched
+    after = vault_bytes(vault)
+    for item in shown["changes"]:
+        if item["after"] is not None:
+            assert after[item["to"]].decode() == item["after"]
+
+
+def test_the_steps_whose_files_changed_since_are_left_out_and_said(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    edited = vault / "03-Knowledge/deploy.md"
+    edited.write_text(edited.read_text() + "\nA line written after the review.\n")
+    by_hand = edited.read_bytes()
+    code, done = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 0 and edited.read_bytes() == by_hand
+    assert all("03-Knowledge/deploy" not in m["path"] for m in done["merges"]) and len(done["merges"]) == 1
+    left = [s for s in done["skipped"] if "left out" in s["why"]]
+    assert [s["why"].split(" was edited")[0] for s in left] == ["03-Knowledge/deploy.md"]
+    assert (vault / "08-Mistakes/oops.md").exists()  # the steps it does not touch are carried out
+    code, text = cli("consolidate", "--apply", "--plan", name)
+    assert code == 0 and "is already as the plan leaves it" in text
+
+
+def test_a_plain_apply_says_when_its_plan_is_not_the_saved_one(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    write_card(vault, "03-Knowledge/db.md", "staging db", TWIN)
+    write_card(vault, "03-Knowledge/db-copy.md", "staging db copy", TWIN + " Ask ops for the key.")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["differs_from"].endswith(name)
+
+
+def test_a_plain_apply_of_the_saved_plan_says_nothing_more(cli, vault, home):
+    _vault(vault, cli, home)
+    _saved(cli)
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["run"] and "differs_from" not in done
+
+
+def test_a_plan_saved_without_its_file_contents_is_refused(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    path = home / "consolidate" / name
+    old = json.loads(path.read_text())
+    del old["changes"]
+    path.write_text(json.dumps(old))
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 1 and "--save" in out["error"]["message"] and vault_bytes(vault) == before
+    assert cli("consolidate", "--plan", name, "--json")[0] == 2
