@@ -9,6 +9,7 @@ the entry does (so its id does too).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # not loaded by a search (memsync.model)
@@ -25,6 +26,10 @@ class Adapter(Protocol):
     # wants() is exactly wants_name() of the file name and no hidden folder on the path: a walk
     # that entered only visible folders can then decide a file by its name (memsync.sync).
     by_name: bool
+    # A size cap of its own, above the indexer's, for files a program writes whole and the user
+    # cannot split (the memory server's graph); None: the indexer's. Such an adapter reads the
+    # file line by line (read_lines), never holding its bytes whole.
+    max_bytes: int | None
 
     def enters(self, rel_dir: str) -> bool: ...
 
@@ -33,6 +38,8 @@ class Adapter(Protocol):
     def wants(self, rel_path: str) -> bool: ...
 
     def read(self, data: bytes, rel_path: str) -> list[Card]: ...
+
+    def read_lines(self, raw_lines: Iterable[bytes], rel_path: str) -> list[Card]: ...
 
 
 def hidden(rel_path: str) -> bool:
@@ -47,6 +54,7 @@ class FileAdapter:
     name = "base"
     suffixes: tuple[str, ...] = ()
     by_name = False
+    max_bytes: int | None = None
 
     def enters(self, rel_dir: str) -> bool:
         return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS
@@ -61,6 +69,11 @@ class FileAdapter:
         raise NotImplementedError
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
+        raise NotImplementedError
+
+    def read_lines(self, raw_lines: Iterable[bytes], rel_path: str) -> list[Card]:
+        """The cards of a file given as its lines (each with its `\\n`): adapters with a
+        `max_bytes` of their own."""
         raise NotImplementedError
 
 

@@ -3,14 +3,19 @@
 Each line is an entity (`{"type": "entity", "name", "entityType", "observations"}`) or a
 relation (`{"type": "relation", "from", "to", "relationType"}`). Every entity becomes a card
 `memory.jsonl#<anchor of its name>` whose body lists its observations and its relations.
+
+The server writes the file whole and the user cannot split it, so it is read line by line
+(`read_lines`, from a file handle) under a size cap of its own, well above a note's.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 from memsync.model.indexing import Card
+from memsync.sizes import MIB
 
 from .base import FileAdapter, anchor
 
@@ -21,12 +26,21 @@ class MemoryGraphAdapter(FileAdapter):
     name = "mcp-memory"
     suffixes = (".jsonl",)
     by_name = True  # FileAdapter.wants_name
+    # Only the entities and relations are kept while reading, never the file's text: a graph
+    # of this size holds some 200,000 entities.
+    max_bytes = 64 * MIB
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
+        return self.read_lines(data.split(b"\n"), rel_path)
+
+    def read_lines(self, raw_lines: Iterable[bytes], rel_path: str) -> list[Card]:
+        """The cards of the lines of a graph file. Lines end at `\n` only: the server writes
+        each item with JSON.stringify, which leaves U+2028 and friends unescaped inside strings."""
         entities: dict[str, dict] = {}
         relations: list[dict] = []
         bad_lines = []
-        for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        for number, raw in enumerate(raw_lines, 1):
+            line = raw.decode("utf-8", errors="replace")
             if not line.strip():
                 continue
             try:

@@ -82,11 +82,10 @@ class Batches:
                         if look.state == "absent" and self._in_trash(source, look.path, previous[1]):
                             index.rebind_ids(source, look.path, f"{TRASH}/{look.path}")
                     stored.pop(look.path, None)
-                    index.set_problem(source, printable(look.path), _problem(look, self.max_bytes))
+                    problem = _problem(look, self.adapters[source], self.max_bytes)
+                    index.set_problem(source, printable(look.path), problem)
                     if look.state in ("bad_name", "too_large"):
-                        report.problems.append(
-                            {"path": printable(look.path), "message": _problem(look, self.max_bytes)}
-                        )
+                        report.problems.append({"path": printable(look.path), "message": problem})
                 elif look.state == "unchanged":
                     report.unchanged += 1
                 elif look.state == "touched":
@@ -156,10 +155,13 @@ class Batches:
             self.index.rebind_ids(source, parked, rel)
 
 
-def _problem(look: Look, max_bytes: int) -> str | None:
+def _problem(look: Look, adapter: Adapter, max_bytes: int) -> str | None:
     if look.state == "too_large":
         assert look.sig is not None  # its size was stat'ed
-        size, cap = size_and_cap(look.sig.size, max_bytes)
+        size, cap = size_and_cap(look.sig.size, reading.size_cap(adapter, max_bytes))
+        if adapter.max_bytes:  # a file a program writes: the user cannot split it
+            return (f"file is {size}, over the {cap} memsync reads of one {adapter.name} file; "
+                    "its cards are left out of the index until it is smaller")
         return f"file is {size}, over the {cap} limit; split it into smaller cards"
     if look.state == "bad_name":
         return "file name is not valid UTF-8; rename it"

@@ -64,6 +64,12 @@ def current_signature(root: str, rel: str) -> Signature | None:
     return signature(st) if stat.S_ISREG(st.st_mode) else None
 
 
+def size_cap(adapter, max_bytes: int) -> int:
+    """The size over which a file of this adapter is not read: the indexer's `max_bytes`, or the
+    adapter's own when larger (a file the user cannot split, memsync.adapters.base)."""
+    return max(max_bytes, adapter.max_bytes or 0)
+
+
 def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> Look:
     if not adapter.wants(rel):
         return Look(rel, "absent")
@@ -77,10 +83,12 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
     if not storable(rel):
         return Look(rel, "bad_name")
     sig = signature(st)
-    if sig.size > max_bytes:
+    if sig.size > size_cap(adapter, max_bytes):
         return Look(rel, "too_large", sig)
     if unchanged(stored, sig):
         return Look(rel, "unchanged", sig)
+    if adapter.max_bytes:
+        return _look_by_lines(full, adapter, rel, sig, stored)
     read_at = time.time_ns()
     try:
         # The size the stat gave and one byte more, which a file still growing fills. Unbuffered:
@@ -99,6 +107,36 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
     if stored and stored[1] == found:
         return Look(rel, "touched", sig, found, hashed=True)
     cards = adapter.read(data, rel)
+    return Look(rel, "content", sig, found, cards, [card_fields(c) for c in cards],
+                hashed=True, read_at=read_at)
+
+
+def _look_by_lines(full: str, adapter, rel: str, sig: Signature, stored: tuple | None) -> Look:
+    """A look at a file that may be far larger than a note, in two passes that never hold its
+    bytes whole: hash it by blocks (unchanged content is not parsed), then hand its lines to
+    the adapter. A file that changed during either pass is unstable, as in look()."""
+    read_at = time.time_ns()
+    cards: list[Card] = []
+    try:
+        with open(full, "rb") as handle:
+            hasher = hashlib.blake2b(digest_size=16)
+            size = 0
+            while block := handle.read(MIB):
+                hasher.update(block)
+                size += len(block)
+            found = hasher.hexdigest()
+            if size == sig.size and not (stored and stored[1] == found):
+                handle.seek(0)
+                cards = adapter.read_lines(handle, rel)
+        after = signature(os.lstat(full))
+    except (FileNotFoundError, NotADirectoryError):
+        return Look(rel, "absent")
+    except OSError:
+        return Look(rel, "unstable", sig)
+    if after != sig or size != sig.size:
+        return Look(rel, "unstable", sig, hashed=True)
+    if stored and stored[1] == found:
+        return Look(rel, "touched", sig, found, hashed=True)
     return Look(rel, "content", sig, found, cards, [card_fields(c) for c in cards],
                 hashed=True, read_at=read_at)
 

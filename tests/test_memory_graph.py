@@ -1,0 +1,70 @@
+"""The MCP memory server's knowledge graph (`memory.jsonl`) as a source: the server writes the file
+whole and the user cannot split it, so it is read line by line under a size cap of its own."""
+
+from __future__ import annotations
+
+import json
+from contextlib import closing
+
+import memsync.adapters as adapters
+from memsync import api, config, reading
+from memsync.model import Source
+from memsync.store.index import Index
+from memsync.sync import MAX_FILE_BYTES, Indexer
+
+from .helpers import found
+
+
+def write_graph(path, entities: int, filler: int = 0) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        for i in range(entities):
+            item = {"type": "entity", "name": f"entity {i}", "entityType": "thing",
+                    "observations": [f"marker{i} seen", "filler " * filler]}
+            handle.write(json.dumps(item) + "\n")
+
+
+def test_a_graph_over_the_note_cap_is_indexed_whole(tmp_path, run_cli):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    write_graph(graph / "memory.jsonl", 2000, filler=600)
+    assert (graph / "memory.jsonl").stat().st_size > MAX_FILE_BYTES
+    code, out, _err = run_cli("sources", "--add", "graph", "--adapter", "mcp-memory", "--path", graph, "--json")
+    assert code == 0 and "problems" not in out
+    assert found("marker1999") == ["memory.jsonl#" + adapters.base.anchor("entity 1999")]
+    assert api.stats(config.load())["problems"] == []
+
+
+def test_a_graph_that_grows_past_the_indexers_cap_keeps_its_cards(tmp_path):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    write_graph(graph / "memory.jsonl", 3)
+    sources = [Source("graph", "mcp-memory", str(graph))]
+    with closing(Index(config.load().db.path)) as index:
+        Indexer(index, sources, max_bytes=256).reconcile()
+        write_graph(graph / "memory.jsonl", 40)  # far over 256 bytes
+        report = Indexer(index, sources, max_bytes=256).reconcile()
+    assert report.problems == [] and report.removed == 0
+    assert found("marker39") == ["memory.jsonl#" + adapters.base.anchor("entity 39")]
+
+
+def test_a_graph_over_its_own_cap_says_so_without_asking_for_a_split(tmp_path):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    write_graph(graph / "memory.jsonl", 40)
+    graph_cap = adapters.get("mcp-memory").max_bytes
+    assert graph_cap and graph_cap > MAX_FILE_BYTES
+    adapter = adapters.get("mcp-memory")
+    adapter.max_bytes = 512  # this instance only: the file is over it
+    look = reading.look(str(graph), adapter, 256, "memory.jsonl", None)
+    assert look.state == "too_large"
+    from memsync.batch import _problem
+
+    message = _problem(look, adapter, 256)
+    assert "split" not in message and "over the 512 bytes memsync reads" in message
+
+
+def test_lines_end_at_newlines_only(tmp_path):
+    # JSON.stringify leaves U+2028 raw inside a string: it does not end the line
+    line = json.dumps({"type": "entity", "name": "Ann", "observations": ["a\u2028b"]}, ensure_ascii=False)
+    (card,) = adapters.get("mcp-memory").read((line + "\n").encode(), "memory.jsonl")
+    assert card.problem is None and card.body == "- a\u2028b"
