@@ -1,4 +1,5 @@
-"""The MCP reference memory server's knowledge graph (`memory.jsonl`).
+"""The MCP reference memory server's knowledge graph (`memory.jsonl`, or `memory.json`: the name
+the server used by default before, for the same lines).
 
 Each line is an entity (`{"type": "entity", "name", "entityType", "observations"}`) or a
 relation (`{"type": "relation", "from", "to", "relationType"}`). Every entity becomes a card
@@ -19,16 +20,22 @@ from memsync.sizes import MIB
 
 from .base import FileAdapter, anchor
 
+GRAPH_JSON = "memory.json"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins the pairs it can
 
 
 class MemoryGraphAdapter(FileAdapter):
     name = "mcp-memory"
-    suffixes = (".jsonl",)
-    by_name = True  # FileAdapter.wants_name
+    suffixes = (".jsonl", ".json")
+    by_name = True  # wants_name
     # Only the entities and relations are kept while reading, never the file's text: a graph
     # of this size holds some 200,000 entities.
     max_bytes = 64 * MIB
+
+    def wants_name(self, name: str) -> bool:
+        """Every `.jsonl`, and of the `.json` files only the server's old default name (others,
+        settings and the like, are not a graph)."""
+        return (name.endswith(".jsonl") or name == GRAPH_JSON) and not name.startswith(".")
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         return self.read_lines(data.split(b"\n"), rel_path)

@@ -2,7 +2,7 @@
 
 Only places where such files are known to live are looked at, never a walk of the whole home:
 Claude Code's ~/.claude (CLAUDE.md, projects/*/memory), Gemini CLI's ~/.gemini (GEMINI.md),
-Codex's ~/.codex (AGENTS.md), the MCP memory server's memory.jsonl, and the project folder
+Codex's ~/.codex (AGENTS.md), the MCP memory server's memory.jsonl (or memory.json), and the project folder
 `init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .cursor/rules). Nothing is added here: the
 caller asks first.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+import memsync.adapters as adapters
 
 from .model import Source
 from .overlap import overlap
@@ -45,9 +47,9 @@ def _candidates(home: Path, cwd: Path) -> list[Found]:
         out.append(Found(Source("gemini", "agents", str(home / ".gemini")), "Gemini CLI: GEMINI.md"))
     if (home / ".codex" / "AGENTS.md").is_file():
         out.append(Found(Source("codex", "agents", str(home / ".codex")), "Codex: AGENTS.md"))
-    for folder in _memory_jsonl_folders(home):
-        out.append(Found(Source("mcp-memory", "mcp-memory", str(folder)),
-                         f"MCP memory server: {folder / 'memory.jsonl'}"))
+    for graph in _memory_graphs(home):
+        out.append(Found(Source("mcp-memory", "mcp-memory", str(graph.parent)),
+                         f"MCP memory server: {graph}"))
     if cwd != home and cwd != cwd.parent:  # a project folder, not the home or the root itself
         files = [name for name in PROJECT_FILES if (cwd / name).is_file()]
         if files:
@@ -59,17 +61,23 @@ def _candidates(home: Path, cwd: Path) -> list[Found]:
     return out
 
 
-def _memory_jsonl_folders(home: Path) -> list[Path]:
-    """Folders holding a memory.jsonl of their own (the adapter reads every .jsonl in them, so a
-    big folder such as the home itself is not offered)."""
-    places = [home / ".mcp-memory", home / ".memory", home / ".local" / "share" / "mcp-memory"]
+def _memory_graphs(home: Path) -> list[Path]:
+    """The memory server's graph files, one a folder: the file MEMORY_FILE_PATH names, then
+    memory.jsonl or memory.json (the server's default name before) in the usual folders. The
+    adapter reads every .jsonl in the folder, so a big folder such as the home itself is not
+    offered, nor a file the adapter would not read."""
+    graph_adapter = adapters.get("mcp-memory")
+    folders = [home / ".mcp-memory", home / ".memory", home / ".local" / "share" / "mcp-memory"]
+    places = [folder / name for folder in folders for name in ("memory.jsonl", "memory.json")]
     env = os.environ.get("MEMORY_FILE_PATH")
     if env:
-        places.insert(0, Path(env).expanduser().parent)
-    found = []
-    for folder in places:
-        if (folder / "memory.jsonl").is_file() and folder not in (home, home.parent) and folder not in found:
-            found.append(folder)
+        places.insert(0, Path(env).expanduser().absolute())
+    found: list[Path] = []
+    for graph in places:
+        folder = graph.parent
+        if (graph.is_file() and graph_adapter.wants_name(graph.name)
+                and folder not in (home, home.parent) and all(f.parent != folder for f in found)):
+            found.append(graph)
     return found
 
 

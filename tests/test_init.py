@@ -108,6 +108,32 @@ def test_a_project_with_agents_md_and_cursor_rules_is_offered(home, cli):
         ("project", "agents"), ("project-cursor", "cursor")}
 
 
+GRAPH_LINE = '{"type": "entity", "name": "Ann", "entityType": "person", "observations": ["drinks oolong-7"]}\n'
+
+
+@pytest.mark.parametrize("name", ["memory.jsonl", "memory.json"])
+def test_a_memory_server_graph_is_offered_and_indexed_by_either_name(home, fake_home, cli, name):
+    # memory.json is the name the memory server used by default before memory.jsonl
+    (fake_home / ".memory").mkdir()
+    (fake_home / ".memory" / name).write_text(GRAPH_LINE)
+    (fake_home / ".memory" / "settings.json").write_text('{"not": "a graph"}\n')
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and [(s["name"], s["adapter"]) for s in out["sources_added"]] == [("mcp-memory", "mcp-memory")]
+    assert name in out["sources_added"][0]["what"]
+    code, found = cli("search", "oolong-7", "--json")
+    assert [h["path"].split("#")[0] for h in found["hits"]] == [name]
+    assert cli("search", "graph", "--json")[1]["hits"] == []  # settings.json is not read
+
+
+def test_the_graph_memory_file_path_names_is_offered_whatever_its_name(home, fake_home, tmp_path, cli, monkeypatch):
+    graph = tmp_path / "mcp" / "graph.jsonl"
+    graph.parent.mkdir()
+    graph.write_text(GRAPH_LINE)
+    monkeypatch.setenv("MEMORY_FILE_PATH", str(graph))
+    code, out = cli("init", "--json")
+    assert [(o["adapter"], o["path"]) for o in out["sources_offered"]] == [("mcp-memory", str(graph.parent))]
+
+
 def test_a_vault_that_does_not_exist_is_refused_and_nothing_is_written(home, tmp_path, cli):
     code, out = cli("init", "--vault", tmp_path / "Obsidan", "--json")
     assert code == 2 and "does not exist" in out["error"]["message"]
