@@ -17,13 +17,15 @@ _WHERE = {
 NAMES = tuple(sorted(_WHERE))
 
 
-def get(name: str) -> Adapter:
+def get(name: str, root: str | None = None) -> Adapter:
+    """The adapter `name`, for a source whose folder is `root` (where known: the agents adapter
+    leaves out Claude Code's plugins when the source is ~/.claude itself)."""
     from memsync.errors import BadEnvironment
 
     if name not in _WHERE:
         raise BadEnvironment(f"unknown adapter {name!r}; known adapters: {', '.join(NAMES)}")
     module, cls = _WHERE[name]
-    return getattr(importlib.import_module(f".{module}", __name__), cls)()
+    return getattr(importlib.import_module(f".{module}", __name__), cls)(root)
 
 
 def __getattr__(attr: str):

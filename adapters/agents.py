@@ -1,12 +1,16 @@
 """Instruction files agents keep beside a project: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md`, and
 Claude Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
 
+Claude Code's plugins (`~/.claude/plugins`: other people's repositories, with their own
+`CLAUDE.md`) are not the user's memory, and are left out.
+
 Each file is one card, except the "Gemini Added Memories" section of a `GEMINI.md`, where every
 bullet Gemini CLI saved is a card of its own (`GEMINI.md#<anchor>`).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import PurePosixPath
@@ -51,13 +55,23 @@ class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
 
+    def __init__(self, root: str | None = None) -> None:
+        # Where Claude Code's plugins folder is, relative to the source: inside a `.claude`
+        # folder below the root, or at the top when the source is ~/.claude itself.
+        at_top = root is not None and os.path.basename(os.path.normpath(root)) == ".claude"
+        self._plugins = (".claude/plugins", *(("plugins",) if at_top else ()))
+
+    def _in_plugins(self, rel: str) -> bool:
+        return any(rel == folder or rel.startswith(folder + "/") for folder in self._plugins)
+
     def enters(self, rel_dir: str) -> bool:
         # ~/.claude is itself a dot-folder: enter it when a source root sits above it.
-        return rel_dir == ".claude" or (_visible(rel_dir) and super().enters(rel_dir.removeprefix(".claude/")))
+        return rel_dir == ".claude" or (_visible(rel_dir) and not self._in_plugins(rel_dir)
+                                        and super().enters(rel_dir.removeprefix(".claude/")))
 
     def wants(self, rel_path: str) -> bool:
         parts = PurePosixPath(rel_path).parts
-        if not _visible(rel_path):
+        if not _visible(rel_path) or self._in_plugins(rel_path):
             return False
         return parts[-1] in INSTRUCTION_FILES or (rel_path.endswith(".md") and _in_claude_memory(parts))
 

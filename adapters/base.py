@@ -56,6 +56,9 @@ class FileAdapter:
     by_name = False
     max_bytes: int | None = None
 
+    def __init__(self, root: str | None = None) -> None:
+        """`root`, the source's folder, matters to adapters whose rules depend on it."""
+
     def enters(self, rel_dir: str) -> bool:
         return not hidden(rel_dir) and rel_dir.rsplit("/", 1)[-1] not in SKIPPED_FOLDERS
 

@@ -70,6 +70,6 @@ def _reaches(outer: Source, outer_root: str, inner_root: str) -> bool:
     rel = os.path.relpath(inner_root, outer_root)
     if rel == os.curdir or rel == os.pardir or rel.startswith(os.pardir + os.sep):
         return False
-    adapter = adapters.get(outer.adapter)
+    adapter = adapters.get(outer.adapter, outer_root)
     parts = rel.split(os.sep)
     return all(adapter.enters("/".join(parts[: i + 1])) for i in range(len(parts)))

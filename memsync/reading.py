@@ -218,5 +218,5 @@ def unpacked(row: tuple) -> Look:
 
 def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[tuple]:
     """Looks at (rel, stored) pairs, packed: the unit of work handed to a worker process."""
-    adapter = adapters.get(adapter_name)
+    adapter = adapters.get(adapter_name, root)
     return [packed(look(root, adapter, max_bytes, rel, stored)) for rel, stored in items]

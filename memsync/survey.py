@@ -113,7 +113,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     by worker processes when `fork` allows them (no other thread runs) outside a transaction,
     whose rows they could not see; else in this process, so that neither the whole tree's files
     nor its rows are held at once (a watcher starting on 100,000 files held both)."""
-    adapter = adapters.get(adapter_name)
+    adapter = adapters.get(adapter_name, root)
     excluded.refresh()
     start = os.path.join(root, *under.split("/")) if under else root
     prefix, end = Index.folder_range(under)
@@ -127,7 +127,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
             shared = None
             if fork and workers > 1 and not index.in_transaction and len(parts) >= 2:
                 shared = _shared(Path(index.path), source, adapter_name, excluded, parts, workers, asked,
-                                 rules, every)
+                                 rules, every, root)
                 result.shared = len(parts) if shared is not None else 0
             if shared is None:
                 shared = [_survey_parts(index, source, adapter, excluded, parts, asked, rules, every)]
@@ -154,7 +154,7 @@ def _sorted(result: Survey) -> Survey:
 
 def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
             parts: list[tuple[str, str]], workers: int, asked: frozenset[str],
-            rules: int | None = None, every: bool = False) -> list[Survey] | None:
+            rules: int | None = None, every: bool = False, root: str | None = None) -> list[Survey] | None:
     """The surveys of `parts` by forked worker processes; None when there are none to be had or
     one died or failed (the caller surveys in this process instead, where a real fault, an
     unreadable index say, is raised as usual)."""
@@ -166,7 +166,8 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
         # round robin, so each group mixes the big subtrees a sample leaves with small ones
         groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
         return readers.every_result(pool, [
-            functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules, every)
+            functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules,
+                              every, root)
             for group in groups if group])
     finally:
         pool.close()
@@ -174,11 +175,12 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
 
 def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,
                  parts: list[tuple[str, str]], asked: frozenset[str], rules: int | None = None,
-                 every: bool = False) -> Survey:
-    """In a worker process: _survey_parts over its own connection to the index."""
+                 every: bool = False, root: str | None = None) -> Survey:
+    """In a worker process: _survey_parts over its own connection to the index (`root`: the
+    source's folder, for its adapter)."""
     index = Index.existing(db)
     try:
-        return _survey_parts(index, source, adapters.get(adapter_name), excluded, parts, asked, rules, every)
+        return _survey_parts(index, source, adapters.get(adapter_name, root), excluded, parts, asked, rules, every)
     finally:
         index.close()
 

@@ -97,7 +97,7 @@ class Indexer(Batches):
         # unless this is set: what a person confirmed with --allow-mass-removal.
         self.allow_mass_removal = False
         self.sources = {s.name: s for s in sources}
-        self.adapters = {s.name: adapters.get(s.adapter) for s in sources}
+        self.adapters = {s.name: adapters.get(s.adapter, s.root) for s in sources}
         self.excluded = {s.name: Exclusions(s.root) for s in sources}  # Obsidian's own setting
         self.max_bytes = max_bytes
 

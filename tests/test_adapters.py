@@ -130,6 +130,29 @@ def test_sources_add_index_search_and_remove(agent_home, cli, vault):
     assert found("argocd") == []
 
 
+@pytest.mark.parametrize("root", [".claude", "."])
+def test_claude_code_plugins_are_not_the_users_memory(agent_home, cli, root):
+    # plugin repositories Claude Code keeps in ~/.claude/plugins bring their own CLAUDE.md
+    plugin = agent_home / ".claude/plugins/marketplaces/tools/plugins/lint"
+    plugin.mkdir(parents=True)
+    (plugin / "CLAUDE.md").write_text("# Lint plugin\nrun lintwidget-4 before a commit\n")
+    (agent_home / ".claude/CLAUDE.md").write_text("# Mine\nalways answer in haiku-form\n")
+    (agent_home / "repo/plugins/auth").mkdir(parents=True)  # a project's own plugins: the user's
+    (agent_home / "repo/plugins/auth/CLAUDE.md").write_text("# Auth\nauth tokens live in vaultbox-2\n")
+    code, _ = cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home / root, "--json")
+    assert code == 0
+    assert found("lintwidget-4") == []
+    assert found("haiku-form") == [("" if root == ".claude" else ".claude/") + "CLAUDE.md"]
+    if root == ".":
+        assert found("vaultbox-2") == ["repo/plugins/auth/CLAUDE.md"]
+
+
+def test_plugins_is_left_out_only_at_the_top_of_claudes_own_folder():
+    assert not get("agents", "/home/u/.claude").wants("plugins/x/CLAUDE.md")
+    assert get("agents", "/home/u/src/shop").wants("plugins/x/CLAUDE.md")
+    assert get("agents", "/home/u/.claude").wants("projects/p/memory/plugins.md")
+
+
 def test_read_only_source_files_are_never_written(agent_home, cli):
     cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home)
     before = {p: p.read_bytes() for p in agent_home.rglob("*") if p.is_file()}

@@ -124,7 +124,7 @@ def unfinished_load(cfg: Config, index: Index) -> list[Finding]:
 
 
 def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]:
-    adapter = adapters.get(source.adapter)
+    adapter = adapters.get(source.adapter, source.root)
     stored = index.file_states(source.name)
     on_disk = Indexer(index, [source]).files_on_disk(source.name)  # what a reconcile reads
     changed: list[str] = []

@@ -106,4 +106,4 @@ def wants_by_source(cfg: Config) -> dict[str, Callable[[str], bool]]:
     """Each source's adapter's test of which relative paths it reads."""
     import memsync.adapters as adapters
 
-    return {s.name: adapters.get(s.adapter).wants for s in cfg.sources}
+    return {s.name: adapters.get(s.adapter, s.root).wants for s in cfg.sources}
