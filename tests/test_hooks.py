@@ -287,3 +287,31 @@ def test_a_project_folder_that_does_not_exist_is_refused_and_nothing_made(user_h
     missing = tmp_path / "no" / "such" / "project"
     code, _, err = run_cli("hooks", "install", "claude-code", "--project", missing)
     assert code == 2 and "no such folder" in err and not (tmp_path / "no").exists()
+
+
+# A key written twice: the client's JSON.parse (as Python's json) keeps the last one.
+TWICE = '{\n  "hooks": {\n    "PreToolUse": []\n  },\n  "model": "opus",\n  "hooks": {\n    "Stop": []\n  }\n}\n'
+
+
+def test_with_hooks_written_twice_the_last_the_client_reads_is_edited(user_home, cli):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(TWICE)
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    read_by_the_client = json.loads(path.read_text())["hooks"]
+    assert "brief --hook claude-code" in read_by_the_client["SessionStart"][0]["hooks"][0]["command"]
+    assert read_by_the_client["Stop"] == []
+    path.with_name(path.name + ".memsync-backup").unlink()  # no backup to fall back on
+    assert cli("hooks", "uninstall", "claude-code")[0] == 0
+    assert path.read_text() == TWICE
+
+
+def test_an_emptied_hooks_written_twice_stays_so_the_first_does_not_come_back(user_home, cli):
+    path = user_home / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    first = '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo old"}]}]}, "hooks": {}}\n'
+    path.write_text(first)
+    assert cli("hooks", "install", "claude-code")[0] == 0
+    path.with_name(path.name + ".memsync-backup").unlink()
+    assert cli("hooks", "uninstall", "claude-code")[0] == 0
+    assert json.loads(path.read_text())["hooks"] == {}

@@ -135,14 +135,17 @@ def _without_ours(text: str, drop: int = 2) -> str:
 
 
 def _drop_empty(text: str, drop: int) -> str:
+    """Of a key written twice only the last counts (jsonc.Node.get): one left empty stays, as
+    taking it out would bring the earlier one back into effect."""
     root = jsonc.parse(text)
     hooks = root.get("hooks")
-    if drop < 1 or hooks is None or hooks.get(EVENT) is None or hooks.get(EVENT).plain() != []:  # type: ignore[union-attr]
+    if (drop < 1 or hooks is None or hooks.get(EVENT) is None or hooks.count(EVENT) > 1
+            or hooks.get(EVENT).plain() != []):  # type: ignore[union-attr]
         return text
     text = jsonc.remove_member(text, hooks, EVENT)
     root = jsonc.parse(text)
     hooks = root.get("hooks")
-    if drop > 1 and hooks is not None and hooks.kind == "object" and not hooks.members:
+    if drop > 1 and hooks is not None and hooks.kind == "object" and not hooks.members and root.count("hooks") == 1:
         text = jsonc.remove_member(text, root, "hooks")
     return text
 

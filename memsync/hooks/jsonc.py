@@ -34,10 +34,15 @@ class Node:
     items: list[Node] = field(default_factory=list)  # arrays
 
     def get(self, key: str) -> Node | None:
-        for name, node in self.members:
+        """The member `key`; of a key written twice the last, the one a client reads (JSON.parse,
+        as Python's json, keeps the last)."""
+        for name, node in reversed(self.members):
             if name == key:
                 return node
         return None
+
+    def count(self, key: str) -> int:
+        return sum(1 for name, _node in self.members if name == key)
 
     def plain(self) -> Any:
         if self.kind == "object":
@@ -216,6 +221,7 @@ def remove_item(text: str, array: Node, i: int) -> str:
 
 
 def remove_member(text: str, obj: Node, key: str) -> str:
+    """The text without member `key` (of a key written twice, the last: the one get() gives)."""
     spans = [(start, node.end) for start, (_name, node) in zip(obj.key_starts, obj.members, strict=True)]
     names = [name for name, _node in obj.members]
-    return _remove_span(text, obj, spans, names.index(key))
+    return _remove_span(text, obj, spans, len(names) - 1 - names[::-1].index(key))
