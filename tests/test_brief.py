@@ -312,3 +312,16 @@ def test_a_change_written_in_another_time_zone_is_still_told(brief_home, run_cli
     code, data, _err = run_cli("brief", "--project", shop, "--json")
     project = {i["title"]: i for s in data["sections"] if s["key"] == "project" for i in s["items"]}
     assert code == 0 and project["Shop cache"]["note"] == "updated"
+
+
+@pytest.mark.parametrize("where", ["home", "root"])
+def test_the_home_or_the_root_names_no_project(brief_home, cli, where):
+    # every source lies inside them: none of its cards is "this project" for that alone
+    folder = brief_home["home"] if where == "home" else brief_home["home"].anchor
+    memory = brief_home["home"] / ".claude" / "projects" / claude_folder_name(str(folder)) / "memory"
+    memory.mkdir(parents=True)
+    (memory / "dotfiles.md").write_text("The dotfiles are linked with stow from ~/dotfiles.\n")
+    assert cli("index")[0] == 0
+    data = brief(cli, folder, "--peek")
+    assert titles(data, "project") == ["dotfiles"]  # what Claude Code kept for sessions there
+    assert {"Shop deploy", "Git habits"} <= set(titles(data, "used"))  # still the most used

@@ -50,14 +50,19 @@ def _generic(project: Project, user_home: Path) -> bool:
 
 
 def scope(project: Project, sources: list[Source], user_home: Path) -> Scope:
-    name = None if _generic(project, user_home) or not project.name else project.name.casefold()
+    """What ties a card to the project. The home or the root names no project: every source
+    lies inside it, and every card would be the project's. There only the memory Claude Code
+    kept for sessions started in that very folder is the project's."""
+    generic = _generic(project, user_home)
+    name = None if generic or not project.name else project.name.casefold()
     values = []
     if name:
         values.append(name)
     places: list[Path] = []
     if project.root:
-        values.append(project.root.casefold())
-        places.append(Path(project.root))
+        if not generic:
+            values.append(project.root.casefold())
+            places.append(Path(project.root))
         places += claude_memory_folders(project.root, user_home)
     ranges: list[tuple[str, str]] = []
     for source in sources:
