@@ -325,3 +325,28 @@ def test_the_home_or_the_root_names_no_project(brief_home, cli, where):
     data = brief(cli, folder, "--peek")
     assert titles(data, "project") == ["dotfiles"]  # what Claude Code kept for sessions there
     assert {"Shop deploy", "Git habits"} <= set(titles(data, "used"))  # still the most used
+
+
+def test_a_project_named_by_a_wikilink_or_a_path_from_the_home_finds_its_cards(brief_home, cli, vault):
+    site = brief_home["home"] / "code" / "site"
+    (site / ".git").mkdir(parents=True)
+    named = {"tilde": "~/code/site", "tilde-slash": "~/code/site/", "link": "[[site]]",
+             "link-alias": "[[Projects/site|The site]]", "path": f"{site}/",
+             "other-link": "[[site-old]]", "other-path": "~/code/site-old"}
+    for title, value in named.items():
+        write_card(vault, f"03-Knowledge/{title}.md", title, f"A card whose project is {value}.\n",
+                   project=json.dumps(value))  # quoted, as Obsidian writes a link in a property
+    assert cli("index")[0] == 0
+    assert sorted(titles(brief(cli, site, "--peek"), "project")) == [
+        "link", "link-alias", "path", "tilde", "tilde-slash"]
+
+
+@pytest.mark.parametrize("value, key", [
+    ("Blog", "blog"), ("[[blog]]", "blog"), ("[[Projects/blog.md|The Blog]]", "blog"),
+    ("[[blog#Plans]]", "blog"), ("~/code/blog/", "/home/me/code/blog"), ("~", "/home/me"),
+    ("/", "/"), ("~other/x", "~other/x"), ("[[a]] and [[b]]", "[[a]] and [[b]]"),
+])
+def test_a_project_value_as_the_brief_compares_it(value, key):
+    from memsync.brief.project import project_key
+
+    assert project_key(value, "/home/me") == key

@@ -1,7 +1,8 @@
 """Which project a working directory is, and which cards belong to it.
 
 A project is the nearest folder at or above the directory that holds `.git` (else the directory
-itself). Its cards are those whose frontmatter `project` names it (its folder name or its path),
+itself). Its cards are those whose frontmatter `project` names it (its folder name, a wikilink to
+a note of that name, or its path, `~` for the home),
 whose tags or folders carry its name, and the files that live inside it or inside the memory
 folder Claude Code keeps for it (`~/.claude/projects/<its path, every other character as
 '-'>/memory`), when those are indexed as sources.
@@ -10,6 +11,7 @@ folder Claude Code keeps for it (`~/.claude/projects/<its path, every other char
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from memsync.model import Source
 from memsync.store.brief import Scope
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:[|#][^\]]*)?\]\]")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,23 @@ def scope(project: Project, sources: list[Source], user_home: Path) -> Scope:
                 ranges.append((source.name, "" if place == root else place.relative_to(root).as_posix() + "/"))
             elif place in root.parents:  # a source that lives inside the project: all of it
                 ranges.append((source.name, ""))
-    return Scope(name, tuple(dict.fromkeys(values)), tuple(dict.fromkeys(ranges)))
+    return Scope(name, tuple(dict.fromkeys(values)), tuple(dict.fromkeys(ranges)),
+                 functools.partial(project_key, user_home=str(user_home)))
+
+
+def project_key(value: str | None, user_home: str) -> str | None:
+    """A frontmatter `project` as it is compared with the project's name and path: a wikilink
+    as the name of the note it links (Obsidian writes `"[[blog]]"`, `"[[Projects/blog|Blog]]"`),
+    `~` as the user's home, without a trailing slash, folded."""
+    if value is None:
+        return None
+    text = value.strip()
+    link = _WIKILINK.fullmatch(text)
+    if link:
+        text = link.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md")
+    elif text == "~" or text.startswith("~/"):
+        text = user_home.rstrip("/") + text[1:]
+    return (text.rstrip("/") or text).casefold()
 
 
 def claude_memory_folders(root: str, user_home: Path) -> list[Path]:

@@ -9,7 +9,7 @@ show: the secrets scanner needs the whole text of each of those, and of no other
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,13 @@ _FROM = "FROM cards c LEFT JOIN card_stats s ON s.id = c.id"
 class Scope:
     """What ties a card to a project: its name (folded), the frontmatter `project` values that
     name it, and (source, path prefix) ranges of the files inside its folders ('' = the whole
-    source)."""
+    source). `project_key` turns a card's `project` into the form of those values (a wikilink
+    into its name, `~` into the home: memsync.brief.project); without it, only case is folded."""
 
     name: str | None
     project_values: tuple[str, ...]
     ranges: tuple[tuple[str, str], ...]
+    project_key: Callable[[str | None], str | None] | None = None
 
 
 def connection(index: Index) -> Connection:
@@ -71,7 +73,11 @@ def project_cards(conn: Connection, scope: Scope, today: str) -> list[Row]:
         conn.create_function("memsync_fold", 1, _casefold, deterministic=True)
         fold, like = "memsync_fold", "memsync_fold(c.path) LIKE ? ESCAPE '\\'"
     if scope.project_values:
-        terms.append(f"c.project IS NOT NULL AND {fold}(c.project) IN ({', '.join('?' * len(scope.project_values))})")
+        project = fold
+        if scope.project_key:  # a Python call a card with a `project`, which few cards have
+            conn.create_function("memsync_project", 1, scope.project_key, deterministic=True)
+            project = "memsync_project"
+        terms.append(f"c.project IS NOT NULL AND {project}(c.project) IN ({', '.join('?' * len(scope.project_values))})")
         args += scope.project_values
     if scope.name:
         # Each test below first asks whether the name is in the column at all, which it is not
