@@ -350,3 +350,25 @@ def test_a_project_value_as_the_brief_compares_it(value, key):
     from memsync.brief.project import project_key
 
     assert project_key(value, "/home/me") == key
+
+
+def test_an_edit_of_another_agents_file_is_told_by_the_files_time(brief_home, cli, tmp_path):
+    # CLAUDE.md, AGENTS.md and Claude Code's memories carry no `updated` date of their own
+    gemini = tmp_path / "code" / "GEMINI.md"
+    gemini.write_text("## Gemini Added Memories\n- the linter is ruff-9\n")
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice: not here
+    assert brief(cli, brief_home["shop"])["since"] is None
+    time.sleep(1.01 - time.time() % 1)
+    agents = brief_home["shop"] / "AGENTS.md"
+    drafts = next(brief_home["home"].glob(".claude/projects/*/memory/drafts.md"))
+    agents.write_text("# Shop agents\n\nRun `make check` and `make lint` before every commit.\n")
+    drafts.write_text("Drafts live in the drafts branch of the blog, published on Fridays.\n")
+    gemini.write_text("## Gemini Added Memories\n- the linter is ruff-9\n- the formatter is black-3\n")
+    assert cli("index")[0] == 0
+    data = brief(cli, brief_home["shop"])
+    notes = {i["title"]: i["note"] for s in data["sections"] for i in s["items"]}
+    assert notes["AGENTS"] == "changed"  # a project card: in the project section
+    # of a file of many cards (the Gemini bullets) the time does not say which changed: none is
+    # said to have, so drafts is the only other change
+    assert titles(data, "changed") == ["drafts"] and notes["drafts"] == "changed"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memsync.brief import project as project_mod
 from memsync.brief import render, state
-from memsync.brief.select import CANDIDATES, ranked, select
+from memsync.brief.select import CANDIDATES, last_change, ranked, select
 from memsync.config import Config
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.store import brief as store
@@ -85,7 +85,7 @@ def _days_before(iso: str) -> str:
 def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
     """Everything a brief reads from the index, in one open connection."""
     project_rows = store.project_cards(conn, scope, today)
-    changed_rows = store.changed_cards(conn, _days_before(since_iso), ROWS["changed"]) if since_iso else []
+    changed_rows = _changed(conn, since_iso) if since_iso else []
     used_rows = store.used_cards(conn, today, ROWS["used"])
     ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
     helpful = store.feedback(conn, ids)
@@ -94,6 +94,19 @@ def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
     pairs = [(r["source"], p) for r in changed_rows for p in (r["superseded_by"], r["supersedes"]) if p]
     return {"project": project_rows, "changed": changed_rows, "used": used_rows, "helpful": helpful,
             "texts": store.texts(conn, shortlist), "others": store.titles_by_path(conn, pairs)}
+
+
+def _changed(conn, since_iso: str) -> list:
+    """The cards that may have changed since the mark, the latest change first: by their dates,
+    and (cards without an `updated` date, most of the other sources') by their file's time."""
+    since = _timestamp(since_iso)
+    rows = store.changed_cards(conn, _days_before(since_iso), ROWS["changed"])
+    if since is not None:
+        seen = {r["id"] for r in rows}
+        rows += [r for r in store.changed_files(conn, int(since) * 10**9, ROWS["changed"]) if r["id"] not in seen]
+    rows.sort(key=lambda r: r["id"])
+    rows.sort(key=last_change, reverse=True)
+    return rows[:ROWS["changed"]]
 
 
 def _shortlist(rows, helpful) -> list[int]:

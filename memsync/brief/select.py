@@ -2,7 +2,8 @@
 
 Three sections, each a list of items `id title — line`:
 - `project`: the cards that belong to the project, by priority, feedback, reads, then newest;
-- `changed`: cards new, updated or superseded since this agent's last brief here, newest first;
+- `changed`: cards new, updated or superseded since this agent's last brief here, newest first
+  (a card without an `updated` date, as most of other agents' files are: by its file's time);
 - `used`: the other cards with a priority or reads, by priority, feedback, then reads.
 Cards flagged by the secrets scanner are never shown, only counted (`held_back`). The budget is
 spent on `changed` first (short and easy to miss), then `project`, then `used`; an item fits
@@ -148,6 +149,19 @@ def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newe
     return out
 
 
+def _file_changed(row: Mapping) -> float | None:
+    """When the file of a card without an `updated` date was modified (memsync.store.brief)."""
+    # keys(): `in` a sqlite3.Row looks among its values
+    ns = row["file_changed_ns"] if "file_changed_ns" in row.keys() else None  # noqa: SIM118
+    return ns / 1e9 if ns else None
+
+
+def last_change(row: Mapping) -> float:
+    """The latest of a card's created, updated and superseded times and its file's time."""
+    return max(_stamp(row["created"]), _stamp(row["updated"]),
+               _stamp(row["invalid_at"]) if row["superseded_by"] else 0.0, _file_changed(row) or 0.0)
+
+
 def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[int, str] | None]) -> str | None:
     """Why this card counts as changed since `since` (a timestamp in whole seconds), or None if it
     does not. Cards carry whole seconds too, so a change in the very second of the last brief
@@ -169,6 +183,8 @@ def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[in
         return "new"
     if _stamp(row["updated"]) >= since:
         return "updated"
+    if (_file_changed(row) or 0.0) >= since:
+        return "changed"  # new or edited: the file's time does not say which
     return None
 
 

@@ -124,16 +124,35 @@ def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
     ).fetchall()
 
 
+# The time a card without an `updated` date of its own last changed, as far as the index knows:
+# its file's mtime, when the file is that one card (of a file of many, the mtime says only that
+# one of them changed). Most source cards (CLAUDE.md, a Claude Code memory) carry no dates.
+_FILE_CHANGED = ("(SELECT f.mtime_ns FROM files f WHERE c.updated IS NULL AND f.source = c.source "
+                 "AND f.path = c.file AND c.path = c.file) AS file_changed_ns")
+
+
 def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
     """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
     compares the full timestamps. A superseded card is here when its mark is that recent. Each
     term has its index (memsync.store.schema_lifecycle.BRIEF_LOOKUPS): SQLite reads the three ranges
     instead of every card."""
     return conn.execute(
-        f"SELECT {_LIGHT} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
+        f"SELECT {_LIGHT}, {_FILE_CHANGED} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
         "OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1) "
         "ORDER BY max(coalesce(c.created, ''), coalesce(c.updated, '')) DESC, c.id LIMIT ?2",
         (since_day, limit),
+    ).fetchall()
+
+
+def changed_files(conn: Connection, since_ns: int, limit: int) -> list[Row]:
+    """Cards without an `updated` date, alone in a file modified at `since_ns` or later (the
+    rows of changed_cards), the most recently modified first: a scan of the files table, then
+    each file's cards by their index."""
+    return conn.execute(
+        f"SELECT {_LIGHT}, f.mtime_ns AS file_changed_ns FROM files f "
+        "JOIN cards c ON c.source = f.source AND c.file = f.path AND c.path = f.path "
+        "LEFT JOIN card_stats s ON s.id = c.id WHERE f.mtime_ns >= ? AND c.updated IS NULL "
+        "ORDER BY f.mtime_ns DESC, c.id LIMIT ?", (since_ns, limit),
     ).fetchall()
 
 
