@@ -144,16 +144,21 @@ def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
     ).fetchall()
 
 
+# The cards of changed_files(): see there.
+CHANGED_FILES = (
+    f"SELECT {_LIGHT}, f.mtime_ns AS file_changed_ns FROM files f "
+    "CROSS JOIN cards c ON c.source = f.source AND c.file = f.path AND c.path = f.path "
+    "LEFT JOIN card_stats s ON s.id = c.id WHERE f.mtime_ns >= ? AND c.updated IS NULL "
+    "ORDER BY f.mtime_ns DESC, c.id LIMIT ?")
+
+
 def changed_files(conn: Connection, since_ns: int, limit: int) -> list[Row]:
     """Cards without an `updated` date, alone in a file modified at `since_ns` or later (the
-    rows of changed_cards), the most recently modified first: a scan of the files table, then
-    each file's cards by their index."""
-    return conn.execute(
-        f"SELECT {_LIGHT}, f.mtime_ns AS file_changed_ns FROM files f "
-        "JOIN cards c ON c.source = f.source AND c.file = f.path AND c.path = f.path "
-        "LEFT JOIN card_stats s ON s.id = c.id WHERE f.mtime_ns >= ? AND c.updated IS NULL "
-        "ORDER BY f.mtime_ns DESC, c.id LIMIT ?", (since_ns, limit),
-    ).fetchall()
+    rows of changed_cards), the most recently modified first: the files from the newest down, by
+    their index of times (files_mtime), then each file's cards. CROSS JOIN keeps that order: left
+    to choose, SQLite began from the cards without an `updated` date, every note of a vault that
+    writes none (160-200 ms at 100,000 cards)."""
+    return conn.execute(CHANGED_FILES, (since_ns, limit)).fetchall()
 
 
 def texts(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[str, str | None]]:
