@@ -10,7 +10,6 @@ needs to open the index or index files is in memsync.session, below it.
 
 from __future__ import annotations
 
-import json
 import os
 from contextlib import suppress
 
@@ -146,7 +145,7 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
             "source": row["source"],
             "title": row["title"],
             "kind": row["kind"],
-            "tags": json.loads(row["tags"]),
+            "tags": index.tags(card_id),  # inline #tags too: what tag= finds it by
             "created": row["created"],
             "updated": row["updated"],
             "valid": valid,

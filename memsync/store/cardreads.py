@@ -6,11 +6,13 @@ CardReads is part of memsync.store.index.Index, over its connection.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
 from memsync.errors import NotFound
+from memsync.store.fields import all_tags
 from memsync.store.searchsql import Statement
 
 CARD_COLUMNS = (
@@ -53,6 +55,11 @@ class CardReads:
         if source:
             return self._conn.execute(sql + " WHERE source = ? ORDER BY path", (source,))
         return self._conn.execute(sql + " ORDER BY source, path")
+
+    def tags(self, card_id: int) -> list[str]:
+        """Every tag of the card, frontmatter and inline (memsync.store.fields.all_tags)."""
+        row = self._conn.execute("SELECT tags, tag_set FROM cards WHERE id = ?", (card_id,)).fetchone()
+        return all_tags(json.loads(row[0]), json.loads(row[1])) if row else []
 
     def record_read(self, card_id: int, when: str) -> None:
         self._conn.execute(

@@ -48,6 +48,15 @@ def fold_tag(tag: str) -> str:
     return cjk.normalize(tag).lstrip("#")
 
 
+def all_tags(written: list[str], tag_set: list[str]) -> list[str]:
+    """A card's tags as a reader should see them: the frontmatter's as written, then the inline
+    `#tags` the index found in the body (from tag_set, where they are folded). A tag_set entry
+    that is only the parent of a nested one (`a` of `a/b`) is implied by it, so not repeated."""
+    have = {fold_tag(t) for t in written}
+    inline = [t for t in tag_set if t not in have and not any(o.startswith(t + "/") for o in tag_set)]
+    return [*written, *inline]
+
+
 def link_target(target: str) -> str:
     """A wikilink target as resolution compares it: folded, without `.md` or a leading `/`."""
     folded = cjk.normalize(target.strip()).strip("/")

@@ -1,0 +1,31 @@
+"""memory_get as an agent reads it: the card's tags are the ones search knows it by."""
+
+from __future__ import annotations
+
+from .conftest import write_card
+from .mcp_helpers import hits, scenario, server_log, text_of
+
+__all__ = ["server_log"]  # a fixture, imported for the tests below
+
+
+def test_memory_get_shows_inline_tags_beside_the_frontmatter_ones(server_log, vault, cli):
+    write_card(vault, "03-Knowledge/heron.md", "heron",
+               "the grey heron waits at the river bank #wading #water/river for fish", tags=["birds"])
+    cli("index")
+
+    async def body(session):
+        found = await hits(session, "heron", tag="wading")  # search knows the inline tag
+        assert [h["title"] for h in found] == ["heron"]
+        result = await session.call_tool("memory_get", {"id": found[0]["id"]})
+        assert result.structured_content["tags"] == ["birds", "wading", "water/river"]
+        assert "#birds #wading #water/river" in text_of(result)
+
+    scenario(body)(server_log)
+
+
+def test_a_nested_inline_tag_implies_its_parents_and_frontmatter_keeps_its_spelling():
+    from memsync.store.fields import all_tags
+
+    assert all_tags(["Water"], ["water", "water/river"]) == ["Water", "water/river"]
+    assert all_tags(["a/b"], ["a", "a/b"]) == ["a/b"]
+    assert all_tags([], ["ops", "x", "x/y"]) == ["ops", "x/y"]
