@@ -45,7 +45,7 @@ def test_handshake_lists_eight_small_tools_that_keep_the_guidance(server_log):
         for t in listed.values():
             assert t.input_schema["type"] == "object" and t.output_schema is None, t.name
             assert "title" not in json.dumps(t.input_schema["properties"].get("query", {}))
-        for name in ("memory_search", "memory_get", "memory_stats"):
+        for name in ("memory_search", "memory_stats"):
             assert listed[name].annotations.read_only_hint is True
         for name in ("memory_delete", "memory_update"):
             assert listed[name].annotations.destructive_hint is True

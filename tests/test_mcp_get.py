@@ -29,3 +29,19 @@ def test_a_nested_inline_tag_implies_its_parents_and_frontmatter_keeps_its_spell
     assert all_tags(["Water"], ["water", "water/river"]) == ["Water", "water/river"]
     assert all_tags(["a/b"], ["a", "a/b"]) == ["a/b"]
     assert all_tags([], ["ops", "x", "x/y"]) == ["ops", "x/y"]
+
+
+def test_memory_get_is_not_announced_read_only_since_its_feedback_is_recorded(server_log, vault, cli):
+    write_card(vault, "03-Knowledge/heron.md", "heron", "the grey heron waits at the river bank for fish")
+    cli("index")
+
+    async def body(session):
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        hint = listed["memory_get"].annotations
+        assert hint.read_only_hint is False and hint.destructive_hint is False
+        card_id = (await hits(session, "heron"))[0]["id"]
+        await session.call_tool("memory_get", {"id": card_id, "feedback": "helpful"})
+        after = await session.call_tool("memory_get", {"id": card_id})
+        assert after.structured_content["use"]["helpful"] == 1  # the call did change something
+
+    scenario(body)(server_log)

@@ -34,6 +34,12 @@ Kind = str | None
 Tags = Annotated[list[str] | str | None, Field(description="list, or one comma-separated string")]
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# memory_get is no read-only tool: its feedback argument records a verdict that later ranks the
+# card (DESIGN §12). That verdict, like every read it counts, only adds: nothing is destroyed.
+# (Its read counts and memory_search's retrieval log are bookkeeping, as DESIGN §1 lets a reader
+# keep; a ninth tool just for feedback would cost the 7 KB tools/list its last bytes.)
+READ_AND_RECORD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                  open_world_hint=False)
 
 
 def _write(destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -121,7 +127,7 @@ def register(server, now, live=None) -> None:
 
         return guarded("memory_search", run, mcp_text.search)
 
-    @server.tool(name="memory_get", title="Read a card", annotations=READ, description=GET)
+    @server.tool(name="memory_get", title="Read a card", annotations=READ_AND_RECORD, description=GET)
     def memory_get(id: CardId, offset: Annotated[int, Field(ge=0)] = 0,
                    max_chars: Annotated[int | None, Field(ge=0)] = None, full: bool = False,
                    feedback: Literal["helpful", "unhelpful"] | None = None) -> CallToolResult:
