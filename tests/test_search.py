@@ -88,6 +88,10 @@ def test_exact_tiers_have_no_coverage(ops_vault, cli):
 @pytest.mark.parametrize("query", ['a*b -c NEAR( "x" OR:', '"', "AND OR NOT", "*", "col:val", "^x"])
 def test_fts5_syntax_never_errors(ops_vault, run_cli, query):
     code, out, err = run_cli("search", query, "--json")
+    if query in ('"', "*"):  # no word to search for: refused as an empty query is, saying what to send
+        assert code == 2 and out["error"]["code"] == "bad_argument", (out, err)
+        assert "pass keywords or identifiers" in out["error"]["message"]
+        return
     assert code in (0, 1), err
     assert "hits" in out
 
@@ -323,7 +327,7 @@ def test_a_heading_sharing_a_few_characters_of_a_question_does_not_outrank_its_a
 
 
 @pytest.mark.parametrize("args", [
-    ["kubernetes"], ["!!!"], ["nginx", "--kind", "mistake"], ["nginx", "--tag", "nope"],
+    ["kubernetes"], ["nginx", "--kind", "mistake"], ["nginx", "--tag", "nope"],
     ["nginx", "--as-of", "2000-01-01"], ["nginx", "--source", "vault", "--kind", "tool"],
 ])
 def test_a_search_that_finds_nothing_always_says_why(ops_vault, run_cli, args):

@@ -13,7 +13,6 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 # Why nothing was found (at most one of these, and only on an empty page)
-NO_WORDS = "no_words"  # the query has no searchable words
 NO_KIND = "no_kind"  # {kind, kinds: the kinds in the index}
 NO_TAG = "no_tag"  # {tag}
 HIDDEN_INVALID = "hidden_invalid"  # {count, more}: only superseded cards matched
@@ -49,8 +48,6 @@ def plain_words(n: dict[str, Any]) -> str | None:
     """The notes that read the same to a person (CLI) and to a model (MCP text): no flag or
     tool argument in them. None for the others, which each edge words itself."""
     code = n.get("code")
-    if code == NO_WORDS:
-        return "the query has no searchable words"
     if code == NO_KIND:
         return f"no card has kind {n['kind']!r}; kinds in the index: {', '.join(n['kinds']) or 'none'}"
     if code == NO_TAG:

@@ -166,6 +166,11 @@ def _low_confidence(hits: list[Hit]) -> Note:
     return Note(codes.LOW_CONFIDENCE, {"coverage": round(low, 3), "apart": low >= 1})
 
 
+# What a query with nothing to search for should be instead.
+NO_LIST_ALL = ("pass keywords or identifiers, e.g. nginx or ecs-prod (there is no list-all; "
+               "`memsync stats` counts the cards by kind)")
+
+
 class LexicalSearcher:
     def __init__(self, index: Index, weights: Weights = WEIGHTS, fill: bool = True,
                  weak_share: float = WEAK_SHARE, rank_budget: int = bound.RANK_BUDGET):
@@ -180,14 +185,14 @@ class LexicalSearcher:
         """`cap` lifts the page limit for a caller that ranks further (the hybrid searcher), which
         may also skip the snippets (`snippets=False`: empty) of candidates it will not show."""
         if not q.text or not q.text.strip():
-            raise BadArgument("the query is empty; pass keywords or identifiers, e.g. nginx or ecs-prod")
+            raise BadArgument(f"the query is empty; {NO_LIST_ALL}")
         limit = clamp_limit(q.limit, cap)
         where, args = _filters(q)
         plan = self.plan(q.text)
+        if not plan.tiers:  # `*`, `?`: as empty as "", and answered the same (never "0 hits")
+            raise BadArgument(f"the query {q.text!r} has no searchable words (punctuation and * are "
+                              f"not searched); {NO_LIST_ALL}")
         result = Result(query=q.text, matched=None, terms=plan.terms)
-        if not plan.tiers:
-            result.notes.append(Note(codes.NO_WORDS))
-            return result
         # Invalid cards rank below valid ones, except in an --as-of view, where every card shown
         # was the current fact on that day.
         valid_first = q.include_invalid and not q.as_of
