@@ -79,8 +79,8 @@ def http_server():
 
 
 @asynccontextmanager
-async def client(url: str, token: str | None = None):
-    headers = {"Authorization": f"Bearer {token}"} if token else None
+async def client(url: str, token: str | None = None, scheme: str = "Bearer"):
+    headers = {"Authorization": f"{scheme} {token}"} if token else None
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
         read, write = await stack.enter_async_context(streamable_http_client(url, http_client=http))
@@ -152,6 +152,23 @@ def test_a_token_is_required_on_every_request_when_given(http_server, monkeypatc
     assert server.stop() == 0
 
 
+def test_the_bearer_scheme_is_case_insensitive(http_server):
+    server = http_server("--token", "s3cret-token")  # RFC 7235: the scheme's case does not count
+
+    async def main():
+        for scheme in ("bearer", "BEARER"):
+            with anyio.fail_after(DEADLINE):
+                async with client(server.url, token="s3cret-token", scheme=scheme) as session:
+                    assert not (await session.call_tool("memory_stats", {})).is_error
+
+    anyio.run(main)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for wrong in ("Basic s3cret-token", "bearer s3cret-tokenx", "bearers3cret-token"):
+        assert httpx2.post(server.url, json=ping, headers={"Authorization": wrong},
+                           timeout=DEADLINE).status_code == 401, wrong
+    assert server.stop() == 0
+
+
 @pytest.mark.parametrize("bind", [[], ["--http", "127.0.0.2:0"], ["--http", "[0:0:0:0:0:0:0:1]:0"]])
 def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind):
     """DNS rebinding: a web page's request reaching this machine by another name. The SDK guards
@@ -174,6 +191,9 @@ def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind)
     (["--token", "t"], "only go with --http"),
     (["--allow-remote"], "only go with --http"),
     (["--http", "not-a-port"], "[HOST:]PORT"),
+    # a blank token can never be sent (HTTP trims a header's blanks): refused, on any bind
+    (["--http", "0.0.0.0:0", "--allow-remote", "--token", "  "], "the token is blank"),
+    (["--http", "127.0.0.1:0", "--token", " "], "the token is blank"),
 ])
 def test_a_bind_others_can_reach_needs_allow_remote_and_a_token(args, says, run_cli):
     code, out, err = run_cli("mcp", *args, timeout=DEADLINE)

@@ -54,7 +54,12 @@ def is_loopback(host: str) -> bool:
 
 
 def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
-    """A bind other machines can reach only with --allow-remote and a token."""
+    """A bind other machines can reach only with --allow-remote and a token; a token given must
+    be one a client can send: HTTP trims a header's blanks, so a blank token never matches."""
+    if token is not None and not token.strip():
+        raise BadArgument(f"the token is blank (--token or {TOKEN_ENV}); give a secret clients "
+                          "will send as 'Authorization: Bearer <token>', e.g. the output of "
+                          "`openssl rand -hex 32`")
     if is_loopback(host):
         return
     if not allow_remote:
@@ -111,17 +116,24 @@ def _drain_after_calls(calls: Calls) -> None:
     AppStatus.should_exit = True
 
 
+def bearer(header: bytes) -> bytes | None:
+    """The credentials of an `Authorization: Bearer <token>` header; the scheme's case does not
+    count (RFC 7235: `bearer` and `BEARER` are Bearer). None for another scheme or none."""
+    scheme, _, credentials = header.strip().partition(b" ")
+    return credentials.strip() if scheme.lower() == b"bearer" else None
+
+
 class RequireToken:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
 
     def __init__(self, app, token: str):
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.strip().encode()  # as it arrives: HTTP trims a header's blanks
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            given = bearer(dict(scope.get("headers") or []).get(b"authorization", b""))
+            if given is None or not hmac.compare_digest(given, self.expected):
                 await send({"type": "http.response.start", "status": 401, "headers": [
                     (b"content-type", b"text/plain; charset=utf-8"),
                     (b"www-authenticate", b'Bearer realm="memsync"')]})
