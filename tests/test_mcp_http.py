@@ -169,7 +169,8 @@ def test_the_bearer_scheme_is_case_insensitive(http_server):
     assert server.stop() == 0
 
 
-@pytest.mark.parametrize("bind", [[], ["--http", "127.0.0.2:0"], ["--http", "[0:0:0:0:0:0:0:1]:0"]])
+@pytest.mark.parametrize("bind", [[], ["--http", "127.0.0.2:0"], ["--http", "[0:0:0:0:0:0:0:1]:0"],
+                                  ["--http", "LOCALHOST:0"], ["--http", "127.1:0"]])
 def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind):
     """DNS rebinding: a web page's request reaching this machine by another name. The SDK guards
     127.0.0.1, localhost and ::1 as written; every other loopback bind once served any site."""
@@ -191,6 +192,7 @@ def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind)
     (["--token", "t"], "only go with --http"),
     (["--allow-remote"], "only go with --http"),
     (["--http", "not-a-port"], "[HOST:]PORT"),
+    (["--http", "myhost.example:0"], "is a name"),  # not "can be reached": memsync cannot know
     # a blank token can never be sent (HTTP trims a header's blanks): refused, on any bind
     (["--http", "0.0.0.0:0", "--allow-remote", "--token", "  "], "the token is blank"),
     (["--http", "127.0.0.1:0", "--token", " "], "the token is blank"),
@@ -204,6 +206,12 @@ def test_loopback_is_the_default_and_remote_needs_both_flags():
     assert parse_bind("8765") == ("127.0.0.1", 8765)
     assert parse_bind("[::1]:0") == ("::1", 0)
     assert parse_bind("localhost:80") == ("localhost", 80)
+    # names have no case, and the system reads IPv4 short forms: bound and checked in full
+    assert parse_bind("LOCALHOST:80") == ("localhost", 80)
+    for short in ("127.1", "0x7f.1", "2130706433"):
+        assert parse_bind(f"{short}:80") == ("127.0.0.1", 80)
+    assert parse_bind("10.1:80") == ("10.0.0.1", 80)
+    assert parse_bind("0:80") == ("0.0.0.0", 80)  # all addresses: still needs --allow-remote
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.5", "::", "example.org"))
     check_bind("192.168.1.5", allow_remote=True, token="t")  # allowed: both given (nothing is bound here)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import logging
+import re
 import signal
 import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from memsync.config import Config
@@ -37,15 +39,30 @@ def parse_bind(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep:
         host, port = DEFAULT_HOST, text
-    host = host.strip("[]") or DEFAULT_HOST
+    host = canonical_host(host.strip("[]") or DEFAULT_HOST)
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise BadArgument(f"--http wants [HOST:]PORT with a port from 0 to 65535, e.g. 8765 or "
                           f"127.0.0.1:8765; got {text!r}")
     return host, int(port)
 
 
+def canonical_host(host: str) -> str:
+    """The host as it is bound and checked: names in lower case (LOCALHOST is localhost), and an
+    IPv4 address in one of the short forms the system also reads (127.1, 0x7f.1, 2130706433)
+    written out in full, so the loopback check and the rebinding guard see the address the
+    socket gets."""
+    host = host.lower()
+    if _IPV4_SHORT.fullmatch(host):
+        with suppress(OSError):  # not an address after all (999.1): a name, left as it is
+            return socket.inet_ntoa(socket.inet_aton(host))
+    return host
+
+
+_IPV4_SHORT = re.compile(r"[0-9a-fx.]+")  # inet_aton's alphabet; it reads past a blank, so no blanks
+
+
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -62,6 +79,11 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
                           "`openssl rand -hex 32`")
     if is_loopback(host):
         return
+    if not allow_remote and not _is_address(host):
+        raise BadArgument(f"{host} is a name, and memsync cannot know that it resolves only to "
+                          "this machine; memsync mcp --http binds to a loopback address "
+                          "(127.0.0.1, ::1, localhost) unless you add --allow-remote and a token "
+                          f"(--token or {TOKEN_ENV})")
     if not allow_remote:
         raise BadArgument(f"{host} can be reached from other machines; memsync mcp --http binds "
                           f"to a loopback address (127.0.0.1, ::1) unless you add --allow-remote "
@@ -69,6 +91,14 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
     if not token:
         raise BadArgument(f"--allow-remote needs a token: pass --token or set {TOKEN_ENV}; "
                           "clients then send it as 'Authorization: Bearer <token>'")
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def rebinding_guard(host: str):
