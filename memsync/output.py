@@ -190,8 +190,9 @@ def semantic_status(s: dict) -> str:
 
 
 def embed_report(data: dict) -> str:
-    return (f"{data['embedded']} embedded ({data['passages']} passages), {data['reused']} reused, "
-            f"{data['pending']} pending in {data['seconds']:.2f}s")
+    return "\n".join([f"{data['embedded']} embedded ({data['passages']} passages), {data['reused']} reused, "
+                      f"{data['pending']} pending in {data['seconds']:.2f}s",
+                      *(f"warning: {w}" for w in data.get("warnings") or [])])
 
 
 def stats(data: dict) -> str:

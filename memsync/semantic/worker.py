@@ -22,10 +22,18 @@ def embed_foreground(index, threads: int | None = None,
     wins over OMP_NUM_THREADS) works on it, one engine process each (memsync.semantic.pool).
     The watcher's background embedding keeps one thread at the lowest priority
     (memsync.semantic.background)."""
+    from memsync import cores
+
+    asked, usable = threads or cores.from_environment(), cores.usable()
     with foreground_encoder(threads) as encoder:
         report = embed_pending(index, encoder, progress=progress,
                                batch=max(BATCH, PER_ENGINE * encoder.threads))
     report["threads"] = encoder.threads
+    if asked and asked > usable:
+        report["warnings"] = [f"{asked} threads were asked for, but this process may use "
+                              f"{usable} core{'s' if usable > 1 else ''}: {encoder.threads} "
+                              "engine(s) embedded (more would only share those cores, each "
+                              "holding the model)"]
     return report
 
 
@@ -33,13 +41,14 @@ def embed_foreground(index, threads: int | None = None,
 def foreground_encoder(threads: int | None = None) -> Iterator:
     """The engines of a foreground embedding: one in this process for one core, else a pool of
     one-thread engine processes. `threads` None: OMP_NUM_THREADS when set, else every usable
-    core."""
+    core; never more than the usable cores, since an engine process past them only takes turns
+    on a core with the others, and loads the model beside them."""
     from memsync import cores
 
     from .encoder import Encoder
     from .pool import EnginePool
 
-    count = threads or cores.from_environment() or cores.usable()
+    count = min(threads or cores.from_environment() or cores.usable(), cores.usable())
     if count == 1:
         yield Encoder(1, force=True)
         return
