@@ -7,13 +7,23 @@ import os
 import signal
 
 import anyio
+from mcp.client import Client
 
 from memsync import config
 from memsync.mcp import server as mcp_server
 from memsync.watch import lock
 
 from .conftest import write_card
-from .mcp_helpers import DEADLINE, STRUCTURED, connected, eventually, scenario, server_log, tool
+from .mcp_helpers import (
+    DEADLINE,
+    STRUCTURED,
+    connected,
+    eventually,
+    scenario,
+    server_log,
+    text_of,
+    tool,
+)
 from .mcp_helpers import hits as _hits
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
@@ -32,6 +42,48 @@ def test_the_server_keeps_the_index_live_without_a_daemon(server_log, vault, hom
     scenario(body)(server_log)
     # The in-process watcher let go of the vault when the server stopped.
     assert lock.status(config.load().lock_file)["live"] is False
+
+
+def test_a_stats_call_before_the_watcher_holds_the_vault_says_it_is_starting(vault, cli):
+    """The watcher starts once the handshake is over, so a first memory_stats can run before it
+    holds the vault. A LiveIndex whose start is held back pins that moment."""
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+    cli("index")
+
+    class HeldBack(mcp_server.LiveIndex):
+        def start(self) -> None:
+            pass
+
+    async def main():
+        async with Client(mcp_server.build(config.load(), HeldBack(config.load()), structured=True)) as client:
+            return await client.call_tool("memory_stats", {})
+
+    result = anyio.run(main)
+    assert result.structured_content["watcher"] == {"live": False, "starting": True}
+    assert "watcher: starting" in text_of(result) and "live false" not in text_of(result)
+
+
+def test_the_first_stats_call_after_the_handshake_never_says_no_watcher_runs(server_log, vault):
+    write_card(vault, "03-Knowledge/owl.md", "owls", "the barn owl hunts at dusk over the meadow")
+
+    async def body(session):
+        first = (await tool(session, "memory_stats"))["watcher"]  # races the watcher's start
+        assert first.get("live") or first.get("starting"), first
+
+        async def live():
+            return (await tool(session, "memory_stats"))["watcher"].get("live")
+
+        await eventually(live)
+        assert "starting" not in (await tool(session, "memory_stats"))["watcher"]
+
+    scenario(body)(server_log)
+
+
+def test_a_stopped_server_does_not_say_its_watcher_is_starting(vault):
+    live = mcp_server.LiveIndex(config.load())
+    assert live.starting  # not started yet: the first call after the handshake starts it
+    live.stop()
+    assert not live.starting  # stopped: nothing is on its way
 
 
 def two_servers(server_log, vault, then):

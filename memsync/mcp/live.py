@@ -39,6 +39,13 @@ class LiveIndex:
         last run left it)."""
         return self._thread is not None and not self.ready.is_set()
 
+    @property
+    def starting(self) -> bool:
+        """This server's watcher is on its way: not started yet (the first call after the
+        handshake starts it) or started and not yet holding the lock. A stats call made now
+        would otherwise say no watcher keeps the index live, which is about to be wrong."""
+        return not self._stopping.is_set() and not self.ready.is_set() and self._watcher is None
+
     def start(self) -> None:
         with self._guard:
             if self._thread is not None or self._stopping.is_set():

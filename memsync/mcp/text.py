@@ -180,6 +180,14 @@ def write(data: dict) -> str:
     return "\n".join([head, *fields(data, skip={"status", "path", "id"})])
 
 
+def stats(data: dict) -> str:
+    """memory_stats: every field, as generic; a watcher still starting is said as such, not
+    as `live false` (which reads as: nothing will keep the index live)."""
+    if (data.get("watcher") or {}).get("starting"):
+        data = {**data, "watcher": "starting (this server's; the index is live once its start-up pass ends)"}
+    return generic(data)
+
+
 def generic(data: dict) -> str:
     """Stats and index reports: every field that says something, one line each."""
     return "\n".join(fields(data))

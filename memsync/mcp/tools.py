@@ -186,6 +186,8 @@ def register(server, now, live=None) -> None:
     def memory_stats(check: bool = False) -> CallToolResult:
         def run():
             data = api.stats(now())
+            if live is not None and not data["watcher"].get("live") and live.starting:
+                data["watcher"] = {**data["watcher"], "starting": True}
             if now.problem:  # config.json changed and does not load: the last good one is used
                 data["config_problems"] = [*data.get("config_problems", []), now.problem]
             if check:  # memsync doctor's findings, each with its fix; memsync audit's counts
@@ -195,7 +197,7 @@ def register(server, now, live=None) -> None:
                 data["audit"] = audit.summary(audit.audit(now()))
             return data
 
-        return guarded("memory_stats", run, mcp_text.generic)
+        return guarded("memory_stats", run, mcp_text.stats)
 
     @server.tool(name="memory_reindex", title="Refresh the index", annotations=_write(False, True),
                  description=REINDEX)
