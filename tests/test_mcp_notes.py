@@ -82,5 +82,24 @@ def test_deleting_one_card_of_a_pair_says_what_happens_to_the_other(server_log, 
         result = await session.call_tool("memory_delete", {"id": new["id"]})
         assert not result.is_error
         assert "07-Tools/ecs.md" in text_of(result) and "stays marked invalid" in text_of(result)
+        # what only the user can do is said to be theirs; what a tool does names the tool
+        assert "`memsync doctor --fix-pairs` (for the user to run)" in text_of(result)
+        assert "the memory_delete tool with restore=" in text_of(result)
+
+    scenario(body)(server_log)
+
+
+def test_deleting_the_older_card_of_a_pair_names_tools_or_the_user_never_bare_commands(server_log, vault, cli):
+    write_card(vault, "07-Tools/ecs.md", "ECS deploy address", "The ECS deploy address is 10.0.0.5, port 8080.")
+    cli("index")
+
+    async def body(session):
+        old = (await session.call_tool("memory_search", {"query": "ECS deploy"})).structured_content["hits"][0]
+        await session.call_tool("memory_supersede", {
+            "id": old["id"], "title": "ECS deploy address",
+            "body": "Since the move the ECS deploy address is 10.0.0.9, port 9090."})
+        text = text_of(await session.call_tool("memory_delete", {"id": old["id"]}))
+        assert "the memory_stats tool with check=true reports the history as gone" in text, text
+        assert "`memsync doctor --fix-pairs` (for the user to run) drops the pointer" in text, text
 
     scenario(body)(server_log)

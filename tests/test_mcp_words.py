@@ -15,10 +15,17 @@ def test_flags_become_argument_names():
     assert for_model("search with --include-invalid to list it") == "search with include_invalid to list it"
 
 
-def test_what_only_a_person_can_do_is_left_as_written():
+def test_what_only_a_person_can_do_is_left_as_written_and_said_to_be_the_users():
     text = "empty it with `memsync delete --purge --all`"
-    assert for_model(text) == text
-    assert for_model("keep `memsync watch` running") == "keep `memsync watch` running"
+    assert for_model(text) == text + " (for the user to run)"
+    assert for_model("keep `memsync watch` running") == "keep `memsync watch` (for the user to run) running"
+    assert (for_model("`memsync doctor --fix-pairs` drops the pointer")
+            == "`memsync doctor --fix-pairs` (for the user to run) drops the pointer")
+
+
+def test_doctor_is_the_stats_tool_with_its_check():
+    assert (for_model("so `memsync doctor` reports the history as gone")
+            == "so the memory_stats tool with check=true reports the history as gone")
 
 
 def test_the_users_words_are_never_touched():

@@ -4,9 +4,10 @@ Messages are written once, in the CLI's words (`memsync update`, `--as-of`), bec
 reads most of them. A model cannot run a command: it calls a tool with arguments. Each command
 that has a tool maps to it, and each CLI flag that reaches a tool is the argument of the same
 name with underscores, so the translation is mechanical (`memsync delete --restore P` is the
-memory_delete tool with restore=P). Commands only a person can run (purge, watch, sources) stay
-as written, and so does anything quoted: titles, paths
-and values are the user's, not advice.
+memory_delete tool with restore=P; `memsync doctor` is memory_stats with check=true). Commands
+only a person can run (purge, doctor's repairs, watch, sources) stay as written and are said to be
+the user's to run, so a model passes them on. Anything quoted stays as written: titles, paths and
+values are the user's, not advice.
 """
 
 from __future__ import annotations
@@ -23,14 +24,19 @@ TOOL_FOR_COMMAND = {
     "delete": "memory_delete",
     "stats": "memory_stats",
     "index": "memory_reindex",
+    "doctor": "memory_stats",  # with check=true (COMMAND_ARGUMENTS): the same findings
 }
+# Arguments a command's tool needs to do what the command does.
+COMMAND_ARGUMENTS = {"doctor": ["check=true"]}
 # CLI flags whose tool argument has the same name (with underscores).
 ARGUMENT_FLAGS = (
     "as-of", "include-invalid", "title", "body", "kind", "tags", "tag", "source", "limit",
     "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
     "restore", "force", "semantic", "summary",
 )
-PERSON_ONLY_FLAGS = ("--purge",)
+PERSON_ONLY_FLAGS = ("--purge", "--fix")  # --fix and --fix-pairs: doctor's repairs
+# Said after a command no tool can run, so a model passes it on instead of trying it.
+FOR_THE_USER = " (for the user to run)"
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
 _FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True)) + r")(?![\w-])")
 # A value, not "...": one word, or a shell-quoted one ('x y.md', a path with spaces)
@@ -42,8 +48,9 @@ _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 def _tool(match: re.Match) -> str:
     tool, args = TOOL_FOR_COMMAND.get(match[1]), match[2]
     if tool is None or any(flag in args for flag in PERSON_ONLY_FLAGS):
-        return match[0]
-    given = [f"{name.replace('-', '_')}={value.strip(chr(39))}" for name, value in _FLAG_VALUE.findall(args)]
+        return match[0] + FOR_THE_USER
+    given = [*COMMAND_ARGUMENTS.get(match[1], []),
+             *(f"{name.replace('-', '_')}={value.strip(chr(39))}" for name, value in _FLAG_VALUE.findall(args))]
     return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
 
 
