@@ -61,8 +61,8 @@ def open_checking(path: Path) -> sqlite3.Connection:
 
 
 def read(path: Path) -> Saved:
-    """Every row of KEPT that can still be read, table by table; a table cut short by the damage
-    keeps the rows read before it."""
+    """Every row of KEPT that can still be read, table by table: the damaged pages of a table are
+    stepped over (readable_rows), so rows past them are kept too."""
     saved = Saved()
     conn = open_read_only(path, lenient=True)
     try:
@@ -74,19 +74,87 @@ def read(path: Path) -> Saved:
         for table in KEPT:
             if table not in tables:
                 continue
-            rows: list[tuple] = []
             try:
-                cursor = conn.execute(f"SELECT * FROM {table}")
-                columns = [d[0] for d in cursor.description]
-                for row in cursor:
-                    rows.append(tuple(row))
-            except DB_ERRORS as exc:
-                saved.lost.append(f"{table}: the damage stopped the read after {len(rows)} rows "
-                                  f"({exc}); the rest is lost")
-                if not rows:
-                    continue
-            saved.rows[table] = (columns, rows)
+                columns, rows, skipped = readable_rows(conn, table)
+            except DB_ERRORS as exc:  # not even its columns: the schema entry itself is bad
+                saved.lost.append(f"{table}: cannot be read ({exc}); its rows are lost")
+                continue
+            if skipped:
+                saved.lost.append(f"{table}: {skipped} damaged {'range' if skipped == 1 else 'ranges'} "
+                                  f"of rows could not be read; the {len(rows)} rows around them are kept")
+            if rows:
+                saved.rows[table] = (columns, rows)
     return saved
+
+
+# Rowids are signed 64-bit integers.
+LOWEST, HIGHEST = -(2**63), 2**63 - 1
+
+
+def readable_rows(conn: sqlite3.Connection, table: str) -> tuple[list[str], list[tuple], int]:
+    """(columns, rows, damaged ranges stepped over). Read in rowid order; where a read fails, the
+    rows up to the damage are taken one at a time, and the read goes on from the first rowid past
+    it (next_readable). A damaged page then costs only its own rows: stopping at the first error
+    kept 1,470 of 5,002 ids when three pages of card_ids were overwritten."""
+    columns = [d[0] for d in conn.execute(f"SELECT * FROM {table} LIMIT 0").description]
+    rows: list[tuple] = []
+    start: int | None = LOWEST
+    skipped = 0
+    while start is not None:
+        at = start  # the rowid the next row is read from
+        try:
+            for row in conn.execute(_ROWS.format(table=table), (at,)):
+                start = _keep(rows, row)
+                if start is None:
+                    break
+                at = start
+            break
+        except DB_ERRORS:
+            # The sqlite3 module reads a row ahead before it hands one over, so the failed read
+            # dropped the last readable row: take it alone.
+            one = _first_row(conn, table, at)
+            if one is not None:
+                start = _keep(rows, one[0]) if one else None
+                continue
+            skipped += 1
+            start = next_readable(conn, table, at)
+    return columns, rows, skipped
+
+
+_ROWS = "SELECT rowid, * FROM {table} WHERE rowid >= ? ORDER BY rowid"
+
+
+def _keep(rows: list[tuple], row: tuple) -> int | None:
+    """Keep the row (its rowid first); returns the rowid to read from next."""
+    rows.append(tuple(row[1:]))
+    return row[0] + 1 if row[0] < HIGHEST else None
+
+
+def _first_row(conn: sqlite3.Connection, table: str, start: int) -> list[tuple] | None:
+    """[the first row from rowid `start`] ([] past the last row), None when it cannot be read."""
+    try:
+        return [tuple(r) for r in conn.execute(_ROWS.format(table=table) + " LIMIT 1", (start,))]
+    except DB_ERRORS:
+        return None
+
+
+def next_readable(conn: sqlite3.Connection, table: str, failed: int) -> int | None:
+    """The lowest rowid above `failed` from which a row can be read again (None: from none).
+    Whether a read from a rowid fails changes once, at the end of the damaged pages, so it is
+    found by probing further and further, then halving the gap back."""
+    bad, step = failed, 1
+    while True:
+        probe = min(bad + step, HIGHEST)
+        if _first_row(conn, table, probe) is not None:
+            break
+        if probe == HIGHEST:
+            return None
+        bad, step = probe, step * 2
+    good = probe
+    while good - bad > 1:
+        middle = (bad + good) // 2
+        bad, good = (bad, middle) if _first_row(conn, table, middle) is not None else (middle, good)
+    return good
 
 
 def set_aside(path: Path) -> Path:
