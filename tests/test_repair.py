@@ -228,3 +228,47 @@ def test_salvage_steps_over_damaged_pages_and_keeps_every_readable_id(vault, cli
     after, _ = ids_and_reads()
     assert after.keys() == ids.keys()
     assert sum(after[path] != ids[path] for path in ids) == lost_rows
+
+
+def test_an_index_whose_schema_version_was_reset_is_rebuilt_keeping_ids(before, run_cli):
+    """user_version 0 over memsync's tables (a tool reset it): migrating failed on "table
+    cards_fts already exists" and every command, `doctor --fix` too, said only that."""
+    with closing(sqlite3.connect(db_path())) as conn:
+        conn.execute("PRAGMA user_version = 0")
+    code, out, err = run_cli("search", "host-7")
+    assert code == 2 and "lost its schema version" in err and "memsync doctor --fix" in err, err
+    code, out, _err = run_cli("doctor", "--json")
+    assert code == 1 and [(f["check"], f["fixable"]) for f in out["findings"]] == [("schema", True)]
+    code, out, err = run_cli("doctor", "--fix")
+    assert code == 0, out + err
+    assert "carried over: 40 ids, 2 read counts" in out and damaged_copies(db_path())
+    assert ids_and_reads() == before
+
+
+def test_another_programs_database_is_refused_and_left_alone(vault, run_cli, tmp_path, monkeypatch):
+    """A file with tables but no schema version that memsync never wrote: migrating wrote
+    memsync's tables into it."""
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE notes (x)")
+        conn.execute("INSERT INTO notes VALUES (1)")
+        conn.commit()
+    monkeypatch.setenv("MEMSYNC_DB", str(other))
+    write_card(vault, "a.md", "a card", "a card that must not land in another program's database")
+    for args in (("index",), ("index", "--rebuild"), ("search", "card")):
+        code, _out, err = run_cli(*args)
+        assert code == 2 and "is not a memsync index" in err and "MEMSYNC_DB" in err, err
+    code, out, _err = run_cli("doctor", "--fix", "--json")
+    assert code == 1 and any(f["check"] == "schema" and not f["fixable"] for f in out["findings"])
+    with closing(sqlite3.connect(other)) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("notes",)]
+    assert not list(tmp_path.glob("other.db.damaged-*"))
+
+
+def test_an_empty_file_is_a_new_index(vault, run_cli, tmp_path, monkeypatch):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    monkeypatch.setenv("MEMSYNC_DB", str(empty))
+    write_card(vault, "a.md", "a card", "a card indexed into a file that was empty")
+    code, out, _err = run_cli("index", "--json")
+    assert code == 0 and out["added"] == 1

@@ -63,6 +63,15 @@ def schema(index: Index) -> list[Finding]:
     version, known = health.schema_version(index), len(migrations.MIGRATIONS)
     if version >= known:
         return []
+    lost = health.lost_version(index) if version == 0 else None
+    if lost and lost.ours:
+        return [Finding("schema", "the index has lost its schema version (SQLite's user_version "
+                        "is 0, yet it holds memsync's tables), so no memsync can migrate it",
+                        REBUILD, fixable=True, action="rebuild")]
+    if lost:
+        return [Finding("schema", f"{index.path} is not a memsync index: it holds another "
+                        f"program's tables ({named(lost.tables)})", "point --db / MEMSYNC_DB at "
+                        "another file, or move this one away and run `memsync index`")]
     return [Finding("schema", f"the index has schema {version}, this memsync writes {known}",
                     "run `memsync doctor --fix` or any memsync command: it migrates the index",
                     fixable=True, action="migrate")]
@@ -260,6 +269,8 @@ def permissions(cfg: Config) -> list[Finding]:
 def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Finding]:
     """Every check that reads the index; a schema behind ours stops them (columns may differ)."""
     behind = schema(index)
+    if behind and not behind[0].fixable:
+        return behind  # another program's database: none of the checks below applies
     if behind:
         return behind + integrity(cfg, index, writable)
     found = integrity(cfg, index, writable)

@@ -52,7 +52,8 @@ def diagnose(cfg: Config, wait: float = BUSY_WAIT) -> tuple[list[Finding], dict]
                 f"the index at {db} was written by a newer memsync (schema {version}); "
                 "upgrade memsync to check it")
         found += index_checks(cfg, index, writable=not found)
-        checked["cards"], checked["files"] = tally.rows(index, "cards"), tally.rows(index, "files")
+        if not any(f.check == "schema" and not f.fixable for f in found):  # no cards table
+            checked["cards"], checked["files"] = tally.rows(index, "cards"), tally.rows(index, "files")
     except DB_ERRORS as exc:
         found = _without_repeats(found + [checks.db_failure(cfg, exc, wait)])
     finally:

@@ -61,7 +61,22 @@ def connect(path: Path | str) -> sqlite3.Connection:
             f"knows {newer.known}); upgrade memsync, or move the index aside and run "
             "`memsync index` to rebuild it for this version"
         ) from None
+    except migrations.Unversioned as found:
+        conn.close()
+        raise unversioned_error(found, path) from None
     return conn
+
+
+def unversioned_error(found: migrations.Unversioned, path: Path) -> BadEnvironment:
+    """A file with tables and no schema version, said with what to do about it."""
+    if found.ours:
+        return Damaged(f"the index at {path} has lost its schema version (SQLite's user_version is 0, "
+                       "yet it holds memsync's tables); run `memsync doctor --fix` to rebuild it "
+                       "from the files (ids and read counts are kept)")
+    shown = ", ".join(found.tables[:5]) + (" ..." if len(found.tables) > 5 else "")
+    return BadEnvironment(f"{path} is not a memsync index: it is an SQLite database of another "
+                          f"program (tables {shown}), which memsync leaves alone; point --db / "
+                          "MEMSYNC_DB at another file, or move it away and run `memsync index`")
 
 
 # Whether a connection kept waiting says so on stderr (_pages); a session-start hook, which says

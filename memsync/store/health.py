@@ -6,12 +6,18 @@ from __future__ import annotations
 import sqlite3
 
 from memsync.store import fts as fulltext
+from memsync.store import migrations
 from memsync.store.connection import failure_kind
 from memsync.store.index import Index
 
 
 def schema_version(index: Index) -> int:
     return index._conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def lost_version(index: Index) -> migrations.Unversioned | None:
+    """Tables without a schema version: a reset memsync index, or another program's database."""
+    return migrations.unversioned(index._conn)
 
 
 def integrity(index: Index, fts: bool = True) -> list[str]:

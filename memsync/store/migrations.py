@@ -49,12 +49,40 @@ class NewerSchema(Exception):
         self.found, self.known = found, len(MIGRATIONS)
 
 
+class Unversioned(Exception):
+    """A file with tables but no schema version (user_version 0): migrating it would write our
+    tables into it (another program's database) or fail on tables already there (a memsync index
+    whose version some tool reset), so it is refused either way."""
+
+    def __init__(self, tables: list[str]):
+        super().__init__(f"schema version 0, yet the file holds tables: {', '.join(tables)}")
+        self.tables = tables
+        self.ours = bool(OUR_TABLES.intersection(tables))
+
+
+# Tables only a memsync index has: a file holding them was one, whatever its version says.
+OUR_TABLES = frozenset({"card_ids", "card_stats", "cards"})
+
+
+def unversioned(conn) -> Unversioned | None:
+    """What is wrong with a file that has tables and no schema version; None when it has a
+    version, or no tables (a new or empty file: migrating makes it an index)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
+        return None
+    tables = [name for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    return Unversioned(tables) if tables else None
+
+
 def migrate(conn) -> int:
     """Bring the schema up to date; returns the resulting version. Refuses (NewerSchema) an index
-    whose schema is ahead of ours rather than read or write it with the wrong assumptions."""
+    whose schema is ahead of ours rather than read or write it with the wrong assumptions, and
+    (Unversioned) a file with tables but no version."""
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version > len(MIGRATIONS):
         raise NewerSchema(version)
+    if version == 0 and (foreign := unversioned(conn)):
+        raise foreign
     compact = ran = False
     for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
         conn.execute("BEGIN IMMEDIATE")

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memsync.store import migrations
 from memsync.store.connection import DB_ERRORS, failure_kind, open_existing, open_read_only
 from memsync.store.index import Index
 
@@ -38,14 +39,18 @@ class Saved:
 
 def damage(path: Path) -> str | None:
     """What is wrong with the file at `path` (SQLite's own words), None when it reads as sound.
+    A memsync index whose schema version was reset to 0 counts as damaged: nothing can migrate it.
     Busy or unreadable for other reasons is not damage: those errors are raised."""
     try:
         with contextlib.closing(open_checking(path)) as conn:
             found = [row[0] for row in conn.execute("PRAGMA quick_check") if row[0] != "ok"]
+            lost_version = migrations.unversioned(conn)
     except DB_ERRORS as exc:
         if failure_kind(exc) == "damaged":
             return str(exc)
         raise
+    if not found and lost_version and lost_version.ours:  # another program's file is not ours to set aside
+        return "its schema version is lost (user_version 0)"
     return "; ".join(found[:3]) if found else None
 
 
