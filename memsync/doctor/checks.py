@@ -15,6 +15,7 @@ from pathlib import Path
 import memsync.adapters as adapters
 from memsync import private, reading
 from memsync.config import Config
+from memsync.doctor import leftovers
 from memsync.model import TRASH
 from memsync.output import plural
 from memsync.pathnames import file_part
@@ -32,13 +33,13 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | permissions
+    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | leftover | permissions
     message: str
     fix: str  # what to do, in a sentence
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
     paths: list[str] = field(default_factory=list)
     source: str | None = None
-    # what --fix does: sync | settle | rebuild | migrate | retire | drop | set_aside | unlock | tighten;
+    # what --fix does: sync | settle | rebuild | migrate | retire | drop | set_aside | unlock | sweep | tighten;
     # unpair is done by --fix-pairs only (it edits a vault card)
     action: str | None = None
 
@@ -256,6 +257,17 @@ def stale_lock(cfg: Config) -> list[Finding]:
                     "takes it over)", fixable=True, paths=[str(cfg.lock_file)], action="unlock")]
 
 
+def temp_files(cfg: Config) -> list[Finding]:
+    """Temp files whose writer was killed mid-write (memsync.doctor.leftovers)."""
+    left = [str(p) for p in leftovers.find(cfg)]
+    if not left:
+        return []
+    return [Finding("leftover", f"{plural(len(left), 'temp file')} left by memsync processes "
+                    f"that were killed mid-write: {named(left)}", "run `memsync doctor --fix` to "
+                    "remove them (only those whose process is still gone)", fixable=True,
+                    paths=left, action="sweep")]
+
+
 def permissions(cfg: Config) -> list[Finding]:
     mine = (cfg.vault.path, *(Path(s.root) for s in cfg.sources))
     loose = private.open_paths(cfg.home.path, cfg.db.path, skip=mine)
@@ -282,7 +294,7 @@ def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Findi
 
 def home_checks(cfg: Config) -> list[Finding]:
     return (half_done_writes(cfg) + sources(cfg) + semantic_extra(cfg) + stale_lock(cfg)
-            + permissions(cfg))
+            + temp_files(cfg) + permissions(cfg))
 
 
 def writable(cfg: Config) -> list[Finding]:

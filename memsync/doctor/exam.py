@@ -18,9 +18,10 @@ from pathlib import Path
 
 from memsync import api, private
 from memsync.config import Config
-from memsync.doctor import checks
+from memsync.doctor import checks, leftovers
 from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state
 from memsync.errors import BadEnvironment
+from memsync.output import plural
 from memsync.pathnames import file_part
 from memsync.store import health, migrations, tally
 from memsync.store.connection import DB_ERRORS
@@ -137,6 +138,9 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
         done.append(f"made {len(changed)} paths private")
     if any(f.action == "unlock" for f in todo) and remove_stale(cfg.lock_file):
         done.append(f"removed the stale watcher lock {cfg.lock_file}")
+    swept = leftovers.sweep([p for f in todo if f.action == "sweep" for p in f.paths])
+    if swept:
+        done.append(f"removed {plural(len(swept), 'temp file')} of killed memsync processes")
     for f in todo:
         if f.action == "set_aside":
             done += _set_aside(Path(f.paths[0]))

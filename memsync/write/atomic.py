@@ -19,7 +19,8 @@ from pathlib import Path
 
 from memsync import processes
 
-_TEMP = re.compile(r"^\.memsync-(\d+)-[0-9a-f]{12}\.tmp$")
+# A fallback temp file, named after its writer (memsync.doctor.leftovers finds those of killed ones).
+TEMP_NAME = re.compile(r"^\.memsync-(\d+)-[0-9a-f]{12}\.tmp$")
 _NO_HARDLINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV)
 # Errors meaning "no unnamed temp files here" (old kernel, file system, no /proc): fall back.
 _NO_TMPFILE = (*_NO_HARDLINKS, errno.EISDIR, errno.EINVAL, errno.ENOENT, errno.EACCES)
@@ -210,7 +211,7 @@ def sweep(folder: Path) -> list[str]:
     removed = []
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
-            match = _TEMP.match(entry.name)
+            match = TEMP_NAME.match(entry.name)
             if match and not processes.running(int(match.group(1))):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

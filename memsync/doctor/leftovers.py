@@ -1,0 +1,60 @@
+"""Temp files left by memsync processes that were killed mid-write, found and swept.
+
+Every writer names its temp file after its process: a card staged where the file system has no
+unnamed temp files (memsync.write.atomic, in the card's folder), config.json, brief.json and an
+index's vault label (in the home, or beside an index kept elsewhere). A file whose process is
+still running is in use; one whose process is gone will never be renamed into place, and only
+costs space and confuses a person listing the folder. The next write into the same folder
+sweeps a card's temp files; the others stay until `memsync doctor --fix`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+from memsync import processes
+from memsync.config import Config
+from memsync.model import TRASH
+from memsync.store.vaults import INDEXES
+from memsync.write.atomic import TEMP_NAME
+
+# `.config.json.<pid>.tmp`, `.brief.json.<pid>.tmp`, `.<index>.vault.<pid>.<thread>.tmp`
+HOME_TEMP_NAME = re.compile(r"^\.(?:config\.json|brief\.json|.+\.vault)\.(\d+)(?:\.\d+)?\.tmp$")
+
+
+def _dead_writer(pattern: re.Pattern[str], name: str) -> bool:
+    match = pattern.match(name)
+    return match is not None and not processes.running(int(match.group(1)))
+
+
+def _in(folder: Path, pattern: re.Pattern[str]) -> list[Path]:
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        return [Path(e.path) for e in entries if _dead_writer(pattern, e.name) and e.is_file(follow_symlinks=False)]
+    return []
+
+
+def find(cfg: Config) -> list[Path]:
+    """The temp files of writers that are gone, in the home, beside the index and in the vault
+    (its dot-folders left out but for the trash, where deleted cards are written)."""
+    homes = {cfg.home.path, cfg.home.path / INDEXES, cfg.db.path.parent}
+    found = [path for folder in sorted(homes) for path in _in(folder, HOME_TEMP_NAME)]
+    for folder, subfolders, _files in os.walk(cfg.vault.path):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") or d == TRASH]
+        found += _in(Path(folder), TEMP_NAME)
+    return found
+
+
+def sweep(paths: list[str]) -> list[str]:
+    """Remove those of `paths` whose writer is still gone (asked again: it is a while since the
+    check); returns the removed ones."""
+    removed = []
+    for path in map(Path, paths):
+        pattern = TEMP_NAME if TEMP_NAME.match(path.name) else HOME_TEMP_NAME
+        if _dead_writer(pattern, path.name):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(str(path))
+    return removed
