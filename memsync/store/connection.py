@@ -23,7 +23,7 @@ BUSY_TIMEOUT_MS = 60_000
 # timeout, disk I/O error), without importing sqlite3 itself.
 DB_ERRORS = (sqlite3.Error,)
 # SQLite's primary result codes that say what a failure means for the user (failure_kind).
-_BUSY, _LOCKED, _READONLY, _CORRUPT, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 11, 14, 26, 3
+_BUSY, _LOCKED, _READONLY, _CORRUPT, _FULL, _CANTOPEN, _NOTADB, _PERM = 5, 6, 8, 11, 13, 14, 26, 3
 
 
 def connect(path: Path | str) -> sqlite3.Connection:
@@ -126,12 +126,13 @@ def open_read_only(path: Path | str, lenient: bool = False) -> sqlite3.Connectio
 # --- failures said in the user's words -----------------------------------------------------
 
 def failure_kind(exc: BaseException) -> str:
-    """What a database error means: busy | read_only | damaged | cannot_open | other."""
+    """What a database error means: busy | read_only | damaged | full | cannot_open | other."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code is None:  # Python 3.10's sqlite3 gives no code: its message is all there is
         text = str(exc).lower()
         code = (_BUSY if "locked" in text or "busy" in text else _READONLY if "readonly" in text
                 else _CORRUPT if "malformed" in text or "not a database" in text
+                else _FULL if "disk is full" in text
                 else _CANTOPEN if "unable to open" in text else 0)
     primary = code & 0xFF
     if primary in (_BUSY, _LOCKED):
@@ -140,6 +141,8 @@ def failure_kind(exc: BaseException) -> str:
         return "read_only"
     if primary in (_CORRUPT, _NOTADB):
         return "damaged"
+    if primary == _FULL:
+        return "full"
     if primary == _CANTOPEN:
         return "cannot_open"
     return "other"
@@ -154,6 +157,9 @@ def as_error(exc: BaseException, path: Path | str) -> BadEnvironment:
     if kind == "busy":
         return BadEnvironment(f"the index {path} is busy (another process is writing); try again "
                               "in a moment")
+    if kind == "full":
+        return BadEnvironment(f"the disk holding the index {path} is full ({exc}): free space on "
+                              "it, then try again")
     if kind in ("read_only", "cannot_open"):
         return BadEnvironment(f"the index {path} cannot be written ({exc}): make it and its folder "
                               f"writable by you (chmod u+w {path} {Path(path).parent})")

@@ -64,7 +64,7 @@ def integrity_problems(conn: sqlite3.Connection, fts: bool = True) -> list[str]:
             try:
                 conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
-                if failure_kind(exc) in ("busy", "read_only", "cannot_open"):
+                if failure_kind(exc) in ("busy", "read_only", "full", "cannot_open"):
                     raise
                 found.append(f"full-text index {table}: {exc}")
     finally:

@@ -58,6 +58,7 @@ class WorkerLoop:
         self.error: BaseException | None = None
         self._pairing = Pairing(lambda name: self.cfg.source(name).root)
         self.wants = wants_by_source(cfg)
+        self._failures = reporting.Failures(cfg.db.path)
         self.config = ConfigFollower(cfg.config_file)
 
     def adopt(self, cfg: Config) -> None:
@@ -123,8 +124,8 @@ class WorkerLoop:
         try:
             try:
                 self.reconcile_all(indexer, "start-up")
-            except Exception:  # e.g. a locked or full disk: keep watching, try again soon
-                log.exception("the start-up reconcile failed; retrying")
+            except Exception as exc:  # e.g. a locked or full disk: keep watching, try again soon
+                self._failures.failed(exc, "the start-up reconcile failed; retrying")
                 self.request_rescan(None, "start-up reconcile failed")
             with self._cond:
                 self.ready = True
@@ -158,11 +159,13 @@ class WorkerLoop:
                     last_full = time.monotonic()
                 if batch or rescan:
                     self._process(indexer, batch, rescan)
+                    self._failures.passed()
                     self._idle_due = list(self.idle_work)
-            except Exception:  # a failed batch must not end watching: redo it as a rescan
-                log.exception("a batch failed; the affected sources will be rescanned")
+            except Exception as exc:  # a failed batch must not end watching: redo it as a rescan
+                self._failures.failed(exc, "a batch failed; the affected sources will be rescanned")
                 with self._cond:
-                    for name in {m[0] for m in batch.moves} | set(batch.paths) | set(batch.trees):
+                    # a failed rescan too: else a full disk is retried only at the periodic one
+                    for name in {*(m[0] for m in batch.moves), *batch.paths, *batch.trees, *(rescan or ())}:
                         self._rescan.setdefault(name, "retry after a failed batch")
                     self._cond.wait(1.0)  # back off: the cause (disk full, locked DB) may pass
             finally:
@@ -183,8 +186,8 @@ class WorkerLoop:
             if self.config.changed():
                 indexer, _fresh = self._follow_config(indexer)
             self.reconcile_all(indexer, "final")
-        except Exception:
-            log.exception("the final reconcile failed; `memsync index` will catch up")
+        except Exception as exc:
+            self._failures.failed(exc, "the final reconcile failed; `memsync index` will catch up")
 
     def _next(self, last_full: float):
         """Wait (holding the condition) until something is due: (batch, rescan, idle), where

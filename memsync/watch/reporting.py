@@ -8,6 +8,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from memsync import heap
 
@@ -15,8 +16,32 @@ from ..config import Config
 from ..errors import MassRemoval
 from ..model.indexing import SyncReport
 from ..sources import drop_unconfigured
+from ..store.connection import failure_kind
 
 log = logging.getLogger(__name__)
+
+
+class Failures:
+    """How the worker says that a batch (or a reconcile) failed. A full disk fails every batch,
+    one a second, until space is freed: it is said in one line the first time, not as a
+    traceback each time, and once more when the index takes writes again. Any other failure
+    keeps its traceback: it may be a bug."""
+
+    def __init__(self, db: Path):
+        self.db = db
+        self.full = False
+
+    def failed(self, exc: BaseException, what: str) -> None:
+        if failure_kind(exc) != "full":
+            log.error("%s", what, exc_info=exc)
+        elif not self.full:
+            self.full = True
+            log.error("%s — free space on the disk of %s; the watcher retries", exc, self.db)
+
+    def passed(self) -> None:
+        if self.full:
+            self.full = False
+            log.warning("the index takes writes again: the disk of %s has room", self.db)
 
 
 def log_batch(report: SyncReport, items: int) -> None:

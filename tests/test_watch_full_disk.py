@@ -1,0 +1,73 @@
+"""A full disk under the index: the watcher says so in one line, not a traceback for each batch
+it retries (one a second), keeps watching, and catches up once there is room again. A real
+small file system (tmpfs) holds the index; mounting one needs root, so elsewhere this skips."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import time
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from .conftest import WATCH_DEADLINE, write_card
+
+FULL = "database or disk is full — free space on the disk of"
+RETRY = "reconciling vault: retry after a failed batch"
+
+
+@pytest.fixture
+def small_disk(tmp_path, monkeypatch):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {mounted.stderr!r}")
+    monkeypatch.setenv("MEMSYNC_DB", str(disk / "memsync.db"))
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=True)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:  # ENOSPC: the disk is full
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def until(condition, timeout: float = WATCH_DEADLINE) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_full_disk_is_said_once_and_the_watcher_catches_up(small_disk, vault, cli, watcher):
+    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
+    assert cli("index")[0] == 0
+    with closing(sqlite3.connect(small_disk / "memsync.db")) as conn:  # no WAL room to reuse
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    running = watcher()
+    filler = fill(small_disk)
+    for n in range(40):
+        write_card(vault, f"big/b{n}.md", f"big {n}", f"bigword{n} " + "filler text " * 2000)
+    running.wait_for(FULL)
+    retried = running.stderr().count(RETRY)
+    until(lambda: running.stderr().count(RETRY) >= retried + 3)  # three more failed retries
+    assert running.stderr().count(FULL) == 1
+    assert "Traceback" not in running.stderr(), running.stderr()
+    filler.unlink()
+    running.wait_for("the index takes writes again")
+    assert running.stop() == 0
+    code, found = cli("search", "bigword39", "--json")
+    assert code == 0 and found["hits"][0]["path"] == "big/b39.md"
