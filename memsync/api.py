@@ -70,6 +70,7 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         log.record(cfg, index, q, result, bool(semantic), client)
         if not never_filled:  # stale hits need a word; an index never filled has its note
             warnings += staleness(cfg, [index.meta("last_sync"), index.meta("last_change")])
+        warnings += unfinished(cfg, index.unfinished_since())
     if warnings:
         result["warnings"] = warnings
     return result
@@ -103,6 +104,18 @@ def staleness(cfg: Config, updates: list[str | None], now: float | None = None) 
         said.append(f"no watcher running; index last updated {_ago(age)} ago (`memsync watch` "
                     "keeps it live; `memsync index` catches it up)")
     return said
+
+
+def unfinished(cfg: Config, since: str | None) -> list[str]:
+    """A first index that stopped before its end (killed, say): the index holds only some of
+    the files, which nothing else would tell."""
+    if since is None:
+        return []
+    from memsync.watch import lock  # only for such an index
+
+    doing = " (a watcher is running: it may be doing that now)" if lock.status(cfg.lock_file)["live"] else ""
+    return [f"the first index, begun {since}, stopped before its end: only some of the files are "
+            f"in the index; run `memsync index` to finish it{doing}"]
 
 
 def _ago(seconds: float) -> str:
@@ -187,6 +200,7 @@ def stats(cfg: Config) -> dict:
         last_change = index.meta("last_change")
         problems = index.problems()
         semantic = _semantic_status(index, cfg.semantic)
+        since = index.unfinished_since()
     vault = cfg.vault.path
     trash_count, trash_bytes = trashsize.usage(vault) if vault.exists() else (0, 0)
     index_bytes = sum(
@@ -208,6 +222,8 @@ def stats(cfg: Config) -> dict:
     }
     if semantic:
         result["semantic"] = semantic
+    if since:
+        result["unfinished"] = unfinished(cfg, since)[0]
     reminder = trashsize.reminder(vault) if vault.exists() else None
     if reminder:
         result["reminder"] = reminder

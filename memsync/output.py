@@ -213,6 +213,8 @@ def stats(data: dict) -> str:
         lines.append(f"problems ({len(data['problems'])}):")
         lines += [f"  {p['source']}:{p['path']}: {p['message']}" for p in data["problems"][:50]]
     lines += [f"problem: {problem}" for problem in data.get("config_problems", [])]
+    if data.get("unfinished"):
+        lines.append(f"unfinished: {data['unfinished']}")
     if data.get("reminder"):
         lines.append(f"reminder: {data['reminder']}")
     return "\n".join(lines)

@@ -327,6 +327,8 @@ class Indexer(Batches):
             # Looks taken inside a transaction (a rebuild's, a first load's) hold the write lock
             # from before the first of them: nothing can have changed the index under them since.
             inside = self.index.in_transaction
+            if bulk and not inside and under is None and not found.stored:
+                self.index.mark_first_index()  # many transactions: a kill leaves some of them
             with self.index.carrying_links() if bulk and not inside else nullcontext():
                 for looks in self._looks(source, chunks, report):
                     pending += looks

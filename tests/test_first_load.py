@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,16 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .test_fts_waiting import full_text
-from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, one_segment, rebuilt, whole_index
+from .test_parallel import (
+    CARDS,
+    KILLER,
+    SMALL,
+    fill,
+    kill_mid_rebuild,
+    one_segment,
+    rebuilt,
+    whole_index,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -173,3 +185,28 @@ def test_a_first_index_in_batches_that_ended_early_is_merged_by_the_next_reconci
     assert merging(db) == (fts.AUTOMERGE, fts.CRISISMERGE, None) and one_segment(db)
     first_index(tmp_path / "clean.db")
     assert full_text(db) == full_text(tmp_path / "clean.db")
+
+
+def test_a_first_index_in_batches_killed_mid_way_is_said_until_it_is_finished(vault, cli):
+    """Killed after some of its batches, it left an index of some of the files that stats,
+    search and doctor showed as if it were whole."""
+    fill(vault)
+    db = config.load().db.path
+    in_batches = KILLER.replace("setattr(sync, name, value)\n",
+                                f"setattr(sync, name, value)\nsync.ONE_LOAD_FILES = {CARDS - 1}\n", 1)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(in_batches), str(db), "writer",
+                           "reconcile"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr
+    code, stats = cli("stats", "--json")
+    assert code == 0 and 0 < stats["cards"] < CARDS
+    assert "the first index" in stats["unfinished"] and "run `memsync index`" in stats["unfinished"]
+    code, found = cli("search", "marker7x", "--json")
+    assert code in (0, 1) and any("stopped before its end" in w for w in found["warnings"])
+    code, checked = cli("doctor", "--json")
+    assert code == 1
+    assert [f["fixable"] for f in checked["findings"] if "the first index" in f["message"]] == [True]
+    code, fixed = cli("doctor", "--fix", "--json")
+    assert "finished the first index" in fixed["fixed"], fixed
+    assert {f["check"] for f in fixed["findings"]} == {"problem"}  # bad.md, said as ever
+    code, stats = cli("stats", "--json")
+    assert stats["cards"] == CARDS + 1 and "unfinished" not in stats

@@ -39,7 +39,7 @@ class Finding:
     fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
     paths: list[str] = field(default_factory=list)
     source: str | None = None
-    # what --fix does: sync | settle | rebuild | migrate | retire | drop | set_aside | unlock | sweep | tighten;
+    # what --fix does: sync | settle | finish | rebuild | migrate | retire | drop | set_aside | unlock | sweep | tighten;
     # unpair is done by --fix-pairs only (it edits a vault card)
     action: str | None = None
 
@@ -125,10 +125,15 @@ def unfinished_load(cfg: Config, index: Index) -> list[Finding]:
         (backlinks.UNSETTLED, "the links fields of cards written before the notes linking them"),
         (fts.DEFERRED, "the merge of the full-text index (searches are slower until it is done)"),
     ) if index.meta(key) is not None]
-    if not left:
+    since = index.unfinished_since()
+    if not left and since is None:
         return []
     live = lock.status(cfg.lock_file)["live"]
     note = " (a watcher is running: it may be doing that index now)" if live else ""
+    if since is not None:  # the files it never reached are missing: a reconcile finishes it
+        return [Finding("load", f"the first index, begun {since}, stopped before its end: only "
+                        f"some of the files are in the index{note}", REINDEX, fixable=True,
+                        action="finish")]
     return [Finding("load", f"an index of many files stopped before its end and left {' and '.join(left)}"
                     f" to do{note}", REINDEX, fixable=True, action="settle")]
 

@@ -147,7 +147,8 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     if any(f.action == "drop" for f in todo):
         done += _drop_settled_journal(cfg)
     rebuild = any(f.action == "rebuild" for f in todo)
-    if rebuild or any(f.action == "migrate" for f in todo):
+    finish = any(f.action == "finish" for f in todo)
+    if rebuild or finish or any(f.action == "migrate" for f in todo):
         # Opening the index migrates it; then every file is looked at again (a rebuild re-reads
         # them all), which also settles any drift and stray id the checks could not see.
         report = api.reindex(cfg, rebuild=rebuild)
@@ -155,7 +156,8 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
             from memsync.output import recovery_lines
 
             done.append("; ".join(line.strip() for line in recovery_lines(report["recovered"])))
-        return done + ["rebuilt the index from the files" if rebuild else "migrated the index"]
+        return done + ["rebuilt the index from the files" if rebuild else "finished the first index"
+                       if finish else "migrated the index"]
     syncs = [f for f in todo if f.action == "sync"]
     retires = [f for f in todo if f.action == "retire"]
     settle = any(f.action == "settle" for f in todo)

@@ -35,6 +35,10 @@ LEAN_CACHE_KIB = 8 * 1024
 DEFAULT_CACHE_KIB = 2_000  # SQLite's own default (cache_size = -2000)
 # What a rebuild empties and writes again (Index.reload), besides the FTS tables
 RELOADED_TABLES = ("cards", "files", "problems", "links", "exact_keys", "folder_stamps")
+# meta: when a first index of many transactions began, until a whole reconcile or rebuild ends
+# (Index.mark_synced). Killed before then, it leaves an index that holds only some of the files
+# and says nothing of it: stats, search and doctor say so while this mark stands.
+UNFINISHED = "first_index_unfinished"
 
 
 def bulk_cache_kib(files: int) -> int:
@@ -90,6 +94,18 @@ class BulkLoads:
                 if carried.names:
                     self.rewritten += carried.settle(self._conn, self.waiting)
                 fts.end_deferral(self._conn)
+
+    def mark_first_index(self) -> None:
+        """A first index of many transactions begins (UNFINISHED); the earliest start is kept."""
+        import time
+
+        with self.transaction():
+            self._conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                               (UNFINISHED, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+
+    def unfinished_since(self) -> str | None:
+        """When a first index that has not ended yet began (UNFINISHED); None when none."""
+        return self.meta(UNFINISHED)
 
     def settle_links(self) -> bool:
         """Settle what a bulk load that ended early left (carrying_links): the links it had not

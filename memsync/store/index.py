@@ -12,13 +12,13 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memsync import cjk
 from memsync.store import fts
-from memsync.store.bulkload import BulkLoads
+from memsync.store.bulkload import UNFINISHED, BulkLoads
 from memsync.store.cardids import CardIds
 from memsync.store.cardreads import CARD_COLUMNS, CardReads
 from memsync.store.connection import BUSY_TIMEOUT_MS, connect, open_existing
@@ -343,13 +343,12 @@ class Index(BulkLoads, CardIds, CardReads):
 
     def mark_synced(self) -> None:
         """Record when the index last caught up with every file (a whole reconcile or rebuild),
-        changed or not: search says how old that is when no watcher runs."""
+        changed or not: search says how old that is when no watcher runs. A first index that
+        stopped early (bulkload.UNFINISHED) is finished with it."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        if self._conn.in_transaction:
+        with nullcontext() if self._conn.in_transaction else self.transaction():
             self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
-            return
-        with self.transaction():
-            self._conn.execute("INSERT OR REPLACE INTO meta VALUES ('last_sync', ?)", (stamp,))
+            self._conn.execute("DELETE FROM meta WHERE key = ?", (UNFINISHED,))
 
     def mark_changed(self) -> None:
         """Record when the index content last changed (shown by `stats`), and count the change:
