@@ -102,6 +102,8 @@ class Config:
         problem = self.vault_problem()
         if problem:
             raise BadEnvironment(problem)
+        if self.vault.path.is_relative_to(self.home.path):  # the default vault: the home first,
+            private.mkdir(self.home.path)  # or mkdir would make it with the umask's modes
         self.vault.path.mkdir(parents=True, exist_ok=True)
         self.settle_home()
         if self.db.origin in ("default", "vault"):  # memsync.store.vaults: whose index this is

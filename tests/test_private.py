@@ -174,3 +174,16 @@ def test_tightening_an_open_home_leaves_a_vault_kept_inside_it_alone(home, run_c
     assert code == 0 and "made it private" in err
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert stat.S_IMODE(cards.stat().st_mode) == 0o755 and stat.S_IMODE(card.stat().st_mode) == 0o644
+
+
+def test_a_first_capture_into_the_default_vault_makes_a_private_home_without_a_message(
+        home, run_cli, monkeypatch):
+    # The default vault lives inside the home: creating it must not make the home with the
+    # umask's modes first, which the next step then "tightened" with a message about an older
+    # memsync that never was.
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    code, _out, err = run_cli("capture", "--title", "first card", "--body", "the first card of a new home")
+    assert code == 0, err
+    assert "readable by other users" not in err
+    assert (home / "vault" / "03-Knowledge" / "first card.md").is_file()
+    assert_private(home)
