@@ -32,3 +32,20 @@ def test_memory_stats_reports_the_doctor_summary_only_when_asked(vault, home, cl
     assert "permissions" in checked.content[0].text
     assert card.read_bytes() == before  # a check, not a repair
     assert (home / "memsync.db").stat().st_mode & 0o077  # still loose: stats never fixes
+
+
+def test_the_advice_of_a_check_is_in_tool_words(vault, home, cli, tmp_path):
+    # mcp.md: a command no tool runs reaches the model marked as the user's to run, as in every
+    # other reply; the findings of memory_stats check=true and its audit part are advice too.
+    write_card(vault, "03-Knowledge/nginx.md", "nginx root", "The nginx site root is /srv/www.")
+    assert cli("index")[0] == 0
+    (home / "memsync.db").chmod(0o644)
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            async with connected(tmp_path / "server.log") as session:
+                return await session.call_tool("memory_stats", {"check": True})
+
+    text = anyio.run(main).content[0].text
+    assert "`memsync doctor --fix` (for the user to run)" in text
+    assert "`memsync consolidate` (for the user to run)" in text

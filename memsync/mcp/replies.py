@@ -36,6 +36,17 @@ def reworded(data: dict) -> dict:
             out[key] = for_model(out[key])
     if isinstance(out.get("warnings"), list):
         out["warnings"] = [for_model(w) if isinstance(w, str) else w for w in out["warnings"]]
+    for part in ("doctor", "audit"):  # memory_stats with check=true: findings, each with its fix
+        if isinstance(out.get(part), dict):
+            out[part] = _checked(out[part])
+    return out
+
+
+def _checked(part: dict) -> dict:
+    out = {**part, "fix": for_model(part["fix"])} if isinstance(part.get("fix"), str) else dict(part)
+    if isinstance(out.get("findings"), list):
+        out["findings"] = [{**f, **{k: for_model(f[k]) for k in ("message", "fix") if isinstance(f.get(k), str)}}
+                           if isinstance(f, dict) else f for f in out["findings"]]
     return out
 
 
