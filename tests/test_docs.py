@@ -151,3 +151,24 @@ def test_the_readme_session_prints_what_the_readme_shows(run_cli):
         code, out, err = run_cli(*args)
         assert code == 0, err
         assert out.rstrip("\n").split("\n") == shown, f"README.md shows other output for memsync {shlex.join(args)}"
+
+
+def test_mcp_md_names_every_argument_of_every_tool_in_its_row():
+    import anyio
+    from mcp.client import Client
+
+    from memsync import config
+    from memsync.mcp import server as mcp_server
+
+    async def schemas():
+        async with Client(mcp_server.build(config.load())) as client:
+            return {t.name: set(t.input_schema["properties"]) for t in (await client.list_tools()).tools}
+
+    rows = {line.split("|")[1].strip(" `"): line for line in
+            (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8").splitlines() if line.startswith("| `memory_")}
+    arguments = anyio.run(schemas)
+    assert set(rows) == set(arguments), "docs/mcp.md's tool table and the server's tools differ"
+    deprecated = {("memory_supersede", "old_id")}  # said below the table, as deprecated
+    missing = [f"{tool}.{name}" for tool, names in arguments.items() for name in sorted(names)
+               if f"`{name}`" not in rows[tool] and (tool, name) not in deprecated]
+    assert not missing, f"docs/mcp.md's tool table does not name {missing}"
