@@ -104,6 +104,24 @@ def test_an_edit_behind_the_index_is_drift_and_fix_resyncs_it(indexed, doctor):
     rebuilt_equals_incremental()
 
 
+def test_fix_keeps_the_cards_of_a_vault_whose_files_are_mostly_gone(vault, cli, doctor):
+    # What an unmounted disk looks like: `memsync index` refuses to drop most of a vault at once
+    # (health.md), and doctor --fix, which its finding also names, must not do it either.
+    for n in range(12):
+        write_card(vault, f"03-Knowledge/c{n}.md", f"card {n}", f"{BODY} Card number {n}.")
+    assert cli("index")[0] == 0
+    for n in range(8):
+        (vault / f"03-Knowledge/c{n}.md").unlink()
+    code, result = doctor()
+    [gone] = [f for f in only(result, "drift") if "vanished" in f["message"]]
+    assert not gone["fixable"] and "--allow-mass-removal" in gone["fix"]
+    code, result = doctor("--fix")
+    assert code == 1 and not result["fixed"]
+    assert cli("stats", "--json")[1]["cards"] == 12  # nothing dropped: ids and read counts kept
+    assert cli("index", "--allow-mass-removal")[0] == 0  # the person's own yes still works
+    assert cli("stats", "--json")[1]["cards"] == 4
+
+
 def test_an_index_of_many_files_stopped_before_its_end_is_finished_by_fix(indexed, doctor):
     db = config.load().db.path
     index = Index(db)

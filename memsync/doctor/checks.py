@@ -22,12 +22,14 @@ from memsync.pathnames import file_part
 from memsync.store import backlinks, fts, health, migrations
 from memsync.store.connection import failure_kind
 from memsync.store.index import Index
-from memsync.sync import MAX_FILE_BYTES, Indexer
+from memsync.sync import MAX_FILE_BYTES, Indexer, mass_removal
 from memsync.watch import lock
 from memsync.write import journal, pairs, vaultio
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
 REINDEX = "run `memsync index` (or `memsync doctor --fix`)"
+MASS_REMOVAL = ("if the folder is only unmounted or not synced yet, bring it back; if you removed "
+                "those files, run `memsync index --allow-mass-removal` (--fix keeps their cards)")
 REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids and read counts are kept)"
 
 
@@ -104,15 +106,19 @@ def drift(cfg: Config, index: Index) -> list[Finding]:
     for source in cfg.sources:
         if not Path(source.root).is_dir():
             continue  # said by the sources check
-        changed, appeared, vanished = source_drift(index, source)
+        changed, appeared, vanished, stored = source_drift(index, source)
         for paths, what in ((changed, "changed"), (appeared, "appeared"), (vanished, "vanished")):
             if not paths:
                 continue
             note = " (a watcher is running: it may not have caught up yet)" if live else ""
-            found.append(Finding(
-                "drift", f"{plural(len(paths), 'file')} of {source.name} {what} without the "
-                f"index knowing: {named(paths)}{note}", REINDEX, fixable=True,
-                paths=paths, source=source.name, action="sync"))
+            message = (f"{plural(len(paths), 'file')} of {source.name} {what} without the "
+                       f"index knowing: {named(paths)}{note}")
+            if what == "vanished" and mass_removal(len(paths), stored):
+                # an unmounted disk looks like this: --fix keeps the cards, as `memsync index` does
+                found.append(Finding("drift", message, MASS_REMOVAL, paths=paths, source=source.name))
+                continue
+            found.append(Finding("drift", message, REINDEX, fixable=True, paths=paths,
+                                 source=source.name, action="sync"))
     return found
 
 
@@ -138,7 +144,8 @@ def unfinished_load(cfg: Config, index: Index) -> list[Finding]:
                     f" to do{note}", REINDEX, fixable=True, action="settle")]
 
 
-def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]:
+def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str], int]:
+    """Files changed, appeared and vanished, and how many files of the source the index holds."""
     adapter = adapters.get(source.adapter, source.root)
     stored = index.file_states(source.name)
     on_disk = Indexer(index, [source]).files_on_disk(source.name)  # what a reconcile reads
@@ -149,7 +156,7 @@ def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str]]
         if state in ("content", "unstable") or (rel in stored and state in ("too_large", "bad_name")):
             (changed if rel in stored else appeared).append(rel)
     vanished = sorted(rel for rel in stored if rel not in on_disk)
-    return changed, appeared, vanished
+    return changed, appeared, vanished, len(stored)
 
 
 def supersede_pointers(index: Index) -> list[Finding]:
