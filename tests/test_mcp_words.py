@@ -21,6 +21,9 @@ def test_what_only_a_person_can_do_is_left_as_written_and_said_to_be_the_users()
     assert for_model("keep `memsync watch` running") == "keep `memsync watch` (for the user to run) running"
     assert (for_model("`memsync doctor --fix-pairs` drops the pointer")
             == "`memsync doctor --fix-pairs` (for the user to run) drops the pointer")
+    # memory_reindex cannot confirm a mass removal: that yes is the person's
+    text = "if you removed those files, confirm with `memsync index --allow-mass-removal`"
+    assert for_model(text) == text + " (for the user to run)"
 
 
 def test_doctor_is_the_stats_tool_with_its_check():

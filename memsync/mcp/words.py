@@ -5,9 +5,9 @@ reads most of them. A model cannot run a command: it calls a tool with arguments
 that has a tool maps to it, and each CLI flag that reaches a tool is the argument of the same
 name with underscores, so the translation is mechanical (`memsync delete --restore P` is the
 memory_delete tool with restore=P; `memsync doctor` is memory_stats with check=true). Commands
-only a person can run (purge, doctor's repairs, watch, sources) stay as written and are said to be
-the user's to run, so a model passes them on. Anything quoted stays as written: titles, paths and
-values are the user's, not advice.
+only a person can run (purge, doctor's repairs, a mass removal's yes, watch, sources) stay as
+written and are said to be the user's to run, so a model passes them on. Anything quoted stays
+as written: titles, paths and values are the user's, not advice.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ ARGUMENT_FLAGS = (
     "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
     "restore", "force", "semantic", "summary",
 )
-PERSON_ONLY_FLAGS = ("--purge", "--fix")  # --fix and --fix-pairs: doctor's repairs
+PERSON_ONLY_FLAGS = ("--purge", "--fix", "--allow-mass-removal")  # --fix, --fix-pairs: doctor's repairs
 # Said after a command no tool can run, so a model passes it on instead of trying it.
 FOR_THE_USER = " (for the user to run)"
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
