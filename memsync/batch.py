@@ -75,7 +75,7 @@ class Batches:
                     look = self._still_true(source, look, stored)
                 previous = stored.get(look.path)
                 report.hashed += look.hashed
-                if look.state in ("absent", "too_large", "bad_name"):
+                if look.state in ("absent", "too_large", "bad_name", "unreadable"):
                     if previous and index.file_state(source, look.path):
                         index.remove_file(source, look.path)
                         report.removed += 1
@@ -84,7 +84,7 @@ class Batches:
                     stored.pop(look.path, None)
                     problem = _problem(look, self.adapters[source], self.max_bytes)
                     index.set_problem(source, printable(look.path), problem)
-                    if look.state in ("bad_name", "too_large"):
+                    if look.state in ("bad_name", "too_large", "unreadable"):
                         report.problems.append({"path": printable(look.path), "message": problem})
                 elif look.state == "unchanged":
                     report.unchanged += 1
@@ -165,4 +165,6 @@ def _problem(look: Look, adapter: Adapter, max_bytes: int) -> str | None:
         return f"file is {size}, over the {cap} limit; split it into smaller cards"
     if look.state == "bad_name":
         return "file name is not valid UTF-8; rename it"
+    if look.state == "unreadable":
+        return "file cannot be read (permission denied); make it readable, e.g. chmod u+r"
     return None

@@ -33,7 +33,7 @@ WORKER_NICENESS = 5  # added to a reader process's niceness (worker_start)
 @dataclass
 class Look:
     path: str
-    state: str  # absent | too_large | bad_name | unchanged | touched | content | unstable
+    state: str  # absent | too_large | bad_name | unreadable | unchanged | touched | content | unstable
     sig: Signature | None = None
     digest: str | None = None
     cards: list[Card] = field(default_factory=list)
@@ -99,6 +99,10 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         after = signature(os.lstat(full))
     except (FileNotFoundError, NotADirectoryError):
         return Look(rel, "absent")
+    except PermissionError:
+        # Not a file still being written: it stays unreadable until its mode changes, and
+        # retrying it would go on for ever. Its mode changing is an event of its own.
+        return Look(rel, "unreadable", sig)
     except OSError:
         return Look(rel, "unstable", sig)
     if after != sig or len(data) != sig.size:

@@ -184,15 +184,16 @@ class Proc:
 
 @pytest.fixture
 def watcher(tmp_path):
-    """Start `memsync watch -vv ARGS` (by default waiting until it watches); every one started
-    is killed at the end, its log printed (pytest shows it when the test failed)."""
+    """Start `memsync watch -vv ARGS` (by default waiting until it watches; `under`: a command
+    that runs it, e.g. with fewer privileges); every one started is killed at the end, its log
+    printed (pytest shows it when the test failed)."""
     started: list[Proc] = []
 
-    def start(*args: str, ready: bool = True) -> Proc:
+    def start(*args: str, ready: bool = True, under: tuple[str, ...] = ()) -> Proc:
         log = tmp_path / f"watch{len(started)}.log"
         with open(log, "wb") as err:
             proc = subprocess.Popen(
-                [MEMSYNC_BIN, "watch", "-vv", *args], stdout=subprocess.PIPE, stderr=err,
+                [*under, MEMSYNC_BIN, "watch", "-vv", *args], stdout=subprocess.PIPE, stderr=err,
                 env={**os.environ, "PYTHONFAULTHANDLER": "1"},
             )
         running = Proc(proc, log)

@@ -35,10 +35,11 @@ OUT = "/elsewhere/x.md"
         (E("modified", "d/a.md"), [Action("sync", "d/a.md")]),
         (E("deleted", "a.md"), [Action("sync", "a.md")]),
         (E("closed", "a.md"), [Action("sync", "a.md", settled=True)]),
-        # noise: our own reads, attribute changes, non-cards, hidden places
+        # a mode change may make a card readable again (or not)
+        (E("attrib", "a.md"), [Action("sync", "a.md")]),
+        # noise: our own reads, non-cards, hidden places
         (E("opened", "a.md"), []),
         (E("closed_no_write", "a.md"), []),
-        (E("attrib", "a.md"), []),
         (E("created", "4913"), []),
         (E("modified", "a.md~"), []),
         (E("created", ".obsidian/workspace.json"), []),

@@ -153,7 +153,7 @@ def source_drift(index: Index, source) -> tuple[list[str], list[str], list[str],
     appeared: list[str] = []
     for rel in sorted(on_disk):
         state = reading.look(source.root, adapter, MAX_FILE_BYTES, rel, stored.get(rel)).state
-        if state in ("content", "unstable") or (rel in stored and state in ("too_large", "bad_name")):
+        if state in ("content", "unstable") or (rel in stored and state in ("too_large", "bad_name", "unreadable")):
             (changed if rel in stored else appeared).append(rel)
     vanished = sorted(rel for rel in stored if rel not in on_disk)
     return changed, appeared, vanished, len(stored)

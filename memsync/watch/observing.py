@@ -21,6 +21,7 @@ from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
+    FileAttribEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -38,11 +39,12 @@ from .roots import Roots
 
 log = logging.getLogger(__name__)
 
-# No Opened / ClosedNoWrite: our own reads would feed the watcher forever. No Attrib or
-# DirModified: they say nothing about content that the other events do not say too.
+# No Opened / ClosedNoWrite: our own reads would feed the watcher forever. No DirModified: it
+# says nothing the other events do not say too. Attrib: a card made readable again (chmod) is
+# reported by nothing else; our reads never cause one (atime updates are not reported).
 EVENT_FILTER = [
     FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
-    DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+    FileAttribEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
 ]
 # config.json is written by `memsync sources` (a rename into place) or by an editor (in steps).
 CONFIG_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,

@@ -86,9 +86,10 @@ def actions(event: EventLike, root: str, wants: Callable[[str], bool]) -> list[A
         if src_ok and dest_ok and src is not None and dest is not None:
             return [Action("move", src, dest)]
         return [Action("sync", p) for p, ok in ((src, src_ok), (dest, dest_ok)) if ok and p is not None]
-    if kind in ("created", "modified", "deleted", "closed") and src is not None and wants(src):
+    if kind in ("created", "modified", "deleted", "closed", "attrib") and src is not None and wants(src):
+        # attrib: a mode change decides whether the card can be read at all (chmod 000 / u+r)
         return [Action("sync", src, settled=kind == "closed")]
-    return []  # opened, closed_no_write, attrib: nothing a reader of the content would see
+    return []  # opened, closed_no_write: nothing a reader of the content would see
 
 
 def _visible(rel: str | None) -> TypeGuard[str]:

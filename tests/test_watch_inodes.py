@@ -1,0 +1,65 @@
+"""`memsync watch` as a real process while a card's inode, not its text, changes: its mode
+(chmod 000 and back), a second name for it (a hard link), two cards swapped in one rename."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import pytest
+
+from memsync import api, config
+
+from .test_watch import DEADLINE, card_id, converge, mark, put
+
+
+def without_root_reads() -> tuple[str, ...]:
+    """What runs the watcher so that a mode of 000 keeps it out: nothing for an ordinary user;
+    for root, setpriv without the two capabilities that let root read any file."""
+    if os.geteuid() != 0:
+        return ()
+    if shutil.which("setpriv") is None:
+        pytest.skip("running as root without setpriv: a mode of 000 does not stop root reading")
+    caps = "-dac_override,-dac_read_search"
+    return ("setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}")
+
+
+def problems() -> dict[str, str]:
+    with api.open_index(config.load()) as index:
+        return {p["path"]: p["message"] for p in index.problems()}
+
+
+def wait_for_problem(rel: str, present: bool) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while (rel in problems()) != present:
+        if time.monotonic() > deadline:
+            pytest.fail(f"problem of {rel} {'never recorded' if present else 'still there'}: {problems()}")
+        time.sleep(0.02)
+
+
+def test_an_unreadable_card_leaves_the_index_with_a_problem_and_comes_back(vault, watcher):
+    proc = watcher(under=without_root_reads())
+    a, b, other = mark(), mark(), mark()
+    put(vault, "locked.md", a)
+    put(vault, "moved.md", b)
+    put(vault, "other.md", other)
+    converge({"locked.md": a, "moved.md": b, "other.md": other})
+    locked = card_id("locked.md")
+    os.chmod(vault / "locked.md", 0)
+    converge({"moved.md": b, "other.md": other}, gone={a})
+    wait_for_problem("locked.md", present=True)
+    assert "permission denied" in problems()["locked.md"]
+    # An unreadable card renamed is looked at under its new name: a problem, not a retry for ever.
+    os.chmod(vault / "moved.md", 0)
+    os.rename(vault / "moved.md", vault / "renamed.md")
+    converge({"other.md": other}, gone={b})
+    wait_for_problem("renamed.md", present=True)
+    for rel in ("locked.md", "renamed.md"):
+        os.chmod(vault / rel, 0o644)
+    converge({"locked.md": a, "renamed.md": b, "other.md": other})
+    wait_for_problem("locked.md", present=False)
+    wait_for_problem("renamed.md", present=False)
+    assert card_id("locked.md") == locked  # the id waited at its path
+    assert proc.stop() == 0, proc.stderr()
+    assert "Traceback" not in proc.stderr()
