@@ -40,6 +40,7 @@ class Look:
     fields: list[CardFields] = field(default_factory=list)  # tokenized while reading
     hashed: bool = False
     read_at: int = 0  # time.time_ns() just before the content was read
+    links: int = 1  # names the file has (st_nlink): more than one, and its other names changed too
 
 
 def signature(st: os.stat_result) -> Signature:
@@ -109,10 +110,10 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         return Look(rel, "unstable", sig, hashed=True)  # still being written
     found = digest(data)
     if stored and stored[1] == found:
-        return Look(rel, "touched", sig, found, hashed=True)
+        return Look(rel, "touched", sig, found, hashed=True, links=st.st_nlink)
     cards = adapter.read(data, rel)
     return Look(rel, "content", sig, found, cards, [card_fields(c) for c in cards],
-                hashed=True, read_at=read_at)
+                hashed=True, read_at=read_at, links=st.st_nlink)
 
 
 def _look_by_lines(full: str, adapter, rel: str, sig: Signature, stored: tuple | None) -> Look:
@@ -193,7 +194,7 @@ def packed(look: Look) -> tuple:
     sig = look.sig
     return (look.path, look.state, (sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino) if sig else None,
             look.digest, [_card_row(card) for card in look.cards],
-            [_fields_row(fields) for fields in look.fields], look.hashed, look.read_at)
+            [_fields_row(fields) for fields in look.fields], look.hashed, look.read_at, look.links)
 
 
 def _card_row(card: Card) -> tuple:
@@ -215,9 +216,9 @@ def _card(values: tuple) -> Card:
 
 def unpacked(row: tuple) -> Look:
     """The look packed() made, its cards' bodies and body token streams still UTF-8 bytes."""
-    path, state, sig, found, cards, fields, hashed, read_at = row
+    path, state, sig, found, cards, fields, hashed, read_at, links = row
     return Look(path, state, Signature(*sig) if sig else None, found, [_card(c) for c in cards],
-                [CardFields._make(f) for f in fields], hashed, read_at)
+                [CardFields._make(f) for f in fields], hashed, read_at, links)
 
 
 def look_batch(root: str, adapter_name: str, max_bytes: int, items: list[tuple]) -> list[tuple]:

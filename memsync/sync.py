@@ -109,11 +109,22 @@ class Indexer(Batches):
         paths = list(dict.fromkeys(paths))
         self.excluded[source].refresh()
         stored = {p: self.index.file_state(source, p) for p in paths if storable(p)}
-        report = SyncReport(scanned=len(paths))
         looks = [self._look(source, p, stored.get(p)) for p in paths]
+        others = self._other_names(source, looks, set(paths))
+        stored.update((p, self.index.file_state(source, p)) for p in others)
+        looks += [self._look(source, p, stored[p]) for p in others]
+        report = SyncReport(scanned=len(looks))
         self._apply(source, looks, stored, report)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _other_names(self, source: str, looks: list[Look], asked: set[str]) -> list[str]:
+        """The indexed paths that are other names (hard links) of a file these looks found
+        changed: a write through one name changes them all, and no event names the others."""
+        found = [p for look in looks if look.links > 1 and look.sig is not None
+                 and look.state in ("content", "touched")
+                 for p in self.index.paths_of_inode(source, look.sig.ino)]
+        return [p for p in dict.fromkeys(found) if p not in asked]
 
     def move(self, source: str, src: str, dst: str) -> SyncReport:
         """A rename seen as one event: keep the card's id and stats, then check both ends."""

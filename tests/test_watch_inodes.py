@@ -11,7 +11,8 @@ import pytest
 
 from memsync import api, config
 
-from .test_watch import DEADLINE, card_id, converge, mark, put
+from .helpers import settle_to_rebuild
+from .test_watch import DEADLINE, card_id, converge, mark, put, view
 
 
 def without_root_reads() -> tuple[str, ...]:
@@ -63,3 +64,20 @@ def test_an_unreadable_card_leaves_the_index_with_a_problem_and_comes_back(vault
     assert card_id("locked.md") == locked  # the id waited at its path
     assert proc.stop() == 0, proc.stderr()
     assert "Traceback" not in proc.stderr()
+
+
+def test_an_edit_through_one_name_of_a_hard_linked_card_updates_every_name(vault, tmp_path, watcher):
+    proc = watcher()
+    first, edited, again = mark(), mark(), mark()
+    put(vault, "a.md", first)
+    converge({"a.md": first})
+    os.link(vault / "a.md", vault / "b.md")
+    settle_to_rebuild(config.load(), tmp_path)  # b indexed, and a's row has its new link count
+    with open(vault / "b.md", "a", encoding="utf-8") as handle:  # in place: both names change
+        handle.write(f"Later {edited}.\n")
+    settle_to_rebuild(config.load(), tmp_path)
+    with open(vault / "a.md", "a", encoding="utf-8") as handle:
+        handle.write(f"Then {again}.\n")
+    settle_to_rebuild(config.load(), tmp_path)
+    assert all(again in text for text in view(config.load()).values())
+    assert proc.stop() == 0, proc.stderr()
