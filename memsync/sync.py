@@ -148,11 +148,24 @@ class Indexer(Batches):
         ]
         if wanted:
             with self.index.transaction():
-                for src, dst in wanted:
+                i = 0
+                while i < len(wanted):
+                    src, dst = wanted[i]
+                    if wanted[i + 1:i + 2] == [(dst, src)] and self._exchanged(source, src, dst):
+                        moved += 2 * self.index.exchange_files(source, src, dst)
+                        i += 2
+                        continue
                     moved += self.index.move_file(source, src, dst)
+                    i += 1
         report = self.sync_paths(source, paths)
         report.moved += moved
         return report
+
+    def _exchanged(self, source: str, a: str, b: str) -> bool:
+        """Whether renames a->b then b->a were one swap (RENAME_EXCHANGE, reported as those two
+        renames): both files are still there. Had a->b replaced b, b would be gone after b->a,
+        and the card at b taken back to a would be a's, as applying them in turn says."""
+        return all(os.path.lexists(self._full(source, p)) for p in (a, b))
 
     def reconcile(
         self, source: str | None = None, under: str | None = None,

@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
 from memsync import api, config
+from memsync.watch.pairing import Pairing
+from memsync.watch.pending import Batch
 
 from .helpers import settle_to_rebuild
 from .test_watch import DEADLINE, card_id, converge, mark, put, view
@@ -81,3 +86,50 @@ def test_an_edit_through_one_name_of_a_hard_linked_card_updates_every_name(vault
     settle_to_rebuild(config.load(), tmp_path)
     assert all(again in text for text in view(config.load()).values())
     assert proc.stop() == 0, proc.stderr()
+
+
+def exchange(a: Path, b: Path) -> None:
+    """Swap two files in one step, as renameat2(RENAME_EXCHANGE) does (Linux 3.15+)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if not hasattr(libc, "renameat2"):
+        pytest.skip("no renameat2 in this C library")
+    at_cwd, rename_exchange = -100, 2
+    if libc.renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), rename_exchange) != 0:
+        err = ctypes.get_errno()
+        if err in (errno.EINVAL, errno.ENOSYS):
+            pytest.skip("this file system cannot exchange files")
+        raise OSError(err, os.strerror(err))
+
+
+def test_two_cards_swapped_in_one_rename_keep_their_ids_and_stats(vault, tmp_path, watcher):
+    proc = watcher()
+    one, two, stay = mark(), mark(), mark()
+    put(vault, "d/one.md", one)
+    put(vault, "e/two.md", two)
+    put(vault, "stay.md", stay)
+    converge({"d/one.md": one, "e/two.md": two, "stay.md": stay})
+    ids = {one: card_id("d/one.md"), two: card_id("e/two.md")}
+    api.show(config.load(), ids[two])  # one recorded read, which must stay with its card
+    exchange(vault / "d/one.md", vault / "e/two.md")
+    converge({"d/one.md": two, "e/two.md": one, "stay.md": stay})
+    settle_to_rebuild(config.load(), tmp_path)
+    assert {one: card_id("e/two.md"), two: card_id("d/one.md")} == ids
+    with api.open_index(config.load()) as index:
+        assert index.read_stats(ids[two])[0] == 1
+    assert proc.stop() == 0, proc.stderr()
+
+
+def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
+    """The worker may wake between the two renames a swap is reported as: a->b alone, with a
+    file at a again, waits a moment for b->a; with both in hand, neither waits."""
+    for name in ("a.md", "b.md"):
+        (tmp_path / name).write_text("x")
+    pairing = Pairing(lambda _source: str(tmp_path))
+    now = time.monotonic()
+    first, second = ("vault", "a.md", "b.md", False, now), ("vault", "b.md", "a.md", False, now)
+    alone = Batch(moves=[first], paths={"vault": ["a.md", "b.md"]})
+    assert pairing.hold_vanished(alone) == ([], [first])
+    assert alone.paths == {"vault": []}  # its ends are looked at with it, later
+    assert pairing.hold_vanished(Batch(moves=[first, second])) == ([first, second], [])
+    (tmp_path / "a.md").unlink()  # a plain rename: nothing to wait for
+    assert pairing.hold_vanished(Batch(moves=[first])) == ([first], [])

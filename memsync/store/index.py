@@ -333,6 +333,18 @@ class Index(BulkLoads, CardIds, CardReads):
         )
         return True
 
+    def exchange_files(self, source: str, a: str, b: str) -> bool:
+        """Two indexed files swapped their paths in one step (renameat2's RENAME_EXCHANGE): each
+        keeps its id and stats at the other's path. Through a hidden path, which no indexed file
+        can have, so neither is taken for a file the other replaced."""
+        if a == b or self.file_state(source, a) is None or self.file_state(source, b) is None:
+            return False
+        aside = f".exchange/{a}"
+        self.move_file(source, a, aside)
+        self.move_file(source, b, a)
+        self.move_file(source, aside, b)
+        return True
+
     def binds_under(self, source: str, folder: str) -> bool:
         """Whether any id of `source` is bound to a path below `folder` (one range lookup)."""
         low, high = self.folder_range(folder)

@@ -30,6 +30,9 @@ VANISH_GRACE = 0.05
 # How long the id of a card dropped because its file vanished waits for a late rename to carry
 # it on (a folder renamed twice, the second rename reported after the first was applied).
 GHOST_WINDOW = 2 * PAIR_WINDOW
+# How long a rename whose source path is taken again waits for the rename back that would make
+# it one half of a swap; the two are reported one event after the other.
+SWAP_WAIT = 0.05
 
 Key = tuple[str, str]  # (source, path) or (source, content hash)
 
@@ -211,15 +214,14 @@ class Pairing:
         """(renames to apply now, renames to hold back). A rename whose target is already gone
         again, with no later rename in hand that moved it on, was followed by a rename or a
         delete still on its way: hold it (and every later rename, to keep their order) briefly,
-        so a chain a->b->c is applied whole and the card keeps its id. The ends of held file
-        renames are taken out of the batch's paths."""
+        so a chain a->b->c is applied whole and the card keeps its id. So is the first half of
+        what may be a swap (_waits). The ends of held file renames are taken out of the batch's
+        paths."""
         now = time.monotonic()
         moves = batch.moves
-        for i, (source, _src, dst, _tree, seen) in enumerate(moves):
-            if now - seen >= plan.HOLD or os.path.lexists(self.full(source, dst)):
+        for i in range(len(moves)):
+            if not self._waits(moves, i, now):
                 continue
-            if any(m[0] == source and plan.covered(dst, [m[1]]) for m in moves[i + 1:]):
-                continue  # the chain goes on within this batch
             held = moves[i:]
             for source_, src_, dst_, tree_, _seen in held:
                 if not tree_ and source_ in batch.paths:
@@ -227,6 +229,22 @@ class Pairing:
                     batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
             return moves[:i], held
         return moves, []
+
+
+    def _waits(self, moves: list, i: int, now: float) -> bool:
+        """Whether rename `i` of a batch waits for one still on its way (hold_vanished)."""
+        source, src, dst, tree, seen = moves[i]
+        later = moves[i + 1:]
+        if not os.path.lexists(self.full(source, dst)):
+            # gone again: moved on or deleted, unless the chain goes on within this batch
+            return now - seen < plan.HOLD and not any(
+                m[0] == source and plan.covered(dst, [m[1]]) for m in later)
+        if not tree and now - seen < SWAP_WAIT and os.path.lexists(self.full(source, src)):
+            # Something is at src again: the first half of a swap (renameat2's RENAME_EXCHANGE,
+            # reported as a->b, then b->a), unless b->a is here too. Applied alone, it would be
+            # taken for a rename over b's card (Indexer.move_many pairs the two halves).
+            return not any(m[:3] == (source, dst, src) for m in moves if m is not moves[i])
+        return False
 
 
 def walk(root: str, folder: str, wants) -> list[str]:
