@@ -152,7 +152,7 @@ class Indexer(Batches):
                 while i < len(wanted):
                     src, dst = wanted[i]
                     if wanted[i + 1:i + 2] == [(dst, src)] and self._exchanged(source, src, dst):
-                        moved += 2 * self.index.exchange_files(source, src, dst)
+                        moved += self.index.exchange_files(source, src, dst)
                         i += 2
                         continue
                     moved += self.index.move_file(source, src, dst)

@@ -16,7 +16,7 @@ from memsync import api, config
 from memsync.watch.pairing import Pairing
 from memsync.watch.pending import Batch
 
-from .helpers import settle_to_rebuild
+from .helpers import indexer, settle_to_rebuild
 from .test_watch import DEADLINE, card_id, converge, mark, put, view
 
 
@@ -133,3 +133,22 @@ def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
     assert pairing.hold_vanished(Batch(moves=[first, second])) == ([first, second], [])
     (tmp_path / "a.md").unlink()  # a plain rename: nothing to wait for
     assert pairing.hold_vanished(Batch(moves=[first])) == ([first], [])
+
+
+def test_a_card_swapped_with_a_file_not_indexed_yet_keeps_its_id(vault):
+    """The other file of a swap may be too new to have a card: the indexed one is renamed."""
+    one, fresh = mark(), mark()
+    put(vault, "one.md", one)
+    work, index = indexer()
+    try:
+        work.reconcile()
+        before = index.card_by_path("vault", "one.md")["id"]
+        put(vault, "new.md", fresh)
+        exchange(vault / "one.md", vault / "new.md")
+        work.move_many("vault", [("one.md", "new.md"), ("new.md", "one.md")], ["one.md", "new.md"])
+        assert index.card_by_path("vault", "new.md")["id"] == before
+        assert one in index.card_by_path("vault", "new.md")["body"]
+        assert fresh in index.card_by_path("vault", "one.md")["body"]
+        assert index.card_by_path("vault", "one.md")["id"] != before
+    finally:
+        index.close()

@@ -333,17 +333,22 @@ class Index(BulkLoads, CardIds, CardReads):
         )
         return True
 
-    def exchange_files(self, source: str, a: str, b: str) -> bool:
-        """Two indexed files swapped their paths in one step (renameat2's RENAME_EXCHANGE): each
-        keeps its id and stats at the other's path. Through a hidden path, which no indexed file
-        can have, so neither is taken for a file the other replaced."""
-        if a == b or self.file_state(source, a) is None or self.file_state(source, b) is None:
-            return False
+    def exchange_files(self, source: str, a: str, b: str) -> int:
+        """Two files swapped their paths in one step (renameat2's RENAME_EXCHANGE): each indexed
+        one keeps its id and stats at the other's path. Through a hidden path, which no indexed
+        file can have, so neither is taken for a file the other replaced. Returns how many
+        indexed files moved."""
+        if a == b:
+            return 0
+        if self.file_state(source, b) is None:  # b not indexed (yet): a plain rename of a
+            return int(self.move_file(source, a, b))
+        if self.file_state(source, a) is None:
+            return int(self.move_file(source, b, a))
         aside = f".exchange/{a}"
         self.move_file(source, a, aside)
         self.move_file(source, b, a)
         self.move_file(source, aside, b)
-        return True
+        return 2
 
     def binds_under(self, source: str, folder: str) -> bool:
         """Whether any id of `source` is bound to a path below `folder` (one range lookup)."""
