@@ -121,10 +121,11 @@ class Indexer(Batches):
     def _other_names(self, source: str, looks: list[Look], asked: set[str]) -> list[str]:
         """The indexed paths that are other names (hard links) of a file these looks found
         changed: a write through one name changes them all, and no event names the others."""
-        found = [p for look in looks if look.links > 1 and look.sig is not None
-                 and look.state in ("content", "touched")
-                 for p in self.index.paths_of_inode(source, look.sig.ino)]
-        return [p for p in dict.fromkeys(found) if p not in asked]
+        inodes = [look.sig.ino for look in looks if look.links > 1 and look.sig is not None
+                  and look.state in ("content", "touched")]
+        if not inodes:
+            return []
+        return [p for p in dict.fromkeys(self.index.paths_of_inodes(source, inodes)) if p not in asked]
 
     def move(self, source: str, src: str, dst: str) -> SyncReport:
         """A rename seen as one event: keep the card's id and stats, then check both ends."""

@@ -183,11 +183,13 @@ class Index(BulkLoads, CardIds, CardReads):
             "WHERE source = ? AND path IN (SELECT value FROM json_each(?))",
             (source, json.dumps(paths, ensure_ascii=False)))}
 
-    def paths_of_inode(self, source: str, ino: int) -> list[str]:
-        """The indexed files of `source` whose stored inode is `ino` (hard links of one file).
-        A scan of the source's rows: asked only for a file that has more than one name."""
+    def paths_of_inodes(self, source: str, inodes: list[int]) -> list[str]:
+        """The indexed files of `source` whose stored inode is one of `inodes` (the names of
+        hard-linked files). One scan of the source's rows: asked only for files with more than
+        one name."""
         return [r[0] for r in self._conn.execute(
-            "SELECT path FROM files WHERE source = ? AND ino = ?", (source, ino))]
+            "SELECT path FROM files WHERE source = ? AND ino IN (SELECT value FROM json_each(?))",
+            (source, json.dumps(inodes)))]
 
     def count_files(self, source: str, under: str | None = None, upto: int | None = None) -> int:
         """How many files of `source` (below `under`) the index holds, counted no further than
