@@ -79,6 +79,8 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         st = os.lstat(full)
     except (FileNotFoundError, NotADirectoryError):
         return Look(rel, "absent")  # a bad name renamed or deleted: its problem goes too
+    except PermissionError:
+        return Look(rel, "absent")  # in a folder we may not enter: a walk does not find it either
     if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
         return Look(rel, "absent")
     if not storable(rel):

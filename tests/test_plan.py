@@ -64,6 +64,8 @@ OUT = "/elsewhere/x.md"
         # folders: a new or vanished folder may hide changes below it
         (E("created", "d", is_dir=True), [Action("tree", "d")]),
         (E("deleted", "d/e", is_dir=True), [Action("tree", "d/e")]),
+        (E("attrib", "d", is_dir=True), [Action("tree", "d")]),  # chmod: its files shown or hidden
+        (E("attrib", ".obsidian", is_dir=True), []),
         (E("created", ".git/objects/ab", is_dir=True), []),
         (E("modified", "d", is_dir=True), []),
         (E("moved", "d", "e", is_dir=True), [Action("move_tree", "d", "e")]),

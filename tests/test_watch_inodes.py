@@ -152,3 +152,28 @@ def test_a_card_swapped_with_a_file_not_indexed_yet_keeps_its_id(vault):
         assert index.card_by_path("vault", "one.md")["id"] != before
     finally:
         index.close()
+
+
+def test_a_folder_closed_and_opened_again_shows_its_cards(vault, watcher):
+    """A folder the watcher may not enter (chmod 000) hides its cards, as from a rebuild; opened
+    again (chmod 755) they come back at once, under their ids, and new files in it are seen."""
+    a, b, other, later = mark(), mark(), mark(), mark()
+    put(vault, "d/a.md", a)
+    put(vault, "d/b.md", b)
+    put(vault, "other.md", other)
+    os.chmod(vault / "d", 0)  # closed before the watcher starts: watchdog cannot watch it
+    proc = watcher(under=without_root_reads())
+    converge({"other.md": other}, gone={a, b})
+    os.chmod(vault / "d", 0o755)
+    converge({"d/a.md": a, "d/b.md": b, "other.md": other})
+    ids = {rel: card_id(rel) for rel in ("d/a.md", "d/b.md")}
+    put(vault, "d/c.md", later)  # seen once the folder is watched (after the second look)
+    converge({"d/a.md": a, "d/b.md": b, "d/c.md": later, "other.md": other})
+    os.chmod(vault / "d", 0)
+    os.rename(vault / "d", vault / "e")  # cards renamed into a folder that cannot be read
+    converge({"other.md": other}, gone={a, b, later})
+    os.chmod(vault / "e", 0o755)
+    converge({"e/a.md": a, "e/b.md": b, "e/c.md": later, "other.md": other})
+    assert {rel: card_id("e/" + rel[2:]) for rel in ids} == ids
+    assert proc.stop() == 0, proc.stderr()
+    assert "Traceback" not in proc.stderr()

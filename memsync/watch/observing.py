@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from watchdog.events import (
+    DirAttribEvent,
     DirCreatedEvent,
     DirDeletedEvent,
     DirMovedEvent,
@@ -40,11 +41,12 @@ from .roots import Roots
 log = logging.getLogger(__name__)
 
 # No Opened / ClosedNoWrite: our own reads would feed the watcher forever. No DirModified: it
-# says nothing the other events do not say too. Attrib: a card made readable again (chmod) is
-# reported by nothing else; our reads never cause one (atime updates are not reported).
+# says nothing the other events do not say too. Attrib: a card or a folder made readable again
+# (chmod) is reported by nothing else; our reads never cause one (atime updates are not
+# reported).
 EVENT_FILTER = [
     FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent, FileClosedEvent,
-    FileAttribEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent,
+    FileAttribEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent, DirAttribEvent,
 ]
 # config.json is written by `memsync sources` (a rename into place) or by an editor (in steps).
 CONFIG_EVENTS = [FileCreatedEvent, FileModifiedEvent, FileDeletedEvent, FileMovedEvent,

@@ -97,9 +97,11 @@ def _visible(rel: str | None) -> TypeGuard[str]:
 
 
 def _dir_actions(kind: str, src: str | None, dest: str | None) -> list[Action]:
-    if kind in ("created", "deleted"):
+    if kind in ("created", "deleted", "attrib"):
         # A new folder may already hold files written before its watch existed; a deleted or
-        # vanished one leaves every card below it to be checked.
+        # vanished one leaves every card below it to be checked; so does one whose mode changed
+        # (chmod 000 hides its files, chmod u+rx shows them again, and watchdog could not
+        # watch it while it was closed).
         return [Action("tree", storable_dir(src))] if _visible(src) else []
     if kind != "moved":
         return []
