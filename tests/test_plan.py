@@ -280,3 +280,22 @@ def test_keep_sources_drops_what_a_removed_source_left_queued():
     batch = p.take(10.0, everything=True)
     keep_sources(batch, {"vault": None})
     assert batch.paths == {"vault": ["a.md"]} and not batch.moves and not batch.trees
+
+
+def test_expand_moves_swaps_two_folders_in_one_step():
+    """renameat2(RENAME_EXCHANGE) on two folders: a->b then b->a, both still there. Their files
+    trade places; a name both hold becomes the two renames a swap of two files is."""
+    from memsync.watch.plan import expand_moves
+
+    moves = [("vault", "a", "b", True, 0.0), ("vault", "b", "a", True, 0.0),
+             ("vault", "a/only-b.md", "c.md", False, 0.0)]
+    indexed = {"a/n.md", "a/only-a.md", "b/n.md", "b/only-b.md", "a/s/deep.md"}
+    pairs, trees = expand_moves(moves, lambda: set(indexed), lambda x, y: True)
+    assert pairs == [
+        ("a/n.md", "b/n.md"), ("b/n.md", "a/n.md"), ("a/only-a.md", "b/only-a.md"),
+        ("b/only-b.md", "a/only-b.md"), ("a/s/deep.md", "b/s/deep.md"), ("a/only-b.md", "c.md"),
+    ]
+    assert trees == ["a", "b"]
+    # a->b, then b->a with b gone: the folder went and came back (applied in turn)
+    pairs, _ = expand_moves(moves[:2], lambda: set(indexed), lambda x, y: False)
+    assert pairs[:2] == [("a/n.md", "b/n.md"), ("a/only-a.md", "b/only-a.md")]

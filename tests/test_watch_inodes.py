@@ -177,3 +177,20 @@ def test_a_folder_closed_and_opened_again_shows_its_cards(vault, watcher):
     assert {rel: card_id("e/" + rel[2:]) for rel in ids} == ids
     assert proc.stop() == 0, proc.stderr()
     assert "Traceback" not in proc.stderr()
+
+
+def test_two_folders_swapped_in_one_rename_keep_their_cards_ids(vault, tmp_path, watcher):
+    """Folders holding files of the same names: each card's id follows its text."""
+    proc = watcher()
+    live = {f"{top}/{name}": mark() for top in ("x", "y") for name in ("n1.md", "n2.md", "s/n3.md")}
+    live["x/only.md"] = mark()
+    for rel, m in live.items():
+        put(vault, rel, m)
+    converge(live)
+    ids = {m: card_id(rel) for rel, m in live.items()}
+    exchange(vault / "x", vault / "y")
+    swapped = {("y" if rel[0] == "x" else "x") + rel[1:]: m for rel, m in live.items()}
+    converge(swapped)
+    settle_to_rebuild(config.load(), tmp_path)
+    assert {m: card_id(rel) for rel, m in swapped.items()} == ids
+    assert proc.stop() == 0, proc.stderr()

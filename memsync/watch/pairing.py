@@ -65,6 +65,7 @@ class Pairing:
         ghosts = self._ghosts(source)
         pairs, moved_trees = plan.expand_moves(
             moves, lambda: set(index.file_states(source)) | ghosts,
+            lambda a, b: all(os.path.lexists(self.full(source, p)) for p in (a, b)),
         )
         if pairs:
             self._carry_hashes(index, source, pairs)
@@ -233,16 +234,17 @@ class Pairing:
 
     def _waits(self, moves: list, i: int, now: float) -> bool:
         """Whether rename `i` of a batch waits for one still on its way (hold_vanished)."""
-        source, src, dst, tree, seen = moves[i]
+        source, src, dst, _tree, seen = moves[i]
         later = moves[i + 1:]
         if not os.path.lexists(self.full(source, dst)):
             # gone again: moved on or deleted, unless the chain goes on within this batch
             return now - seen < plan.HOLD and not any(
                 m[0] == source and plan.covered(dst, [m[1]]) for m in later)
-        if not tree and now - seen < SWAP_WAIT and os.path.lexists(self.full(source, src)):
+        if now - seen < SWAP_WAIT and os.path.lexists(self.full(source, src)):
             # Something is at src again: the first half of a swap (renameat2's RENAME_EXCHANGE,
             # reported as a->b, then b->a), unless b->a is here too. Applied alone, it would be
-            # taken for a rename over b's card (Indexer.move_many pairs the two halves).
+            # taken for a rename over b's card (Indexer.move_many and plan.expand_moves pair the
+            # two halves, of two files or two folders).
             return not any(m[:3] == (source, dst, src) for m in moves if m is not moves[i])
         return False
 

@@ -114,16 +114,24 @@ def _dir_actions(kind: str, src: str | None, dest: str | None) -> list[Action]:
 
 def expand_moves(
     moves: Iterable[tuple], indexed: Callable[[], set[str]],
+    swapped: Callable[[str, str], bool] = lambda a, b: False,
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """File renames in order, each folder rename replaced by the renames of the indexed files
     below it at that point of the sequence; plus the folders to reconcile afterwards.
 
     `indexed()` gives the indexed paths of the source; it is called only if a folder moved.
+    `swapped(a, b)` says whether folder renames a->b then b->a were one swap of the two folders
+    (renameat2's RENAME_EXCHANGE; both are there): their files then trade places at once, a file
+    of a name both hold as the renames x->y, y->x that Indexer.move_many takes for a swap.
     """
     pairs: list[tuple[str, str]] = []
     trees: list[str] = []
     known: set[str] | None = None
-    for _source, src, dst, is_tree, *_ in moves:
+    moves = list(moves)
+    i = 0
+    while i < len(moves):
+        _source, src, dst, is_tree, *_ = moves[i]
+        i += 1
         if not is_tree:
             pairs.append((src, dst))
             if known is not None and src in known:
@@ -136,12 +144,29 @@ def expand_moves(
                 if a in known:
                     known.discard(a)
                     known.add(b)
-        for path in sorted(p for p in known if p.startswith(src + "/")):
-            known.discard(path)
-            known.add(dst + path[len(src):])
-            pairs.append((path, dst + path[len(src):]))
+        if i < len(moves) and moves[i][3] and moves[i][1:3] == (dst, src) and swapped(src, dst):
+            i += 1
+            pairs += _swap_folders(known, src, dst)
+        else:
+            for path in sorted(p for p in known if p.startswith(src + "/")):
+                known.discard(path)
+                known.add(dst + path[len(src):])
+                pairs.append((path, dst + path[len(src):]))
         trees += [src, dst]
     return pairs, trees
+
+
+def _swap_folders(known: set[str], a: str, b: str) -> list[tuple[str, str]]:
+    """The renames of the indexed files below folders a and b when the two swap (`known` is
+    updated): a file of a name both hold as x->y directly followed by y->x."""
+    below = {top: {p[len(top):] for p in known if p.startswith(top + "/")} for top in (a, b)}
+    pairs = []
+    for rest in sorted(below[a] | below[b]):
+        here = [(a + rest, b + rest)] if rest in below[a] else []
+        pairs += here + ([(b + rest, a + rest)] if rest in below[b] else [])
+    known.difference_update([a + rest for rest in below[a]] + [b + rest for rest in below[b]])
+    known.update([b + rest for rest in below[a]] + [a + rest for rest in below[b]])
+    return pairs
 
 
 def keep_sources(batch: Batch, names: Iterable[str]) -> None:
