@@ -194,3 +194,16 @@ def test_two_folders_swapped_in_one_rename_keep_their_cards_ids(vault, tmp_path,
     settle_to_rebuild(config.load(), tmp_path)
     assert {m: card_id(rel) for rel, m in swapped.items()} == ids
     assert proc.stop() == 0, proc.stderr()
+
+
+def test_a_card_swapped_with_a_file_just_written_keeps_its_id_in_a_watcher(vault, watcher):
+    proc = watcher()
+    one, fresh = mark(), mark()
+    put(vault, "one.md", one)
+    converge({"one.md": one})
+    before = card_id("one.md")
+    put(vault, "new.md", fresh)  # swapped before the watcher has indexed it
+    exchange(vault / "one.md", vault / "new.md")
+    converge({"one.md": fresh, "new.md": one})
+    assert card_id("new.md") == before
+    assert proc.stop() == 0, proc.stderr()
