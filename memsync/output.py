@@ -77,8 +77,13 @@ def _note(n: dict) -> str:
         return (f"low confidence: only some query words matched (coverage down to {n['coverage']:.0%}); "
                 "retry with fewer, more specific keywords or identifiers")
     if code == "strict_part":
-        return (f"{n['strict']} matched {TIER_WORDS.get(n['tier'], n['tier'])}; "
-                f"{n['rest']} below matched {TIER_WORDS.get(n['rest_tier'], n['rest_tier'])}")
+        rests = n.get("rests") or [{"tier": n["rest_tier"], "count": n["rest"]}]
+        head = f"{n['strict']} matched {TIER_WORDS.get(n['tier'], n['tier'])}; "
+        if len(rests) == 1:
+            return head + f"{n['rest']} below matched {TIER_WORDS.get(n['rest_tier'], n['rest_tier'])}"
+        return head + f"{n['rest']} below: " + ", then ".join(
+            f"{r['count']} {'matched ' if i == 0 else ''}{TIER_WORDS.get(r['tier'], r['tier'])}"
+            for i, r in enumerate(rests))
     if code == "more":
         return (f"more cards matched than the {n['shown']} shown; add keywords or a filter to narrow"
                 + (f", or raise the limit (up to {n['max']})" if n["shown"] < n["max"] else ""))

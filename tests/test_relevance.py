@@ -143,3 +143,15 @@ def test_a_japanese_question_finds_the_note_named_for_its_words_over_a_long_one_
     sync()
     out = _search(cli, "金沢で朝に海鮮丼を食べるなら何時に行く", "--explain")
     assert out["hits"][0]["path"] == "金沢 日帰り.md", [(h["path"], h["explain"]["parts"]) for h in out["hits"]]
+
+
+def test_the_strict_part_note_names_every_lower_tier_below_it(vault, cli):
+    _common_word_vault(vault, holding=45)
+    write_card(vault, "egret.md", "Egret", "The little egret eats frogs in the reeds.")
+    sync()
+    out = _search(cli, "what did the heron eat")
+    assert [h["matched"] for h in out["hits"][:3]] == ["all", "any", "any-common"]
+    part = next(n for n in out["notes"] if n["code"] == "strict_part")
+    assert part["rest_tier"] == "any" and part["rest"] == 9
+    assert part["rests"] == [{"tier": "any", "count": 1}, {"tier": "any-common", "count": 8}]
+    assert "1 matched some of the words, then 8 only its common words" in out["note"]

@@ -36,6 +36,12 @@ def test_each_edge_words_the_same_note_its_own_way():
     strict = [{"code": "strict_part", "strict": 3, "tier": "all", "rest": 7, "rest_tier": "any"}]
     assert output.search_note(strict) == "3 matched every word; 7 below matched some of the words"
     assert mcp_text.search_note(strict) == "the first 3 matched every word; the 7 after them some words"
+    two = [{"code": "strict_part", "strict": 1, "tier": "all", "rest": 9, "rest_tier": "any",
+            "rests": [{"tier": "any", "count": 1}, {"tier": "any-common", "count": 8}]}]
+    assert output.search_note(two) == ("1 matched every word; 9 below: 1 matched some of the words, "
+                                       "then 8 only its common words")
+    assert mcp_text.search_note(two) == ("the first 1 matched every word; the 9 after them: 1 some words, "
+                                         "then 8 common words only")
     unembedded = [{"code": "no_vectors"}]
     assert "run `memsync index --embed`" in output.search_note(unembedded)
     assert mcp_text.search_note(unembedded).startswith("no card has a vector yet, so this searched by words only; the user")

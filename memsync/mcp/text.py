@@ -134,8 +134,12 @@ def _note(n: dict) -> str | None:
         return (f"low confidence: only some query words matched (coverage down to {n['coverage']:.0%}); "
                 "retry with fewer, more specific keywords or identifiers")
     if code == "strict_part":
-        return (f"the first {n['strict']} matched {_TIER.get(n['tier'], n['tier'])}; "
-                f"the {n['rest']} after them {_TIER.get(n['rest_tier'], n['rest_tier'])}")
+        rests = n.get("rests") or [{"tier": n["rest_tier"], "count": n["rest"]}]
+        head = f"the first {n['strict']} matched {_TIER.get(n['tier'], n['tier'])}; "
+        if len(rests) == 1:
+            return head + f"the {n['rest']} after them {_TIER.get(n['rest_tier'], n['rest_tier'])}"
+        return head + f"the {n['rest']} after them: " + ", then ".join(
+            f"{r['count']} {_TIER.get(r['tier'], r['tier'])}" for r in rests)
     if code == "more":
         return None
     if code == "meaning_only":

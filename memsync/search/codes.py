@@ -22,7 +22,9 @@ VAULT_MISSING = "vault_missing"  # {path}: the index holds no card, and the vaul
 INDEX_BUILDING = "index_building"  # the MCP server's first index is still running
 # What the page is
 LOW_CONFIDENCE = "low_confidence"  # {coverage, apart}: only loose tiers matched
-STRICT_PART = "strict_part"  # {strict, tier, rest, rest_tier}: where the strict part ends
+# {strict, tier, rest, rest_tier, rests: [{tier, count}] for every tier below, in page order}:
+# where the strict part ends
+STRICT_PART = "strict_part"
 MORE = "more"  # {shown, max}: more cards matched than the page holds
 MEANING_ONLY = "meaning_only"  # the hybrid found cards by meaning alone, none holds the words
 NO_VECTORS = "no_vectors"  # meaning was asked for, but no card has a vector yet: words only

@@ -231,9 +231,13 @@ class LexicalSearcher:
             result.notes.append(_low_confidence(result.hits))
         strict = sum(1 for h in result.hits if h.matched == result.matched)
         if result.hits and strict < len(result.hits):
-            rest = result.hits[strict].matched
+            # every tier below the strict part, in page order: a page filled by `any` and then
+            # by `any-common` says both, not only the first
+            rests = [{"tier": t, "count": sum(1 for h in result.hits[strict:] if h.matched == t)}
+                     for t in dict.fromkeys(h.matched for h in result.hits[strict:])]
             result.notes.append(Note(codes.STRICT_PART, {"strict": strict, "tier": result.matched,
-                                                         "rest": len(result.hits) - strict, "rest_tier": rest}))
+                                                         "rest": len(result.hits) - strict,
+                                                         "rest_tier": rests[0]["tier"], "rests": rests}))
         if result.more:
             result.notes.append(Note(codes.MORE, {"shown": limit, "max": MAX_LIMIT}))
         return result
