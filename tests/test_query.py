@@ -88,3 +88,17 @@ def test_a_japanese_sentences_words_count_once_more_and_credit_the_short_fields(
     assert long_word.count('"金沢"') == 2 and '"パス スワ ワー ード"' not in long_word
     chinese = query.plan("东京都的天气")  # no hiragana: nothing added
     assert dict(chinese.tiers)["any"] == '"东京" OR "京都" OR "都的" OR "的天" OR "天气"'
+
+
+def test_a_prefix_is_cut_back_to_the_head_its_stems_share():
+    # porter: deploy -> deploi, deployment -> deploy -> deploi; the head all keep is `deplo`
+    assert query.bridge("deploy", ["deploi", "deploi"]) == "deplo"
+    assert query.bridge("deployment", ["deploy", "deploi"]) == "deplo"
+    assert query.bridge("request", ["request", "request"]) == "request"  # stems keep it whole
+    assert query.bridge("happy", ["happi", "happi"]) == "happy"  # `happ` is too short a head
+    p = query.plan("deployment ecs-deploy", stems={"deployment": "deploy", "deploy": "deploi",
+                                                  "deploi": "deploi"})
+    tiers = dict(p.tiers)
+    assert tiers["all"] == '"deployment" AND "ecs deploy"'  # exact tiers as typed
+    assert tiers["all-prefix"] == '"deplo" * AND "ecs deplo" *'
+    assert p.term_expr("deployment", True) == '"deplo" *'

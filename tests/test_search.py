@@ -379,3 +379,19 @@ def test_a_long_cards_snippet_is_the_window_the_whole_body_gives(before, after, 
     piece = snippet(body, (term,))
     assert piece.strip("…") == whole.strip("…")
     assert piece.startswith("…") == whole.startswith("…")
+
+
+def test_deploy_and_deployment_reach_each_other_by_prefix(vault, cli):
+    # porter stems deploy, deploys, deploying to `deploi` and deployment to `deploy`: neither
+    # exact form nor its prefix reached the other before the prefix tiers cut back to `deplo`
+    for n, verb in enumerate(("deploy", "deploys", "deploying", "deployed")):
+        write_card(vault, f"runbook{n}.md", f"Runbook {n}", f"How we {verb} service {n} with the pipeline.")
+    write_card(vault, "checklist.md", "Deployment checklist", "Before any deployment: freeze merges.")
+    write_card(vault, "other.md", "Hiring", "We deplore long interviews and talk about budgets.")
+    sync()
+    code, out = cli("search", "deployment", "--json")
+    assert [h["path"] for h in out["hits"]][0] == "checklist.md"
+    assert {h["path"] for h in out["hits"] if h["matched"] == "all-prefix"} >= {f"runbook{n}.md" for n in range(4)}
+    code, out = cli("search", "deploy", "--json")
+    assert {h["path"]: h["matched"] for h in out["hits"]}["checklist.md"] == "all-prefix"
+    assert all(h["matched"] == "all" for h in out["hits"][:4])

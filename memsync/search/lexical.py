@@ -21,6 +21,7 @@ from memsync.search import bound, codes, query, ranking
 from memsync.search.codes import Note
 from memsync.search.ranking import FIELD_PARTS, WEIGHTS, Weights, score_parts
 from memsync.store import searchsql as sql
+from memsync.store import stems
 from memsync.store.fields import key
 from memsync.store.index import Index
 
@@ -244,9 +245,12 @@ class LexicalSearcher:
 
     def plan(self, text: str) -> query.Plan:
         """The query's tiers, its weak tokens left out (memsync.search.query.plan)."""
-        first = query.plan(text)
+        words = query.latin_words(text)
+        found = stems.stems(words)
+        found.update(stems.stems(set(found.values()) - found.keys()))
+        first = query.plan(text, stems=found)
         weak = self._weak(first) if self.weak_share < 1 and len(first.terms) > 1 else frozenset()
-        return query.plan(text, weak) if weak else first
+        return query.plan(text, weak, found) if weak else first
 
     def _weak(self, plan: query.Plan) -> frozenset[str]:
         """The tokens held by at least `weak_share` of the cards: question words and particles

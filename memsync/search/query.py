@@ -6,6 +6,8 @@ Every token is quoted, so nothing a user types can be read as FTS5 syntax (`-`, 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from memsync import cjk
@@ -15,6 +17,9 @@ from memsync import cjk
 TIERS = ("all", "all-prefix", "any", "any-prefix", "any-common")
 MIN_PREFIX = 2  # a one-character prefix matches nearly every card: pure noise
 SHORT_WORD = 3  # a word of a Japanese sentence this short has one or two bigrams: outweighed by its particles
+# The shortest head a word's prefix is cut back to (bridge): a shorter one (happ of happy, whose
+# stem is happi) is mostly the start of other words (happen).
+MIN_BRIDGE = 5
 
 
 class Plan(NamedTuple):
@@ -33,10 +38,11 @@ class Plan(NamedTuple):
     # tier name -> the parts of its OR (the `any` tiers), for ranking a tier most cards match
     # (memsync.search.bound)
     alternatives: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    bridges: tuple[tuple[str, str], ...] = ()  # word -> what its prefix is matched on (bridge)
 
     def term_expr(self, token: str, prefix: bool) -> str:
         """One query token as a MATCH expression (used alone to measure coverage)."""
-        return _token(token, prefix, self.words)
+        return _token(token, prefix, self.words, dict(self.bridges))
 
 
 def quote(token: str) -> str:
@@ -53,23 +59,37 @@ def _char(token: str) -> str:
     return quote(token) + " *"
 
 
-def _phrase(tokens, prefix: bool) -> str:
+def bridge(word: str, stems: list[str]) -> str:
+    """What `word` is matched on as a prefix, given its stem and that stem's own stem (`stems`).
+    FTS5 stems a prefix too, and porter does not always give a word and its derivatives one stem:
+    `deploy` (and deploys, deploying) becomes `deploi`, `deployment` becomes `deploy`, and
+    neither prefix reaches the other. The head the stemmer left alone in all of them (`deplo`)
+    reaches both; a word whose stems keep it whole (or too short a head) is matched as itself."""
+    head = os.path.commonprefix([word, *stems])
+    return head if len(head) >= MIN_BRIDGE and head != word else word
+
+
+def _phrase(tokens, prefix: bool, bridges: Mapping[str, str] | None = None) -> str:
     if len(tokens) == 1 and is_char(tokens[0]):
         return _char(tokens[0])
-    text = quote(" ".join(tokens))
-    return text + " *" if prefix and len(tokens[-1]) >= MIN_PREFIX else text
+    if not (prefix and len(tokens[-1]) >= MIN_PREFIX):
+        return quote(" ".join(tokens))
+    return quote(" ".join([*tokens[:-1], (bridges or {}).get(tokens[-1], tokens[-1])])) + " *"
 
 
-def _token(token: str, prefix: bool, words: frozenset[str]) -> str:
+def _token(token: str, prefix: bool, words: frozenset[str], bridges: Mapping[str, str] | None = None) -> str:
     if token in words:
         return _char(token)
     # Otherwise a lone CJK character stays exact in the `any*` tiers: one left between
     # punctuation, digits or Latin (`1990年，`, `的`) is mostly a particle in a question, and
     # matching it everywhere only adds noise (measured on CMRC, bench/RESULTS.md).
-    return quote(token) + (" *" if prefix and len(token) >= MIN_PREFIX else "")
+    if prefix and len(token) >= MIN_PREFIX:
+        return quote((bridges or {}).get(token, token)) + " *"
+    return quote(token)
 
 
-def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str] = frozenset()) -> str:
+def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str] = frozenset(),
+                bridges: Mapping[str, str] | None = None) -> str:
     """A phrase as the `any` tiers credit it in the short fields: a CJK run whole (its bigrams
     are fragments of words), words of other scripts each alone (each is a word), written as
     the tier writes a lone token (a lone CJK character stays exact)."""
@@ -77,7 +97,8 @@ def _any_phrase(tokens, prefix: bool, words: frozenset[str], weak: frozenset[str
         # A Japanese sentence's words stand between its hiragana: a title holding one of them
         # (金沢 of 金沢で朝に…) is credited for it, never for a particle pair (に行).
         return " OR ".join([_phrase(tokens, prefix), *_word_phrases(tokens, prefix)])
-    return " OR ".join(_token(t, prefix, words) for t in tokens if t not in weak or set(tokens) <= weak)
+    return " OR ".join(_token(t, prefix, words, bridges) for t in tokens
+                       if t not in weak or set(tokens) <= weak)
 
 
 def _run_words(tokens) -> list[str]:
@@ -102,13 +123,20 @@ def _japanese_words(phrases, prefix: bool) -> list[str]:
     return [word for p in phrases for word in _word_phrases(p, prefix, SHORT_WORD)]
 
 
-def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
+def latin_words(query: str) -> list[str]:
+    """The query's words that a stemmer may change: what `plan` wants the stems of."""
+    return [t for p in cjk.phrases(query) for t in p if not cjk.is_cjk(t) and not t.isdigit()]
+
+
+def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str] | None = None) -> Plan:
     """The tiers of `query`. `weak`: tokens too common to decide anything (question words and
     particles, found by their document frequency: memsync.search.lexical). A phrase made only
     of weak tokens is left out of the tiers, and a weak token out of the `any` tiers' OR, so a
     question is matched on its content words and never pays for scanning its common ones;
     when every token is weak, the query is taken as written. Only a page the content words
-    left short reaches the last tier, `any-common`, where the weak tokens count too."""
+    left short reaches the last tier, `any-common`, where the weak tokens count too. `stems`:
+    FTS5's stem of each of the query's latin_words and of each of those stems, for the prefix
+    tiers to bridge a word to its derivatives (bridge)."""
     every = tuple(tuple(p) for p in cjk.phrases(query))
     terms = tuple(dict.fromkeys(t for p in every for t in p))
     if not terms:
@@ -116,14 +144,16 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
     phrases = tuple(p for p in every if not set(p) <= weak) or every
     content = tuple(t for t in terms if t not in weak) or terms
     words = frozenset(w for w in cjk.normalize(query).split() if is_char(w))
+    stems = stems or {}
+    bridges = {t: b for t in terms if (b := bridge(t, _stems_of(t, stems))) != t}
     alternatives = {
         "any": (*(_token(t, False, words) for t in content), *_japanese_words(phrases, False)),
-        "any-prefix": (*(_token(t, True, words) for t in content), *_japanese_words(phrases, True)),
+        "any-prefix": (*(_token(t, True, words, bridges) for t in content), *_japanese_words(phrases, True)),
         "any-common": tuple(_token(t, False, words) for t in terms),
     }
     candidates = [
         ("all", " AND ".join(_phrase(p, False) for p in phrases)),
-        ("all-prefix", " AND ".join(_phrase(p, True) for p in phrases)),
+        ("all-prefix", " AND ".join(_phrase(p, True, bridges) for p in phrases)),
         ("any", " OR ".join(alternatives["any"])),
         ("any-prefix", " OR ".join(alternatives["any-prefix"])),
     ]
@@ -134,17 +164,23 @@ def plan(query: str, weak: frozenset[str] = frozenset()) -> Plan:
     # pair such as に行) outrank the note that answers it (bench: ja-notes).
     short = {
         "all": " OR ".join(_phrase(p, False) for p in phrases),
-        "all-prefix": " OR ".join(_phrase(p, True) for p in phrases),
+        "all-prefix": " OR ".join(_phrase(p, True, bridges) for p in phrases),
         "any": " OR ".join(_any_phrase(p, False, words, weak) for p in phrases),
-        "any-prefix": " OR ".join(_any_phrase(p, True, words, weak) for p in phrases),
+        "any-prefix": " OR ".join(_any_phrase(p, True, words, weak, bridges) for p in phrases),
         "any-common": " OR ".join(_any_phrase(p, False, words) for p in every),
     }
     held = (("all", " AND ".join(_phrase(p, False) for p in every)),
-            ("all-prefix", " AND ".join(_phrase(p, True) for p in every)))
+            ("all-prefix", " AND ".join(_phrase(p, True, bridges) for p in every)))
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
             seen.add(expr)
             tiers.append((name, expr))
     return Plan(phrases, terms, tuple(tiers), words, tuple(short.items()), content, held,
-                tuple(alternatives.items()))
+                tuple(alternatives.items()), tuple(bridges.items()))
+
+
+def _stems_of(word: str, stems: Mapping[str, str]) -> list[str]:
+    """The word's stem and that stem's stem (porter is not idempotent: deploy -> deploi)."""
+    first = stems.get(word, word)
+    return [first, stems.get(first, first)]

@@ -11,6 +11,7 @@
     fieldstore.py  the rows those fields become; fts.py the full-text tables
     backlinks.py   anchor text from the links pointing at a card
     searchsql.py   a search's SQL as text and parameters (pure), run by Index.run
+    stems.py       the stems FTS5's porter gives words, from a small in-memory table
     vectors.py     the rows behind semantic search (memsync.semantic makes arrays of them)
     tally.py       counts: stats, cards per source; health.py doctor's questions of the file
     vaults.py      one index per vault: which index serves which vault
