@@ -102,3 +102,15 @@ def test_a_prefix_is_cut_back_to_the_head_its_stems_share():
     assert tiers["all"] == '"deployment" AND "ecs deploy"'  # exact tiers as typed
     assert tiers["all-prefix"] == '"deplo" * AND "ecs deplo" *'
     assert p.term_expr("deployment", True) == '"deplo" *'
+
+
+def test_two_words_the_index_holds_joined_are_one_clause_of_the_all_tiers():
+    p = query.plan("back up the database", weak=frozenset({"the"}), held_joined=frozenset({"backup"}))
+    tiers = dict(p.tiers)
+    assert tiers["all"] == '(("back" AND "up") OR "backup") AND "database"'
+    assert tiers["all-prefix"] == '(("back" * AND "up" *) OR "backup" *) AND "database" *'
+    assert "backup" not in tiers["any"]  # the `any` tiers match the words as typed
+    assert dict(p.held)["all"] == '(("back" AND "up") OR "backup") AND "the" AND "database"'
+    assert query.plan("back up", weak=frozenset({"up"}), held_joined=frozenset({"backup"})).tiers[0] == (
+        "all", '(("back") OR "backup")')
+    assert query.compounds("set up the db") == ["setup", "upthe", "thedb"]

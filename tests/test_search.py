@@ -395,3 +395,16 @@ def test_deploy_and_deployment_reach_each_other_by_prefix(vault, cli):
     code, out = cli("search", "deploy", "--json")
     assert {h["path"]: h["matched"] for h in out["hits"]}["checklist.md"] == "all-prefix"
     assert all(h["matched"] == "all" for h in out["hits"][:4])
+
+
+def test_a_split_compound_finds_the_card_holding_it_as_one_word(vault, cli):
+    write_card(vault, "backup.md", "Nightly backup", "Nightly backup of the production database with pg_dump.")
+    for n in range(6):
+        write_card(vault, f"vendor{n}.md", f"Vendor {n}", f"Follow up with vendor {n}; they back the database contract.")
+    for n in range(12):
+        write_card(vault, f"db{n}.md", f"Database note {n}", f"The database schema change {n}: migrate the table.")
+    sync()
+    code, out = cli("search", "back up database", "--json")
+    assert out["matched"] == "all" and out["hits"][0]["path"] == "backup.md"
+    assert {h["path"] for h in out["hits"] if h["matched"] == "all"} == {"backup.md"} | {
+        f"vendor{n}.md" for n in range(6)}

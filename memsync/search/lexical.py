@@ -248,9 +248,11 @@ class LexicalSearcher:
         words = query.latin_words(text)
         found = stems.stems(words)
         found.update(stems.stems(set(found.values()) - found.keys()))
-        first = query.plan(text, stems=found)
+        held = frozenset(w for w in query.compounds(text)
+                         if self.index.run(sql.matches_upto(query.quote(w), 1))[0][0])
+        first = query.plan(text, stems=found, held_joined=held)
         weak = self._weak(first) if self.weak_share < 1 and len(first.terms) > 1 else frozenset()
-        return query.plan(text, weak, found) if weak else first
+        return query.plan(text, weak, found, held) if weak else first
 
     def _weak(self, plan: query.Plan) -> frozenset[str]:
         """The tokens held by at least `weak_share` of the cards: question words and particles

@@ -123,12 +123,52 @@ def _japanese_words(phrases, prefix: bool) -> list[str]:
     return [word for p in phrases for word in _word_phrases(p, prefix, SHORT_WORD)]
 
 
+def _adjacent(every) -> list[tuple[int, str]]:
+    """(position, the two words joined) of each two adjacent one-word phrases of other scripts
+    than CJK (`back up`: backup)."""
+    return [(i, a[0] + b[0]) for i, (a, b) in enumerate(zip(every, every[1:]))
+            if len(a) == len(b) == 1 and not (cjk.is_cjk(a[0]) or cjk.is_cjk(b[0]))]
+
+
+def _pairs(every, held: frozenset[str]) -> dict[int, str]:
+    """The adjacent pairs whose joined word the index holds, left to right, each phrase in one
+    pair at most."""
+    out: dict[int, str] = {}
+    for i, word in _adjacent(every):
+        if word in held and i - 1 not in out:
+            out[i] = word
+    return out
+
+
+def compounds(query: str) -> list[str]:
+    """The words the query's adjacent words make joined: `plan` wants those the index holds."""
+    return [word for _, word in _adjacent(tuple(tuple(p) for p in cjk.phrases(query)))]
+
+
+def _all_clauses(every, kept, joined: Mapping[int, str], prefix: bool, bridges: Mapping[str, str]) -> str:
+    """What the `all` tiers AND: each kept phrase, but a pair of adjacent words that the index
+    also holds as one word (back up, backup) is one clause that either form satisfies."""
+    out, skip = [], False
+    for i, p in enumerate(every):
+        if skip:
+            skip = False
+        elif i in joined:
+            split = [_phrase(q, prefix, bridges) for q in every[i : i + 2] if q in kept]
+            if split:  # both words weak: the pair is left out, as each would be
+                out.append(f"(({' AND '.join(split)}) OR {_token(joined[i], prefix, frozenset())})")
+            skip = True
+        elif p in kept:
+            out.append(_phrase(p, prefix, bridges))
+    return " AND ".join(out)
+
+
 def latin_words(query: str) -> list[str]:
     """The query's words that a stemmer may change: what `plan` wants the stems of."""
     return [t for p in cjk.phrases(query) for t in p if not cjk.is_cjk(t) and not t.isdigit()]
 
 
-def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str] | None = None) -> Plan:
+def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str] | None = None,
+         held_joined: frozenset[str] = frozenset()) -> Plan:
     """The tiers of `query`. `weak`: tokens too common to decide anything (question words and
     particles, found by their document frequency: memsync.search.lexical). A phrase made only
     of weak tokens is left out of the tiers, and a weak token out of the `any` tiers' OR, so a
@@ -136,7 +176,11 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
     when every token is weak, the query is taken as written. Only a page the content words
     left short reaches the last tier, `any-common`, where the weak tokens count too. `stems`:
     FTS5's stem of each of the query's latin_words and of each of those stems, for the prefix
-    tiers to bridge a word to its derivatives (bridge)."""
+    tiers to bridge a word to its derivatives (bridge). `held_joined`: which of the query's
+    compounds the index holds as words; in the `all` tiers each may stand for its two words (a
+    card saying backup and database holds `back up database`). The `any` tiers leave them out:
+    an extra alternative there ranked run-together words of other cards (breastcancer,
+    associatedwith in SciFact's text) above the answers, and lost on SciFact and LoCoMo."""
     every = tuple(tuple(p) for p in cjk.phrases(query))
     terms = tuple(dict.fromkeys(t for p in every for t in p))
     if not terms:
@@ -146,14 +190,17 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
     words = frozenset(w for w in cjk.normalize(query).split() if is_char(w))
     stems = stems or {}
     bridges = {t: b for t in terms if (b := bridge(t, _stems_of(t, stems))) != t}
+    joined = _pairs(every, held_joined)
+    extra = tuple(dict.fromkeys(joined.values()))
     alternatives = {
         "any": (*(_token(t, False, words) for t in content), *_japanese_words(phrases, False)),
         "any-prefix": (*(_token(t, True, words, bridges) for t in content), *_japanese_words(phrases, True)),
         "any-common": tuple(_token(t, False, words) for t in terms),
     }
+    kept = set(phrases)
     candidates = [
-        ("all", " AND ".join(_phrase(p, False) for p in phrases)),
-        ("all-prefix", " AND ".join(_phrase(p, True, bridges) for p in phrases)),
+        ("all", _all_clauses(every, kept, joined, False, bridges)),
+        ("all-prefix", _all_clauses(every, kept, joined, True, bridges)),
         ("any", " OR ".join(alternatives["any"])),
         ("any-prefix", " OR ".join(alternatives["any-prefix"])),
     ]
@@ -163,14 +210,15 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
     # bigrams would let a heading or tag that shares two characters of a question (a particle
     # pair such as に行) outrank the note that answers it (bench: ja-notes).
     short = {
-        "all": " OR ".join(_phrase(p, False) for p in phrases),
-        "all-prefix": " OR ".join(_phrase(p, True, bridges) for p in phrases),
+        "all": " OR ".join([*(_phrase(p, False) for p in phrases), *(_token(t, False, words) for t in extra)]),
+        "all-prefix": " OR ".join([*(_phrase(p, True, bridges) for p in phrases),
+                                   *(_token(t, True, words) for t in extra)]),
         "any": " OR ".join(_any_phrase(p, False, words, weak) for p in phrases),
         "any-prefix": " OR ".join(_any_phrase(p, True, words, weak, bridges) for p in phrases),
         "any-common": " OR ".join(_any_phrase(p, False, words) for p in every),
     }
-    held = (("all", " AND ".join(_phrase(p, False) for p in every)),
-            ("all-prefix", " AND ".join(_phrase(p, True, bridges) for p in every)))
+    held = (("all", _all_clauses(every, set(every), joined, False, bridges)),
+            ("all-prefix", _all_clauses(every, set(every), joined, True, bridges)))
     tiers, seen = [], set()
     for name, expr in candidates:
         if expr not in seen:  # a one-word query has no distinct `any` tier
