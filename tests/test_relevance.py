@@ -60,8 +60,9 @@ def test_a_question_whose_every_word_matches_two_cards_still_gets_a_full_page(va
     assert {h["path"] for h in strict} == {"a.md", "b.md"} and hits[:2] == strict
     part = next(n for n in out["notes"] if n["code"] == "strict_part")
     assert part["strict"] == 2 and part["rest"] == 8
-    assert out["note"].startswith("2 matched every word; 8 below matched some of the words")
-    assert all(h["matched"] == "any" for h in hits[2:])
+    # Melanie and lake are in every card of this small vault: the 8 below hold nothing else
+    assert out["note"].startswith("2 matched every word; 8 below matched only its common words")
+    assert all(h["matched"] == "any-common" for h in hits[2:])
 
 
 def _common_word_vault(vault, holding: int, total: int = 60) -> None:
@@ -155,3 +156,30 @@ def test_the_strict_part_note_names_every_lower_tier_below_it(vault, cli):
     assert part["rest_tier"] == "any" and part["rest"] == 9
     assert part["rests"] == [{"tier": "any", "count": 1}, {"tier": "any-common", "count": 8}]
     assert "1 matched some of the words, then 8 only its common words" in out["note"]
+
+
+def _small_vault(vault) -> None:
+    write_card(vault, "lift.md", "Lift maintenance", "The elevator in building B is serviced every March.")
+    write_card(vault, "stairs.md", "Stairs", "Use the stairs when the elevator is out of order.")
+    write_card(vault, "escalator.md", "Escalator", "An escalator in hall C, serviced in May.")
+    for n, topic in enumerate(("budget", "roadmap", "offsite", "hiring plan", "office move", "launch", "retro")):
+        write_card(vault, f"n{n}.md", f"Note {n}", f"Notes on the {topic}: the plan is on the board.")
+
+
+def test_in_a_small_vault_cards_holding_only_a_common_word_come_last_and_say_so(vault, cli):
+    _small_vault(vault)  # 10 cards: "the" is in 9 of them
+    sync()
+    out = _search(cli, "the elevator", "-n", "20")
+    assert [h["path"] for h in out["hits"][:2]] == ["stairs.md", "lift.md"]
+    assert all(h["matched"] == "all" for h in out["hits"][:2])
+    assert {h["matched"] for h in out["hits"][2:]} == {"any-common"} and len(out["hits"]) == 9
+    assert "7 below matched only its common words" in out["note"]
+
+
+def test_in_a_small_vault_a_common_word_is_still_required_in_the_strict_part(vault, cli):
+    _small_vault(vault)
+    sync()
+    out = _search(cli, "the escalator")
+    # the escalator card lacks "the", so it is no strict hit (in a large vault it would be one)
+    assert out["matched"] == "any" and out["hits"][0]["path"] == "escalator.md"
+    assert {h["matched"] for h in out["hits"][1:]} == {"any-common"}

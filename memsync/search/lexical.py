@@ -30,7 +30,10 @@ SNIPPET_CHARS = 160
 # A token held by this share of the cards or more is weak: a question word or particle. Chosen on
 # the retrieval bench (every dev set and kind together, bench/RESULTS.md).
 WEAK_SHARE = 0.5
-MIN_CARDS_FOR_WEAK = 50  # in a handful of cards every word is common: none is weak
+# In fewer cards a share of them says too little to take a word out of the `all` tiers (a keyword
+# of a 5-card nginx vault is in most of them): a weak word there stays required, and is left out
+# of the `any` tiers only, so that cards holding nothing else rank last, as `any-common`.
+MIN_CARDS_FOR_WEAK = 50
 
 
 # Per index file: which tokens were found weak, valid while FTS5's averages record (card and
@@ -251,24 +254,23 @@ class LexicalSearcher:
         held = frozenset(w for w in query.compounds(text)
                          if self.index.run(sql.matches_upto(query.quote(w), 1))[0][0])
         first = query.plan(text, stems=found, held_joined=held)
-        weak = self._weak(first) if self.weak_share < 1 and len(first.terms) > 1 else frozenset()
-        return query.plan(text, weak, found, held) if weak else first
+        weak, few = self._weak(first) if self.weak_share < 1 and len(first.terms) > 1 else (frozenset(), False)
+        return query.plan(text, weak, found, held, weak_in_all=few) if weak else first
 
-    def _weak(self, plan: query.Plan) -> frozenset[str]:
+    def _weak(self, plan: query.Plan) -> tuple[frozenset[str], bool]:
         """The tokens held by at least `weak_share` of the cards: question words and particles
         (what, did, the, 的, は), decided by their document frequency, never by a list. Each is
         counted only up to that share, so a common word costs a bounded count, not a scan, and
-        the answer is kept until the index changes (question words come back in every question)."""
+        the answer is kept until the index changes (question words come back in every question).
+        And whether the index has fewer than MIN_CARDS_FOR_WEAK cards."""
         rows = self.index.run(sql.averages())
         cards = sql.row_count(rows)
-        if cards < MIN_CARDS_FOR_WEAK:
-            return frozenset()
         bar = int(self.weak_share * cards) + 1
         known = _weak_memo(str(self.index.path), (rows[0][0], self.weak_share))
         for t in plan.terms:
             if t not in known and not query.is_char(t):
                 known[t] = self.index.run(sql.matches_upto(query.quote(t), bar))[0][0] >= bar
-        return frozenset(t for t in plan.terms if known.get(t))
+        return frozenset(t for t in plan.terms if known.get(t)), cards < MIN_CARDS_FOR_WEAK
 
     def _empty_note(self, q: Query) -> Note:
         run = self.index.run

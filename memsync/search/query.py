@@ -168,7 +168,7 @@ def latin_words(query: str) -> list[str]:
 
 
 def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str] | None = None,
-         held_joined: frozenset[str] = frozenset()) -> Plan:
+         held_joined: frozenset[str] = frozenset(), weak_in_all: bool = False) -> Plan:
     """The tiers of `query`. `weak`: tokens too common to decide anything (question words and
     particles, found by their document frequency: memsync.search.lexical). A phrase made only
     of weak tokens is left out of the tiers, and a weak token out of the `any` tiers' OR, so a
@@ -180,7 +180,9 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
     compounds the index holds as words; in the `all` tiers each may stand for its two words (a
     card saying backup and database holds `back up database`). The `any` tiers leave them out:
     an extra alternative there ranked run-together words of other cards (breastcancer,
-    associatedwith in SciFact's text) above the answers, and lost on SciFact and LoCoMo."""
+    associatedwith in SciFact's text) above the answers, and lost on SciFact and LoCoMo.
+    `weak_in_all`: the weak tokens stay required in the `all` tiers and are left out of the `any`
+    tiers only (a small vault: memsync.search.lexical.MIN_CARDS_FOR_WEAK)."""
     every = tuple(tuple(p) for p in cjk.phrases(query))
     terms = tuple(dict.fromkeys(t for p in every for t in p))
     if not terms:
@@ -197,7 +199,8 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
         "any-prefix": (*(_token(t, True, words, bridges) for t in content), *_japanese_words(phrases, True)),
         "any-common": tuple(_token(t, False, words) for t in terms),
     }
-    kept = set(phrases)
+    kept_in_order = every if weak_in_all else phrases
+    kept = set(kept_in_order)
     candidates = [
         ("all", _all_clauses(every, kept, joined, False, bridges)),
         ("all-prefix", _all_clauses(every, kept, joined, True, bridges)),
@@ -210,8 +213,8 @@ def plan(query: str, weak: frozenset[str] = frozenset(), stems: Mapping[str, str
     # bigrams would let a heading or tag that shares two characters of a question (a particle
     # pair such as に行) outrank the note that answers it (bench: ja-notes).
     short = {
-        "all": " OR ".join([*(_phrase(p, False) for p in phrases), *(_token(t, False, words) for t in extra)]),
-        "all-prefix": " OR ".join([*(_phrase(p, True, bridges) for p in phrases),
+        "all": " OR ".join([*(_phrase(p, False) for p in kept_in_order), *(_token(t, False, words) for t in extra)]),
+        "all-prefix": " OR ".join([*(_phrase(p, True, bridges) for p in kept_in_order),
                                    *(_token(t, True, words) for t in extra)]),
         "any": " OR ".join(_any_phrase(p, False, words, weak) for p in phrases),
         "any-prefix": " OR ".join(_any_phrase(p, True, words, weak, bridges) for p in phrases),
