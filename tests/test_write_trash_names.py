@@ -48,3 +48,16 @@ def test_the_record_lives_in_the_trash_and_a_purge_drops_its_entry(cli, vault, t
     assert trashsize.usage(vault)[0] == 2  # two cards; the record is none
     assert cli("delete", "--purge", SECOND)[0] == 0
     assert not record.exists()
+
+
+def test_emptying_the_trash_counts_the_cards_not_the_record(cli, vault, two_in_the_trash):
+    assert (vault / ".trash" / trashnames.RECORD).exists()
+    code, data = cli("delete", "--purge", "--all", "--json")
+    assert code == 0 and data["purged"] == 2 and data["stats_cleared"] == 2
+    assert "deleted 2 file(s)" in data["note"] and not (vault / ".trash" / trashnames.RECORD).exists()
+
+
+def test_the_record_itself_is_not_restored_as_a_card(cli, vault, two_in_the_trash):
+    code, out = cli("delete", "--restore", ".trash/" + trashnames.RECORD, "--json")
+    assert code == 2 and "not a card" in out["error"]["message"]
+    assert (vault / ".trash" / trashnames.RECORD).exists() and not (vault / trashnames.RECORD).exists()

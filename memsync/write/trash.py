@@ -86,6 +86,9 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
     source = vaultio.inside(vault, rel)
     warnings: list[str] = []
     notes: list[str] = []
+    if rel == trashnames.RECORD_REL:
+        raise BadArgument(f"{rel} is the trash's record of the names its copies had, not a card; "
+                          "restore the copies it names")
     with journal.writing(cfg.home.path), vaultio.index_or_none(cfg, warnings) as index:
         if os.path.islink(source):
             raise BadArgument(f"{rel} is a symbolic link; only files are restored")
@@ -230,7 +233,9 @@ def purge_all(cfg: Config) -> dict:
                 for name in files + links:
                     path = os.path.join(folder, name)
                     os.unlink(path)
-                    originals.append(TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/"))
+                    trash_rel = TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/")
+                    if trash_rel != trashnames.RECORD_REL:  # the record goes too, but is no card
+                        originals.append(trash_rel)
                 for name in dirs:
                     if name not in links:
                         with contextlib.suppress(OSError):  # not empty: something was added meanwhile

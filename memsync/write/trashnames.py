@@ -20,6 +20,7 @@ from memsync.model import TRASH
 from memsync.write import atomic
 
 RECORD = ".memsync-names.json"
+RECORD_REL = f"{TRASH}/{RECORD}"
 
 
 def _path(vault: Path) -> Path:
