@@ -61,3 +61,14 @@ def test_the_record_itself_is_not_restored_as_a_card(cli, vault, two_in_the_tras
     code, out = cli("delete", "--restore", ".trash/" + trashnames.RECORD, "--json")
     assert code == 2 and "not a card" in out["error"]["message"]
     assert (vault / ".trash" / trashnames.RECORD).exists() and not (vault / trashnames.RECORD).exists()
+
+
+@pytest.mark.parametrize("named", ["../x.md", "outside/x.md", "03-Knowledge/a\u0000.md", ".", ".obsidian/x.md"])
+def test_a_record_leading_out_of_the_vault_costs_the_name_never_the_restore(cli, vault, tmp_path,
+                                                                           two_in_the_trash, named):
+    (tmp_path / "elsewhere").mkdir()
+    (vault / "outside").symlink_to(tmp_path / "elsewhere")
+    (vault / ".trash" / trashnames.RECORD).write_text(json.dumps({SECOND: named}))
+    code, data = cli("delete", "--restore", SECOND, "--json")
+    assert code == 0 and data["path"] == "03-Knowledge/staging db-2.md" and data["id"] == two_in_the_trash[1]
+    assert not list((tmp_path / "elsewhere").iterdir()) and not (vault / ".obsidian").exists()

@@ -95,7 +95,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if not os.path.isfile(source):
             raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
         target_rel = _original_path(vault, index, rel)
-        named = trashnames.original(vault, rel)
+        named = _recorded_name(vault, rel)
         if named and os.path.lexists(vaultio.inside(vault, named)):
             notes.append(f"{named}, its name before the trash, is taken: put back as {target_rel}")
         elif named:
@@ -131,6 +131,19 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if notes:
             result["note"] = "; ".join(notes)
         return vaultio.finish(cfg, index, result, [target_rel], warnings)
+
+
+def _recorded_name(vault: Path, rel: str) -> str | None:
+    """The name the trash's record gives a numbered copy, when it is a place in the vault: a
+    record damaged or edited to lead elsewhere costs the name only, never the restore."""
+    named = trashnames.original(vault, rel)
+    if named is None:
+        return None
+    try:
+        vaultio.inside(vault, named)
+    except PathOutsideVault:
+        return None
+    return named
 
 
 # --- ids in the trash -------------------------------------------------------------------------

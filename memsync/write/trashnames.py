@@ -64,9 +64,12 @@ def remember(vault: Path, trash_rel: str, original: str) -> None:
 def original(vault: Path, trash_rel: str) -> str | None:
     """The vault name the copy at `trash_rel` had, when the trash numbered it."""
     name = _read(vault).get(trash_rel)
-    if not name or name.startswith(("/", TRASH + "/")) or ".." in name.split("/"):
+    if not name or name.startswith("/") or "\0" in name:
         return None  # a record edited by hand to point anywhere is not followed
-    return posixpath.normpath(name)
+    name = posixpath.normpath(name)
+    if any(part.startswith(".") for part in name.split("/")):
+        return None  # `..`, `.`, the trash itself, a dot-folder: never where a card was
+    return name
 
 
 def forget(vault: Path, trash_rels: list[str]) -> None:
