@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import write_card
 from .test_lifecycle_consolidate import _vault, vault_bytes
 
@@ -77,3 +79,30 @@ def test_a_plan_saved_without_its_file_contents_is_refused(cli, vault, home):
     code, out = cli("consolidate", "--apply", "--plan", name, "--json")
     assert code == 1 and "--save" in out["error"]["message"] and vault_bytes(vault) == before
     assert cli("consolidate", "--plan", name, "--json")[0] == 2
+
+
+def _edit_move(home, name, **fields) -> None:
+    path = home / "consolidate" / name
+    plan = json.loads(path.read_text())
+    for item in plan["changes"]:
+        if item["to"] != item["rel"]:
+            item.update(fields)
+            for key in [k for k, v in fields.items() if v is None]:
+                del item[key]
+    path.write_text(json.dumps(plan))
+
+
+@pytest.mark.parametrize("fields", [{"to": "../outside.md"}, {"to": ".obsidian/oops.md"},
+                                    {"to": ".trash/oops.md"}, {"to": "08-Mistakes/oops.txt"},
+                                    {"rel": "/etc/passwd"}, {"to": None}, {"after": 3}])
+def test_a_plan_edited_by_hand_to_leave_the_cards_is_refused_whole(cli, vault, home, fields):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    _edit_move(home, name, **fields)
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 1 and "is damaged" in out["error"]["message"] and "--save" in out["error"]["message"]
+    assert vault_bytes(vault) == before and not (vault / ".obsidian").exists()
+    assert not (vault / "08-Mistakes").exists()
+    code, done = cli("consolidate", "--apply", "--json")  # a plan made now is not held up by it
+    assert code == 0 and done["run"] and "differs_from" not in done

@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from memsync import private
+from memsync.adapters import hidden
 from memsync.config import Config
-from memsync.errors import NotFound, Rejected
+from memsync.errors import NotFound, PathOutsideVault, Rejected
 from memsync.lifecycle.plan import FileChange, Plan
 from memsync.write import atomic, runs, vaultio
 
@@ -62,7 +63,35 @@ def load(cfg: Config, name: str) -> tuple[Path, dict]:
     if saved.get("vault") != str(vaultio.root(cfg)):
         raise Rejected(f"{path} was saved for the vault {saved.get('vault')}, not this one "
                        f"({vaultio.root(cfg)}); nothing was changed")
+    wrong = _malformed(vaultio.root(cfg), saved)
+    if wrong:
+        raise Rejected(f"{path} is damaged ({wrong}; edited by hand?): nothing was changed; save a "
+                       "new plan with `memsync consolidate --save`")
     return path, saved
+
+
+def _malformed(vault: Path, saved: dict) -> str | None:
+    """What in a plan read back is not as `save` writes it, or None: a plan edited by hand must
+    not move or write a file outside the cards of the vault, nor end in a traceback."""
+    for item in saved["changes"]:
+        if not isinstance(item, dict) or not isinstance(item.get("after"), str | None) \
+                or not all(isinstance(item.get(key), str) for key in ("rel", "to", "before", "after_sha")):
+            return f"a file change is not as memsync writes it: {str(item)[:80]}"
+        for rel in (item["rel"], item["to"]):
+            try:
+                vaultio.inside(vault, rel)
+            except PathOutsideVault:
+                return f"{rel!r} is not a path inside the vault"
+            if hidden(rel) or not rel.endswith(".md"):
+                return f"{rel!r} is not a card of the vault"
+    for key in [key for key, _kind in STEPS] + ["skipped"]:
+        steps = saved.get(key) or []
+        if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps) or (
+                key != "skipped" and not all(isinstance(step.get("touches"), list)
+                                             and all(isinstance(rel, str) for rel in step["touches"])
+                                             for step in steps)):
+            return f"its {key} are not as memsync writes them"
+    return None
 
 
 def _why_not(vault: Path, item: dict, at: str) -> tuple[str | None, bytes | None]:
