@@ -5,6 +5,7 @@ agent's last brief."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import time
@@ -385,5 +386,42 @@ def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
             "EXPLAIN QUERY PLAN " + store.CHANGED_FILES, (0, 20)))
     finally:
         index.close()
-    assert plan.startswith("SEARCH f USING COVERING INDEX files_mtime"), plan
+    assert plan.startswith("SEARCH f USING COVERING INDEX file_changes_by_time"), plan
     assert "cards_updated" not in plan, plan
+
+
+def test_a_file_dated_in_the_future_is_told_changed_once_not_at_every_brief(brief_home, cli, vault):
+    # A clock set wrong or an archive from a machine ahead: the file's time is always after the
+    # last brief, but the file changed once, when it was written.
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    brief(cli, brief_home["shop"])
+    time.sleep(1.01 - time.time() % 1)
+    ahead = vault / "03-Knowledge/clock-ahead.md"
+    ahead.write_text("A note written on a laptop whose clock ran years ahead, about rsync flags.\n")
+    os.utime(ahead, (time.time() + 3 * 365 * 86400,) * 2)
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice: not here
+    assert titles(brief(cli, brief_home["shop"]), "changed") == ["clock-ahead"]
+    time.sleep(1.01 - time.time() % 1)
+    assert cli("index")[0] == 0  # read again (its time is after the read): still no change
+    assert "clock-ahead" not in titles(brief(cli, brief_home["shop"]), "changed")
+
+
+def test_a_file_touched_with_its_content_as_it_was_is_no_change(brief_home, cli, vault):
+    # `touch`, a `git checkout` to a branch and back, a sync that rewrites a file unchanged:
+    # the file's time moves, its content (all the brief shows of it) does not.
+    note = vault / "03-Knowledge/untouched.md"
+    note.write_text("A note without dates, about the staging database on port 5433.\n")
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    brief(cli, brief_home["shop"])
+    time.sleep(1.01 - time.time() % 1)
+    os.utime(note)
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    assert "untouched" not in titles(brief(cli, brief_home["shop"]), "changed")
+    note.write_text(note.read_text() + "It moved to port 5434.\n")  # a real edit still is one
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    assert titles(brief(cli, brief_home["shop"]), "changed") == ["untouched"]

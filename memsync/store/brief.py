@@ -125,9 +125,11 @@ def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
 
 
 # The time a card without an `updated` date of its own last changed, as far as the index knows:
-# its file's mtime, when the file is that one card (of a file of many, the mtime says only that
-# one of them changed). Most source cards (CLAUDE.md, a Claude Code memory) carry no dates.
-_FILE_CHANGED = ("(SELECT f.mtime_ns FROM files f WHERE c.updated IS NULL AND f.source = c.source "
+# when its file's content last changed (file_changes: its mtime when memsync read new
+# content, never later than that read), when the file is that one card (of a file of many, the
+# time says only that one of them changed). Most source cards (CLAUDE.md, a Claude Code
+# memory) carry no dates.
+_FILE_CHANGED = ("(SELECT f.changed_ns FROM file_changes f WHERE c.updated IS NULL AND f.source = c.source "
                  "AND f.path = c.file AND c.path = c.file) AS file_changed_ns")
 
 
@@ -146,16 +148,16 @@ def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
 
 # The cards of changed_files(): see there.
 CHANGED_FILES = (
-    f"SELECT {_LIGHT}, f.mtime_ns AS file_changed_ns FROM files f "
+    f"SELECT {_LIGHT}, f.changed_ns AS file_changed_ns FROM file_changes f "
     "CROSS JOIN cards c ON c.source = f.source AND c.file = f.path AND c.path = f.path "
-    "LEFT JOIN card_stats s ON s.id = c.id WHERE f.mtime_ns >= ? AND c.updated IS NULL "
-    "ORDER BY f.mtime_ns DESC, c.id LIMIT ?")
+    "LEFT JOIN card_stats s ON s.id = c.id WHERE f.changed_ns >= ? AND c.updated IS NULL "
+    "ORDER BY f.changed_ns DESC, c.id LIMIT ?")
 
 
 def changed_files(conn: Connection, since_ns: int, limit: int) -> list[Row]:
-    """Cards without an `updated` date, alone in a file modified at `since_ns` or later (the
-    rows of changed_cards), the most recently modified first: the files from the newest down, by
-    their index of times (files_mtime), then each file's cards. CROSS JOIN keeps that order: left
+    """Cards without an `updated` date, alone in a file whose content changed at `since_ns` or
+    later (the rows of changed_cards), the most recent first: the files from the newest down, by
+    their index of times (file_changes_by_time), then each file's cards. CROSS JOIN keeps that order: left
     to choose, SQLite began from the cards without an `updated` date, every note of a vault that
     writes none (160-200 ms at 100,000 cards)."""
     return conn.execute(CHANGED_FILES, (since_ns, limit)).fetchall()

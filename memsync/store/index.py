@@ -283,6 +283,10 @@ class Index(BulkLoads, CardIds, CardReads):
             "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
             (source, file, sig.size, sig.mtime_ns, sig.ctime_ns, sig.ino, digest, indexed_ns),
         )
+        # The content is new (or read anew) now; an mtime ahead of this read is a clock set
+        # wrong, not a time it changed (memsync.store.schema_lifecycle.m017_files_changed)
+        self._conn.execute("INSERT OR REPLACE INTO file_changes VALUES (?,?,?)",
+                           (source, file, min(sig.mtime_ns, indexed_ns)))
         problems = [c.problem for c in cards if c.problem]
         if problems or not self._reloading:  # a reload starts with no problems row to clear
             self.set_problem(source, file, "; ".join(dict.fromkeys(problems)) if problems else None)
@@ -303,6 +307,7 @@ class Index(BulkLoads, CardIds, CardReads):
         brings the same id back) and their read stats stay (only a purge clears them)."""
         removed = self._delete_cards(source, file)
         self._conn.execute("DELETE FROM files WHERE source = ? AND path = ?", (source, file))
+        self._conn.execute("DELETE FROM file_changes WHERE source = ? AND path = ?", (source, file))
         self.set_problem(source, file, None)
         return removed
 
@@ -330,6 +335,8 @@ class Index(BulkLoads, CardIds, CardReads):
         self._conn.execute(
             "UPDATE files SET path = ?, hash = '' WHERE source = ? AND path = ?", (dst, source, src)
         )
+        # dst's time is written by its next look (the hash just forgotten makes it a read)
+        self._conn.execute("DELETE FROM file_changes WHERE source = ? AND path = ?", (source, src))
         self._conn.execute(
             "UPDATE problems SET path = ? WHERE source = ? AND path = ?", (dst, source, src)
         )

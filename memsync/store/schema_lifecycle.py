@@ -155,3 +155,25 @@ def m016_files_by_time(conn) -> None:
 
 
 FILES_BY_TIME = "CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns)"
+
+
+def m017_files_changed(conn) -> None:
+    """When each file's content last changed, as memsync saw it: the brief's time for the cards
+    without an `updated` date (memsync.store.brief). The mtime is not that time: a `touch`, a
+    `git checkout` there and back or a sync that rewrites a file as it was moves it with no
+    change, and a clock ahead puts it after every brief to come. A row is written when new
+    content is read (its mtime, never later than that read: Index.replace_file) and left as it
+    is when only the file's times moved (Index.touch_signature). A table of its own, not a
+    column of `files`: a watcher or server of the version before, still running, writes `files`
+    rows by position and would fail on a column it does not know. Its index takes the place of
+    files_mtime."""
+    conn.execute(FILE_CHANGES)
+    if conn.execute("SELECT 1 FROM file_changes LIMIT 1").fetchone() is None:
+        conn.execute("INSERT INTO file_changes SELECT source, path, min(mtime_ns, indexed_ns) FROM files")
+    conn.execute("DROP INDEX IF EXISTS files_mtime")
+    conn.execute(FILES_BY_CHANGE)
+
+
+FILE_CHANGES = ("CREATE TABLE IF NOT EXISTS file_changes (source TEXT NOT NULL, path TEXT NOT NULL, "
+                "changed_ns INTEGER NOT NULL, PRIMARY KEY (source, path)) WITHOUT ROWID")
+FILES_BY_CHANGE = "CREATE INDEX IF NOT EXISTS file_changes_by_time ON file_changes(changed_ns)"
