@@ -106,3 +106,17 @@ def test_a_plan_edited_by_hand_to_leave_the_cards_is_refused_whole(cli, vault, h
     assert not (vault / "08-Mistakes").exists()
     code, done = cli("consolidate", "--apply", "--json")  # a plan made now is not held up by it
     assert code == 0 and done["run"] and "differs_from" not in done
+
+
+def test_a_plan_edited_to_end_two_files_at_one_name_is_refused_whole(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    path = home / "consolidate" / name
+    plan = json.loads(path.read_text())
+    move = next(item for item in plan["changes"] if item["to"] != item["rel"])
+    next(item for item in plan["changes"] if item["rel"].endswith("backup.md"))["to"] = move["to"]
+    path.write_text(json.dumps(plan))
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 1 and f"two of its file changes name {move['to']}" in out["error"]["message"]
+    assert vault_bytes(vault) == before

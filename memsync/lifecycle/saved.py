@@ -84,6 +84,9 @@ def _malformed(vault: Path, saved: dict) -> str | None:
                 return f"{rel!r} is not a path inside the vault"
             if hidden(rel) or not rel.endswith(".md"):
                 return f"{rel!r} is not a card of the vault"
+    names = [rel for item in saved["changes"] for rel in {item["rel"], item["to"]}]
+    if len(names) != len(set(names)):  # one file's change holds all its steps; no two end at one name
+        return f"two of its file changes name {next(n for n in names if names.count(n) > 1)}"
     for key in [key for key, _kind in STEPS] + ["skipped"]:
         steps = saved.get(key) or []
         if not isinstance(steps, list) or not all(isinstance(step, dict) for step in steps) or (
