@@ -50,6 +50,7 @@ def test_the_steps_whose_files_changed_since_are_left_out_and_said(cli, vault, h
     assert (vault / "08-Mistakes/oops.md").exists()  # the steps it does not touch are carried out
     code, text = cli("consolidate", "--apply", "--plan", name)
     assert code == 0 and "is already as the plan leaves it" in text
+    assert "carried out" not in text and "was left to carry out; nothing changed" in text
 
 
 def test_a_plain_apply_says_when_its_plan_is_not_the_saved_one(cli, vault, home):

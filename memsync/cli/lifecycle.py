@@ -154,7 +154,8 @@ def _plan_text(data: dict) -> str:
             what = f"{skip['source']}:{what}"
         lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
     if data.get("plan"):
-        lines.append(f"carried out as saved in {data['plan']}")
+        lines.append(f"carried out as saved in {data['plan']}" if data.get("run") else
+                     f"nothing of the plan saved in {data['plan']} was left to carry out; nothing changed")
     if data.get("differs_from"):
         lines.append(f"note: this plan was made now, from the files as they are, and differs from the one "
                      f"saved in {data['differs_from']}; `--apply --plan` carries out a saved plan as it was saved")
