@@ -51,7 +51,7 @@ def apply(cfg: Config, threshold: float | None = None) -> dict:
     with journal.writing(cfg.home.path):  # no update or supersede reads a file while we work
         built = _plan(cfg, threshold, catch_up=True)
         result = {"applied": True, **built.to_dict()}
-        if reviewed and saved.fingerprint(reviewed[1]["changes"]) != saved.as_saved(built):
+        if reviewed and not saved.same_plan(reviewed[1], built):
             result["differs_from"] = str(reviewed[0])
         result.update(_run(cfg, list(built.changes.values())))
     return _finish(cfg, result, recovered)

@@ -169,9 +169,14 @@ def newest_unapplied(cfg: Config) -> tuple[Path, dict] | None:
     return (path, saved) if stamp > latest_run else None
 
 
-def fingerprint(changes) -> set[tuple]:
-    return {(c["rel"], c["to"], c["before"], c["after_sha"]) for c in changes}
+def same_plan(shown: dict, built: Plan) -> bool:
+    """Whether a plan made now does what a saved one does: the same steps over the same files,
+    as they were. Not by the files' new texts: a merge writes the time it is made (`updated`,
+    `invalid_at`), so those differ from any plan made a second apart."""
+    def steps(plan: dict) -> list[str]:
+        return sorted(json.dumps(step, sort_keys=True, ensure_ascii=False)
+                      for key, _kind in STEPS for step in plan.get(key) or [])
 
-
-def as_saved(built: Plan) -> set[tuple]:
-    return {(c.rel, c.to or c.rel, _sha(c.before), _sha(c.after)) for c in built.changes.values()}
+    files_then = {(c["rel"], c["to"], c["before"]) for c in shown["changes"]}
+    files_now = {(c.rel, c.to or c.rel, _sha(c.before)) for c in built.changes.values()}
+    return files_then == files_now and steps(shown) == steps(built.to_dict())
