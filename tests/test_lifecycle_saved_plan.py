@@ -123,3 +123,26 @@ def test_a_plan_edited_to_end_two_files_at_one_name_is_refused_whole(cli, vault,
     code, out = cli("consolidate", "--apply", "--plan", name, "--json")
     assert code == 1 and f"two of its file changes name {move['to']}" in out["error"]["message"]
     assert vault_bytes(vault) == before
+
+
+def test_a_plan_applied_later_writes_the_time_of_the_apply_not_of_the_review(cli, vault, home):
+    # Saved by the daily timer, applied hours later: until then the merged cards were the
+    # current fact, and a brief had in between must still hear of the merge.
+    from memsync import dates, notes
+
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    time.sleep(1.01 - time.time() % 1)
+    applied_from = dates.now_iso()
+    code, done = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 0 and done["run"] and len(done["merges"]) == 2
+    for merge in done["merges"]:
+        keeper = notes.parse((vault / merge["path"]).read_bytes(), merge["path"])
+        assert keeper.updated and keeper.updated >= applied_from
+        for merged in merge["merged"]:
+            card = notes.parse((vault / merged["path"]).read_bytes(), merged["path"])
+            assert card.invalid_at == keeper.updated
+    time.sleep(1.01 - time.time() % 1)
+    code, text = cli("consolidate", "--apply", "--plan", name)  # applied, at another time: done
+    assert code == 0 and "was edited" not in text and text.count("is already as the plan leaves it") == 4
+    assert cli("consolidate", "--undo", done["run"])[0] == 0  # and undone byte for byte

@@ -43,6 +43,7 @@ class Plan:
     moves: list[dict] = field(default_factory=list)
     skipped: list[dict] = field(default_factory=list)
     changes: dict[str, FileChange] = field(default_factory=dict)
+    now: str = ""  # the time its merges write (`updated`, `invalid_at`): when it was made
 
     def to_dict(self) -> dict:
         return {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
@@ -80,7 +81,7 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
     from memsync.errors import Rejected
 
     now = now or dates.now_iso()
-    plan = Plan()
+    plan = Plan(now=now)
     files = _Files(vault, plan)
     merged_away: set[str] = set()
     for group in report["duplicates"]:

@@ -15,12 +15,13 @@ import os
 import time
 from pathlib import Path
 
-from memsync import private
+from memsync import dates, notes, private
 from memsync.adapters import hidden
 from memsync.config import Config
 from memsync.errors import NotFound, PathOutsideVault, Rejected
 from memsync.lifecycle.plan import FileChange, Plan
 from memsync.write import atomic, runs, vaultio
+from memsync.write import frontmatter_edit as fe
 
 STEPS = (("merges", "merge"), ("summaries", "summary"), ("moves", "move"))
 
@@ -35,7 +36,7 @@ def save(cfg: Config, shown: dict, built: Plan) -> Path:
                 "after": None if c.after == c.before else c.after.decode("utf-8")}
                for c in built.changes.values()]
     record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-              "changes": changes}
+              "stamped": built.now, "changes": changes}
     folder = private.mkdir(runs.folder(cfg))
     path = folder / f"plan-{time.strftime('%Y%m%d')}.json"
     with atomic.Staged(folder, json.dumps(record, ensure_ascii=False, indent=1).encode(),
@@ -97,7 +98,36 @@ def _malformed(vault: Path, saved: dict) -> str | None:
     return None
 
 
-def _why_not(vault: Path, item: dict, at: str) -> tuple[str | None, bytes | None]:
+# The keys a merge sets to the time it is made (memsync.lifecycle.plan._merge).
+_STAMPED = ("updated", "invalid_at")
+
+
+def _restamp(after: bytes, rel: str, stamped: str | None, when: str) -> bytes:
+    """A file's text as saved, with the time its merge wrote (the plan's making) moved to
+    `when`: a card superseded by an apply days after the review was the current fact until
+    then, and a brief had since the review must still hear of the merge."""
+    if not stamped or when == stamped:
+        return after
+    card = notes.parse(after, rel)
+    keys: dict[str, str | None] = {key: when for key in _STAMPED if getattr(card, key) == dates.normalize(stamped)}
+    return fe.set_keys(after.decode("utf-8"), keys).encode("utf-8") if keys else after
+
+
+def _applied(at_end: bytes | None, item: dict, stamped: str | None) -> bool:
+    """Whether a file is as the plan left it when it was applied, at whatever time that was."""
+    if _sha(at_end) == item["after_sha"]:
+        return True
+    if at_end is None or item["after"] is None or not stamped:
+        return False
+    written = dict(fe.key_blocks(at_end.decode("utf-8", errors="replace")))
+    for key in _STAMPED:
+        when = written.get(key, "").partition(":")[2].strip()
+        if when and _restamp(item["after"].encode("utf-8"), item["to"], stamped, when) == at_end:
+            return True
+    return False
+
+
+def _why_not(vault: Path, item: dict, at: str, stamped: str | None = None) -> tuple[str | None, bytes | None]:
     """(why the file cannot take its change now, or None; its bytes now)."""
     now = vaultio.read_bytes(vaultio.inside(vault, item["rel"]))
     moved = item["to"] != item["rel"]
@@ -106,7 +136,7 @@ def _why_not(vault: Path, item: dict, at: str) -> tuple[str | None, bytes | None
             return f"{item['to']} was taken after the plan was saved ({at})", now
         return None, now
     at_end = vaultio.read_bytes(vaultio.inside(vault, item["to"])) if moved else now
-    if _sha(at_end) == item["after_sha"] and (not moved or now is None):
+    if _applied(at_end, item, stamped) and (not moved or now is None):
         return f"{item['to']} is already as the plan leaves it", now
     if now is None:
         return f"{item['rel']} is gone since the plan was saved ({at})", now
@@ -131,8 +161,9 @@ def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
             owner[root(rel)] = root(first)
     problems: dict[str, str] = {}
     changes: dict[str, FileChange] = {}
+    stamped, when = saved.get("stamped"), dates.now_iso()
     for item in saved["changes"]:
-        why, now = _why_not(vault, item, saved.get("saved_at", "?"))
+        why, now = _why_not(vault, item, saved.get("saved_at", "?"), stamped)
         if why:
             problems[root(item["rel"])] = why
             continue
@@ -141,7 +172,8 @@ def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
         if _sha(after) != item["after_sha"]:
             raise Rejected(f"the saved plan's text for {item['rel']} does not match its digest (edited "
                            "by hand?); nothing was changed: save a new plan with `memsync consolidate --save`")
-        changes[item["rel"]] = FileChange(item["rel"], now, after, None if item["to"] == item["rel"] else item["to"])
+        changes[item["rel"]] = FileChange(item["rel"], now, _restamp(after, item["to"], stamped, when),
+                                          None if item["to"] == item["rel"] else item["to"])
     kept: dict = {key: [] for key, _kind in STEPS}
     skipped = list(saved.get("skipped") or [])
     for kind, key, step in steps:
