@@ -158,3 +158,22 @@ def test_a_relative_vault_or_db_in_config_json_is_under_the_home(home, tmp_path,
     assert code == 0
     assert out["vault"] == {"path": str(home / "my-vault"), "from": "config"}
     assert out["db"] == {"path": str(home / "idx/m.db"), "from": "config"}
+
+
+def test_paths_shows_a_vault_with_dots_as_the_folder_itself(home, tmp_path, monkeypatch, run_cli):
+    # `.memsync/../notes` in config.json, or `../x` on the command line, is shown (and used) as
+    # the folder it names
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"vault": f"../{home.name}/../notes",
+         "sources": [{"name": "more", "adapter": "markdown", "path": "sub/../more"}]}))
+    code, out, _err = run_cli("paths", "--json")
+    assert code == 0
+    notes = os.path.realpath(home.parent / "notes")
+    assert out["vault"] == {"path": notes, "from": "config"}
+    assert out["sources"][0]["path"] == notes
+    assert out["sources"][1]["path"] == os.path.realpath(home / "more")
+    monkeypatch.chdir(home)
+    code, out, _err = run_cli("--vault", "../elsewhere/./x/..", "paths", "--json")
+    assert code == 0 and out["vault"]["path"] == os.path.realpath(home.parent / "elsewhere")
