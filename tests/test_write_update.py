@@ -216,3 +216,27 @@ def test_a_plain_note_gets_a_frontmatter_and_keeps_its_text(cli, vault):
     text = note.read_text()
     assert re.fullmatch(r"---\ntags: \[nginx\]\nupdated: \S+\n---\n# Plain note\n\n" + re.escape(BODY) + r"\n", text)
     assert cli("show", card_id, "--json")[1]["title"] == "plain"  # a note is titled by its file name
+
+
+def test_a_kind_change_of_a_superseded_card_points_at_its_newest_version(cli, card):
+    # superseding an old version is refused, so the advice names the newest card of the chain
+    card_id, path = card
+    ids = [card_id]
+    for n in (2, 3):
+        code, data = cli("supersede", ids[-1], "--title", f"nginx site root v{n}",
+                         "--body", f"The nginx site root on ecs-prod moved to /srv/www/v{n}.", "--json")
+        assert code == 0, data
+        ids.append(str(data["id"]))
+    for old in ids[:2]:
+        code, data = cli("update", old, "--kind", "tool", "--json")
+        message = data["error"]["message"]
+        assert code == 1 and "already superseded" in message
+        assert f"supersede {ids[2]} --kind tool" in message and f"supersede {old} " not in message
+        code, data = cli("supersede", old, "--kind", "tool", "--title", "x",
+                         "--body", "a body long enough to be written at all", "--json")
+        assert code == 1 and f"(id {ids[2]})" in data["error"]["message"]
+    (path.parent / "nginx site root v3.md").unlink()  # the chain now ends in no valid card
+    assert cli("index", "--json")[0] == 0
+    code, data = cli("update", card_id, "--kind", "tool", "--json")
+    message = data["error"]["message"]
+    assert code == 1 and "supersede " not in message and "capture the fact anew" in message

@@ -73,6 +73,29 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
         return vaultio.finish(cfg, index, result, [result["old_path"], result["path"]], [])
 
 
+def no_longer_valid(index, card: Card) -> tuple[str, int | None]:
+    """What a refusal says of a card already superseded (or marked invalid), and the id of the
+    card of its chain to act on instead: the newest one the index knows, since superseding an
+    old version is refused (None: the index knows none)."""
+    if not card.superseded_by:
+        return f"is no longer valid (invalid since {card.invalid_at})", None
+    said = f"was already superseded by {card.superseded_by}"
+    newest, seen = card.superseded_by, set()
+    while newest not in seen:  # a loop of pointers ends the walk
+        seen.add(newest)
+        row = vaultio.card_row(index, newest)
+        if row is None:  # a pointer to a card the index does not hold
+            return said, None
+        if not row["superseded_by"]:
+            break
+        newest = row["superseded_by"]
+    if row["superseded_by"] or row["invalid_at"]:  # the chain ends in no valid card
+        return said, None
+    if newest != card.superseded_by:
+        said += f", whose newest version is {newest}"
+    return said + f" (id {row['id']})", row["id"]
+
+
 def carried_over(old_text: str, old: Card, kind: str | None, tags: list[str] | None,
                  given: dict[str, str]) -> tuple[list[str], str, list[str]]:
     """(the new card's tags, the frontmatter lines it takes from the old card, the names of the
@@ -109,13 +132,8 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags, giv
         raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
     old_text, old = vaultio.editable_text(data, old_rel)
     if old.invalid_at or old.superseded_by:
-        newer = old.superseded_by and vaultio.card_id(index, old.superseded_by)
-        by = f" by {old.superseded_by}" if old.superseded_by else ""
-        by += f" (id {newer})" if newer else ""
-        raise Rejected(
-            f"card {old_id} was already superseded{by}; supersede the newest version instead, "
-            "so the history stays one chain"
-        )
+        raise Rejected(f"card {old_id} {no_longer_valid(index, old)[0]}; supersede the newest "
+                       "version instead, so the history stays one chain")
     tags, extra, inherited = carried_over(old_text, old, kind, tags, given)
     kind = kind or old.kind
     rel_dir = KIND_FOLDERS[kind] if kind in KIND_FOLDERS else posixpath.dirname(old_rel)

@@ -21,7 +21,7 @@ from memsync.sync import MAX_FILE_BYTES
 from memsync.write import atomic, journal, modes, rules, trash, vaultio
 from memsync.write import frontmatter_edit as fe
 from memsync.write.cardtext import new_card_problem, render, size_problem, verify_edit
-from memsync.write.supersede import recover, supersede
+from memsync.write.supersede import no_longer_valid, recover, supersede
 
 DEFAULT_KIND = "knowledge"
 ON_CONFLICT = ("suffix", "reject")
@@ -134,6 +134,20 @@ _KIND_ADVICE = (
 )
 
 
+def _kind_advice(index, card_id: int, kind: str, current: Card) -> str:
+    """_KIND_ADVICE for this card; for one already superseded (which supersede refuses), for
+    the newest card of its chain, or where there is none, that the old card is out of use."""
+    if not (current.superseded_by or current.invalid_at):
+        return _KIND_ADVICE.format(id=card_id, kind=kind)
+    said, newest = no_longer_valid(index, current)
+    if newest is None:
+        return (f"card {card_id} {said}, so it is not the card to change; capture the fact anew "
+                f"with --kind {kind} if it still holds")
+    return (f"card {card_id} {said}: to give the current version the new kind, use "
+            f"`memsync supersede {newest} --kind {kind} ...` (the kind decides a card's folder, "
+            "so an update cannot change it)")
+
+
 def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
            ttl=None, kind=None, summary=None) -> dict:
     """Correct a card in place: only the given fields change, every other byte stays."""
@@ -170,7 +184,7 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         text, current = vaultio.editable_text(data, rel)
         if kind is not None and kind != current.kind:
             raise Rejected(f"refusing to change kind of card {card_id}: "
-                           + _KIND_ADVICE.format(id=card_id, kind=kind))
+                           + _kind_advice(index, card_id, kind, current))
         wanted = _wanted(current, title, tags, priority, ttl, summary)
         new_body = None if body is None else rules.clean_body(body)
         if new_body is not None:

@@ -174,11 +174,16 @@ def finish(cfg: Config, index: Index | None, result: dict, touched: list[str],
 
 
 def card_id(index: Index | None, rel: str) -> int | None:
+    row = card_row(index, rel)
+    return row["id"] if row else None
+
+
+def card_row(index: Index | None, rel: str) -> Any:
+    """The index's row of the vault card at `rel`, None where there is none (or no index)."""
     if index is None:
         return None
     with contextlib.suppress(*DB_ERRORS):
-        row = index.card_by_path(VAULT, rel)
-        return row["id"] if row else None
+        return index.card_by_path(VAULT, rel)
     return None
 
 
