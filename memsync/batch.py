@@ -155,6 +155,10 @@ class Batches:
             self.index.rebind_ids(source, parked, rel)
 
 
+# The problem of a folder memsync may not list or enter: its files are left out (memsync.survey).
+FOLDER_DENIED = "folder cannot be read (permission denied); make it readable, e.g. chmod u+rx"
+
+
 def _problem(look: Look, adapter: Adapter, max_bytes: int) -> str | None:
     if look.state == "too_large":
         assert look.sig is not None  # its size was stat'ed

@@ -63,6 +63,9 @@ class Survey:
     unchanged: int = 0
     stored: int = 0  # files the index held
     present: set[str] = field(default_factory=set)  # of the paths asked about, those on disk
+    # folders that could not be read (relative, with their "/"; "" for the root): their files are
+    # missing from the survey and a problem says why (memsync.treewalk.list_folder)
+    denied: set[str] = field(default_factory=set)
     shared: int = 0  # subtrees surveyed by worker processes
     # Folder stamps (memsync.folders): those of every folder visited, how many were stored for
     # the subtrees visited, and where they changed, the subtrees whose stamps to store once the
@@ -97,6 +100,7 @@ class Survey:
         self.unchanged += other.unchanged
         self.stored += other.stored
         self.present |= other.present
+        self.denied |= other.denied
         self.shared += other.shared
         self.folders.update(other.folders)
         self.known += other.known
@@ -119,9 +123,10 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
     prefix, end = Index.folder_range(under)
     result = Survey(every=every)
     if index.count_files(source, under, PROCESSES_FROM) >= PROCESSES_FROM:
-        found, folders, slow = treewalk.sample(adapter, excluded, [(start, prefix)])
+        found, folders, slow = treewalk.sample(adapter, excluded, [(start, prefix)], result.denied)
         if not slow:
-            parts = treewalk.spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2))
+            parts = treewalk.spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2),
+                                    result.denied)
             rules = (folder_stamps.rules_key(adapter_name, excluded)
                      if folder_stamps.exact_times(os.path.realpath(root)) else None)
             shared = None
@@ -142,7 +147,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
             return _sorted(result)
     stamps = index.file_stamps(source, RACY_NS, under)
     threads = min(2 * workers, 8) if len(stamps) >= WALK_THREADS_FROM else 1
-    result.add(treewalk.files_on_disk(adapter, excluded, start, prefix, threads), stamps, asked)
+    result.add(treewalk.files_on_disk(adapter, excluded, start, prefix, threads, result.denied), stamps, asked)
     return _sorted(result)
 
 
@@ -195,13 +200,13 @@ def _survey_parts(index: Index, source: str, adapter, excluded: Exclusions,
     for part in parts:
         stamps = index.file_stamps(source, RACY_NS, part[1])
         if rules is None:
-            found = treewalk.walk(adapter, excluded, [part])
+            found = treewalk.walk(adapter, excluded, [part], result.denied)
         else:
             known = folderstamps.load(index, source, part[1])
             if unchanged(part, len(stamps), known, rules):  # the usual case: lstat the files
                 found, seen = treewalk.lstat_all(part, stamps), known
             else:
-                found, seen = walk_known(adapter, excluded, part, stamps, known, rules)
+                found, seen = walk_known(adapter, excluded, part, stamps, known, rules, result.denied)
             result.folders.update(seen)
             result.known += len(known)
             if seen != known:
@@ -244,12 +249,15 @@ def _below(known: dict[str, FolderStamp]) -> dict[str, list[str]]:
 
 
 def walk_known(adapter, excluded: Exclusions, part: tuple[str, str], stored: Iterable[str],
-               known: dict[str, FolderStamp], rules: int) -> tuple[dict[str, Stat], dict[str, FolderStamp]]:
+               known: dict[str, FolderStamp], rules: int,
+               denied: set[str] | None = None) -> tuple[dict[str, Stat], dict[str, FolderStamp]]:
     """walk() of one subtree, except that a folder whose stamp in `known` still holds is not
     listed: its files are those of `stored` (relative paths) directly in it, and its subfolders
     those of `known` directly below it. Returns what was found, and the stamp of every folder
     visited: the one it had where it held, a new one where the folder was listed and its last
-    entry change is past the racy window (none where it is not)."""
+    entry change is past the racy window (none where it is not, nor where it could not be read:
+    its stamp would hide that until its mode changed, `denied` gets it each time)."""
+    denied = set() if denied is None else denied
     files_in: dict[str, list[str]] = {}
     for rel in stored:
         files_in.setdefault(rel[: rel.rfind("/") + 1], []).append(rel)
@@ -277,9 +285,9 @@ def walk_known(adapter, excluded: Exclusions, part: tuple[str, str], stored: Ite
             seen[prefix] = stamp
             continue
         before = len(found)
-        entered = treewalk.list_folder(adapter, excluded, path, prefix, found)
+        entered = treewalk.list_folder(adapter, excluded, path, prefix, found, denied)
         stack += entered
-        if began - st.st_ctime_ns > RACY_NS and storable(prefix):
+        if began - st.st_ctime_ns > RACY_NS and storable(prefix) and prefix not in denied:
             seen[prefix] = FolderStamp(st.st_mtime_ns, st.st_ctime_ns, st.st_ino, len(found) - before,
                                        len(entered), rules)
     return found, seen

@@ -25,11 +25,11 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import cores, readers, reading, survey, treewalk
-from .batch import Batches
+from .batch import FOLDER_DENIED, Batches
 from .exclusions import Exclusions
 from .model import Source
 from .model.indexing import Signature, SyncReport
-from .pathnames import storable
+from .pathnames import printable, storable
 from .reading import MAX_FILE_BYTES, Look
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -369,7 +369,8 @@ class Indexer(Batches):
         remaining = [Look(rel, "absent") for rel in gone if rel in stored]
         if remaining:
             self._apply(source, remaining, stored, report)
-        self._forget_problems_of_gone_files(source, asked - found.present)
+        denied = self.note_denied_folders(source, found.denied, report)
+        self._forget_problems_of_gone_files(source, asked - found.present - denied)
         if found.stamped:  # the files are indexed: their folders' stamps can vouch for them
             folderstamps.replace(self.index, source, found.stamped, found.folders)
         if progress:
@@ -401,6 +402,19 @@ class Indexer(Batches):
         prefix, _ = Index.folder_range(under)
         return frozenset(p["path"] for p in self.index.problems()
                          if p["source"] == source and p["path"].startswith(prefix))
+
+    def note_denied_folders(self, source: str, folders: set[str], report: SyncReport) -> set[str]:
+        """A folder that could not be read has a problem, as an unreadable file has: its cards
+        left the index (or never came) for a reason the user can fix. Returns the paths (as
+        shown) the problems are kept under: the folder with its "/", "./" for the root."""
+        shown = {printable(folder) or "./" for folder in folders}
+        if not shown:
+            return shown
+        with nullcontext() if self.index.in_transaction else self.index.transaction():
+            for path in sorted(shown):
+                self.index.set_problem(source, path, FOLDER_DENIED)
+                report.problems.append({"path": path, "message": FOLDER_DENIED})
+        return shown
 
     def _forget_problems_of_gone_files(self, source: str, gone: frozenset[str] | set[str]) -> None:
         """A file we could not index has its problem go when the file does."""

@@ -46,55 +46,63 @@ def lstat_all(part: tuple[str, str], stored: Iterable[str]) -> dict[str, Stat]:
 
 
 def files_on_disk(adapter, excluded: Exclusions, start: str, prefix: str = "",
-                  threads: int = 1) -> dict[str, Stat]:
+                  threads: int = 1, denied: set[str] | None = None) -> dict[str, Stat]:
     """Every file below `start` (relative paths begin with `prefix`) that the adapter wants and
     the exclusions leave, with its lstat signature, in no particular order. With `threads`, up
     to that many threads list and stat the subtrees when the stats are slow (WALK_SAMPLE):
-    scandir and lstat release the GIL, so waits on the kernel overlap."""
+    scandir and lstat release the GIL, so waits on the kernel overlap. `denied` gets the folders
+    that could not be read (list_folder)."""
     if threads == 1:
-        return walk(adapter, excluded, [(start, prefix)])
-    found, folders, slow = sample(adapter, excluded, [(start, prefix)])
+        return walk(adapter, excluded, [(start, prefix)], denied)
+    found, folders, slow = sample(adapter, excluded, [(start, prefix)], denied)
     if not slow:
-        found.update(walk(adapter, excluded, folders))
+        found.update(walk(adapter, excluded, folders, denied))
         return found
-    folders = spread(adapter, excluded, folders, found, 4 * threads)
+    folders = spread(adapter, excluded, folders, found, 4 * threads, denied)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(threads, thread_name_prefix="memsync-walk") as pool:
-        for part in pool.map(lambda f: walk(adapter, excluded, [f]), folders):
+        for part in pool.map(lambda f: walk(adapter, excluded, [f], denied), folders):
             found.update(part)
     return found
 
 
-def sample(adapter, excluded: Exclusions,
-            folders: list[tuple[str, str]]) -> tuple[dict[str, Stat], list[tuple[str, str]], bool]:
+def sample(adapter, excluded: Exclusions, folders: list[tuple[str, str]],
+           denied: set[str] | None = None) -> tuple[dict[str, Stat], list[tuple[str, str]], bool]:
     """List WALK_SAMPLE files depth first: what was found, the folders left (subtrees, none
     inside another), and whether the stats were slow."""
     found: dict[str, Stat] = {}
     began = time.perf_counter_ns()
     while folders and len(found) < WALK_SAMPLE:
-        folders += list_folder(adapter, excluded, *folders.pop(), found)
+        folders += list_folder(adapter, excluded, *folders.pop(), found, denied)
     return found, folders, time.perf_counter_ns() - began >= SLOW_STAT_NS * max(1, len(found))
 
 
 def spread(adapter, excluded: Exclusions, folders: list[tuple[str, str]],
-            found: dict[str, Stat], parts: int) -> list[tuple[str, str]]:
+           found: dict[str, Stat], parts: int, denied: set[str] | None = None) -> list[tuple[str, str]]:
     """List folders breadth first, one at a time, until the subtrees left are enough to share
     out (`parts`); in a shallow tree, until none is left."""
     queue = deque(folders)
     while queue and len(queue) < parts:
-        queue.extend(list_folder(adapter, excluded, *queue.popleft(), found))
+        queue.extend(list_folder(adapter, excluded, *queue.popleft(), found, denied))
     return list(queue)
 
 
 def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
-                found: dict[str, Stat]) -> list[tuple[str, str]]:
-    """Put the wanted files of one folder into `found`; return the subfolders to enter."""
+                found: dict[str, Stat], denied: set[str] | None = None) -> list[tuple[str, str]]:
+    """Put the wanted files of one folder into `found`; return the subfolders to enter. A folder
+    that may not be read (no r, or no x to stat its entries) goes into `denied` (its relative
+    path + "/"): its files are missing from `found` for a reason the user can fix, not gone."""
     try:
         entries = list(os.scandir(folder))
-    except OSError:
+    except PermissionError:
+        if denied is not None:
+            denied.add(rel_prefix)
+        return []
+    except OSError:  # gone, or no longer a folder
         return []
     folders = []
+    blocked = False  # listed, but its entries may not be stat'ed (no x): nor entered
     wants, excludes = adapter.wants, excluded.excludes
     # A file is decided by its name where the adapter allows it (adapters.base: by_name) and
     # the folder is visible: the same answer as wants(rel), without building and scanning the
@@ -121,14 +129,19 @@ def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
                     continue
             st = entry.stat(follow_symlinks=False)
             found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        except PermissionError:
+            blocked = True
         except OSError:
             continue
-    return folders
+    if blocked and denied is not None:
+        denied.add(rel_prefix)
+    return [] if blocked else folders
 
 
-def walk(adapter, excluded: Exclusions, stack: list[tuple[str, str]]) -> dict[str, Stat]:
+def walk(adapter, excluded: Exclusions, stack: list[tuple[str, str]],
+         denied: set[str] | None = None) -> dict[str, Stat]:
     """Every wanted file of the subtrees on `stack` (folder, relative path + "/")."""
     found: dict[str, Stat] = {}
     while stack:
-        stack += list_folder(adapter, excluded, *stack.pop(), found)
+        stack += list_folder(adapter, excluded, *stack.pop(), found, denied)
     return found

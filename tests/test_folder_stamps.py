@@ -56,9 +56,9 @@ def listings(monkeypatch) -> list[str]:
     listed: list[str] = []
     real = treewalk.list_folder
 
-    def recorded(adapter, excluded, folder, rel_prefix, found):
+    def recorded(adapter, excluded, folder, rel_prefix, found, denied=None):
         listed.append(rel_prefix)
-        return real(adapter, excluded, folder, rel_prefix, found)
+        return real(adapter, excluded, folder, rel_prefix, found, denied)
 
     monkeypatch.setattr(treewalk, "list_folder", recorded)
     return listed

@@ -164,17 +164,21 @@ def test_a_folder_closed_and_opened_again_shows_its_cards(vault, watcher):
     os.chmod(vault / "d", 0)  # closed before the watcher starts: watchdog cannot watch it
     proc = watcher(under=without_root_reads())
     converge({"other.md": other}, gone={a, b})
+    wait_for_problem("d/", True)  # and says why
     os.chmod(vault / "d", 0o755)
     converge({"d/a.md": a, "d/b.md": b, "other.md": other})
+    wait_for_problem("d/", False)
     ids = {rel: card_id(rel) for rel in ("d/a.md", "d/b.md")}
     put(vault, "d/c.md", later)  # seen once the folder is watched (after the second look)
     converge({"d/a.md": a, "d/b.md": b, "d/c.md": later, "other.md": other})
     os.chmod(vault / "d", 0)
     os.rename(vault / "d", vault / "e")  # cards renamed into a folder that cannot be read
     converge({"other.md": other}, gone={a, b, later})
+    wait_for_problem("e/", True)
     os.chmod(vault / "e", 0o755)
     converge({"e/a.md": a, "e/b.md": b, "e/c.md": later, "other.md": other})
     assert {rel: card_id("e/" + rel[2:]) for rel in ids} == ids
+    wait_for_problem("e/", False)
     assert proc.stop() == 0, proc.stderr()
     assert "Traceback" not in proc.stderr()
 

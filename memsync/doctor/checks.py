@@ -167,7 +167,8 @@ def supersede_pointers(index: Index) -> list[Finding]:
 
 def card_problems(index: Index) -> list[Finding]:
     return [Finding("problem", f"{p['source']}:{p['path']}: {p['message']}",
-                    "fix the file (the index takes it up at the next sync)",
+                    f"fix the {'folder' if p['path'].endswith('/') else 'file'} (the index takes "
+                    "it up at the next sync)",
                     paths=[p["path"]], source=p["source"]) for p in index.problems()]
 
 

@@ -73,12 +73,13 @@ class Pairing:
             report.merge(indexer.move_many(source, pairs, paths=()))
             self._follow_arrivals(source, pairs)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
+        denied: set[str] = set()  # folders that could not be read: their problem stays
         for tree in plan.outermost([*moved_trees, *trees]):
             candidates.update(dict.fromkeys(index.file_states(source, tree or None)))
-            candidates.update(dict.fromkeys(walk(self.root_of(source), tree, wants)))
+            candidates.update(dict.fromkeys(walk(self.root_of(source), tree, wants, denied)))
             # A file that could not be indexed (a bad name, too large) has a problem, not a row:
             # one no longer here is looked at by the name it is shown under, so its problem goes.
-            shown = {printable(p) for p in candidates}
+            shown = {printable(p) for p in candidates} | {printable(f) or "./" for f in denied}
             candidates.update(dict.fromkeys(
                 p for p in sorted(indexer.problem_paths(source, tree or None)) if p not in shown))
         states = {p: index.file_state(source, p) for p in candidates if storable(p)}
@@ -94,6 +95,7 @@ class Pairing:
         to_sync += [b for _a, b in renames if b not in to_sync]
         if renames or to_sync:
             report.merge(indexer.move_many(source, renames, paths=to_sync))
+        indexer.note_denied_folders(source, denied, report)
         now = time.monotonic()
         for path in to_sync:
             if path not in states:
@@ -249,11 +251,18 @@ class Pairing:
         return False
 
 
-def walk(root: str, folder: str, wants) -> list[str]:
-    """Card paths on disk below `folder` (relative to `root`), skipping dot-folders."""
+def walk(root: str, folder: str, wants, denied: set[str]) -> list[str]:
+    """Card paths on disk below `folder` (relative to `root`), skipping dot-folders; the folders
+    that could not be listed go into `denied` (relative, with their "/")."""
     start = os.path.join(root, *folder.split("/")) if folder else root
     found = []
-    for dirpath, dirnames, filenames in os.walk(start):
+
+    def refused(error: OSError) -> None:
+        if isinstance(error, PermissionError) and error.filename:
+            rel = os.path.relpath(error.filename, root).replace(os.sep, "/")
+            denied.add("" if rel == "." else rel + "/")
+
+    for dirpath, dirnames, filenames in os.walk(start, onerror=refused):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
