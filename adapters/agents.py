@@ -54,6 +54,7 @@ def _visible(rel: str) -> bool:
 class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
+    rules_version = 2  # 2: Claude Code's plugins folder left out
 
     def __init__(self, root: str | None = None) -> None:
         # Where Claude Code's plugins folder is, relative to the source: inside a `.claude`

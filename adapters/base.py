@@ -30,6 +30,10 @@ class Adapter(Protocol):
     # cannot split (the memory server's graph); None: the indexer's. Such an adapter reads the
     # file line by line (read_lines), never holding its bytes whole.
     max_bytes: int | None
+    # The version of its file rules (enters, wants_name, wants): bumped whenever a release
+    # changes which files it reads, so the folder stamps listed under the old rules no longer
+    # hold and the next reconcile lists every folder again (memsync.folders.rules_key).
+    rules_version: int
 
     def enters(self, rel_dir: str) -> bool: ...
 
@@ -55,6 +59,9 @@ class FileAdapter:
     suffixes: tuple[str, ...] = ()
     by_name = False
     max_bytes: int | None = None
+    # Adapter.rules_version; a change to the rules here (hidden, SKIPPED_FOLDERS) bumps every
+    # adapter's.
+    rules_version = 1
 
     def __init__(self, root: str | None = None) -> None:
         """`root`, the source's folder, matters to adapters whose rules depend on it."""

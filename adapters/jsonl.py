@@ -31,6 +31,7 @@ class MemoryGraphAdapter(FileAdapter):
     # Only the entities and relations are kept while reading, never the file's text: a graph
     # of this size holds some 200,000 entities.
     max_bytes = 64 * MIB
+    rules_version = 2  # 2: memory.json read, beside every .jsonl
 
     def wants_name(self, name: str) -> bool:
         """Every `.jsonl`, and of the `.json` files only the server's old default name (others,

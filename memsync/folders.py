@@ -6,8 +6,8 @@ last listed still holds the same entries: its files are the ones the index store
 still lstat-ed, for its content) and its subfolders the ones recorded below it. ctime is set by
 the kernel alone: rsync, `touch -d` and sync tools that carry an mtime over cannot set it back,
 so a restored mtime does not hide a change. A stamp also records how many wanted files and
-entered subfolders the listing found and which rules decided that (the adapter and Obsidian's
-excluded files): when the stored files or stamps below it no longer number that many (a file
+entered subfolders the listing found and which rules decided that (the adapter, the version of
+its rules, and Obsidian's excluded files): when the stored files or stamps below it no longer number that many (a file
 that could not be indexed, a subfolder listed too soon to stamp), or the rules changed, the
 folder is listed as before.
 
@@ -43,10 +43,12 @@ class FolderStamp(NamedTuple):
     rules: int  # rules_key of the listing
 
 
-def rules_key(adapter_name: str, excluded) -> int:
+def rules_key(adapter, excluded) -> int:
     """A number that changes with what decides which files are wanted and which folders are
-    entered: the adapter and the exclusions (memsync.exclusions)."""
-    rules = [adapter_name, list(excluded.prefixes), [p.pattern for p in excluded.patterns]]
+    entered: the adapter, the version of its rules (an upgrade that changes them must not leave
+    folders unlisted under the old ones) and the exclusions (memsync.exclusions)."""
+    rules = [adapter.name, adapter.rules_version, list(excluded.prefixes),
+             [p.pattern for p in excluded.patterns]]
     return zlib.crc32(json.dumps(rules, ensure_ascii=False).encode("utf-8", "surrogatepass"))
 
 

@@ -127,7 +127,7 @@ def survey(index: Index, source: str, root: str, adapter_name: str, excluded: Ex
         if not slow:
             parts = treewalk.spread(adapter, excluded, folders, found, PARTS_PER_WORKER * max(workers, 2),
                                     result.denied)
-            rules = (folder_stamps.rules_key(adapter_name, excluded)
+            rules = (folder_stamps.rules_key(adapter, excluded)
                      if folder_stamps.exact_times(os.path.realpath(root)) else None)
             shared = None
             if fork and workers > 1 and not index.in_transaction and len(parts) >= 2:

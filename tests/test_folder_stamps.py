@@ -238,3 +238,38 @@ def test_the_file_system_of_a_path_is_read_from_the_mount_table(path, kind):
 def test_only_local_file_systems_keep_exact_folder_times():
     assert {"ext4", "xfs", "btrfs", "tmpfs"} <= folders.EXACT_TIMES
     assert not {"nfs4", "cifs", "vfat", "exfat", "fuse.rclone", "9p"} & folders.EXACT_TIMES
+
+
+def test_an_adapter_whose_rules_changed_lists_every_folder_again(tmp_path, monkeypatch):
+    # An upgrade taught the memory-server adapter to read memory.json beside every .jsonl: the
+    # folders stamped under the old rules must not keep the new file out until they change.
+    from memsync.adapters import MemoryGraphAdapter
+    from memsync.model import Source
+
+    root = tmp_path / "graphs"
+    entity = '{"type": "entity", "name": "%s", "entityType": "note", "observations": ["seen"]}\n'
+    for i in range(8):
+        (root / f"g{i}").mkdir(parents=True)
+        (root / f"g{i}" / "memory.jsonl").write_text(entity % f"e{i}")
+    (root / "g3" / "memory.json").write_text(entity % "kept in memory.json")
+    settle()
+    index = Index(tmp_path / "graphs.db")
+    work = Indexer(index, [Source(name="graphs", adapter="mcp-memory", root=str(root))])
+    with monkeypatch.context() as old:  # the rules of the release before
+        old.setattr(MemoryGraphAdapter, "wants_name", lambda self, name: name.endswith(".jsonl"))
+        old.setattr(MemoryGraphAdapter, "rules_version", 1, raising=False)
+        work.reconcile()
+        work.reconcile()  # stamps the folders
+        assert index.count_files("graphs") == 8 and stamps(tmp_path / "graphs.db")
+    report = work.reconcile()
+    assert report.added == 1 and "g3/memory.json" in index.file_states("graphs")
+
+
+def test_the_rules_key_changes_with_the_version_of_an_adapters_rules():
+    from memsync.adapters import get
+    from memsync.exclusions import Exclusions
+
+    adapter, excluded = get("agents"), Exclusions("/nowhere")
+    before = folders.rules_key(adapter, excluded)
+    adapter.rules_version += 1
+    assert folders.rules_key(adapter, excluded) != before
