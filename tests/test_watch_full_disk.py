@@ -4,6 +4,7 @@ small file system (tmpfs) holds the index; mounting one needs root, so elsewhere
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import subprocess
@@ -71,3 +72,53 @@ def test_a_full_disk_is_said_once_and_the_watcher_catches_up(small_disk, vault, 
     assert running.stop() == 0
     code, found = cli("search", "bigword39", "--json")
     assert code == 0 and found["hits"][0]["path"] == "big/b39.md"
+
+
+class BigWrite:
+    """Idle work whose writes never fit the small disk (as merging the search index or storing
+    embeddings may not, where a batch's few pages still do): into a database of its own there."""
+
+    def __init__(self, disk: Path):
+        self.path, self.failed = disk / "scratch.db", 0
+
+    def __call__(self, index) -> bool:
+        try:
+            with closing(sqlite3.connect(self.path)) as conn:
+                conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
+                with conn:
+                    conn.execute("INSERT INTO t VALUES (randomblob(4000000))")
+        except sqlite3.Error:
+            self.failed += 1
+            raise
+        finally:  # what the failed write took, given back for the next batch
+            for leftover in (self.path, self.path.with_name(self.path.name + "-journal")):
+                leftover.unlink(missing_ok=True)
+        return False
+
+    def __repr__(self) -> str:
+        return "big write"
+
+
+def test_idle_work_on_a_full_disk_is_said_once_not_a_traceback_a_batch(small_disk, vault, cli, caplog):
+    from memsync import config
+    from memsync.watch import Watcher
+
+    from .test_watch import converge, mark, put
+
+    assert cli("index")[0] == 0
+    task = BigWrite(small_disk)
+    caplog.set_level(logging.INFO, logger="memsync")
+    w = Watcher(config.load(), idle_work=[task])
+    w.start()
+    try:
+        live = {}
+        for i in range(3):  # each batch fits; the idle work after it does not
+            live[f"n{i}.md"] = mark()
+            put(vault, f"n{i}.md", live[f"n{i}.md"])
+            converge(live)
+            until(lambda i=i: task.failed > i)
+    finally:
+        w.stop()
+    said = [r for r in caplog.records if "big write" in r.getMessage()]
+    assert [r for r in said if r.exc_info] == []
+    assert len(said) == 1 and "free space on the disk of" in said[0].getMessage()

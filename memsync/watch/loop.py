@@ -149,7 +149,7 @@ class WorkerLoop:
                 reread = self.config.take_due(time.monotonic())
             try:
                 if idle:
-                    self._idle_due = run_slice(self._idle_due, indexer.index)
+                    self._idle_due = run_slice(self._idle_due, indexer.index, self._failures)
                     continue
                 if reread:
                     indexer, fresh = self._follow_config(indexer)

@@ -30,6 +30,9 @@ class Failures:
     def __init__(self, db: Path):
         self.db = db
         self.full = False
+        # Idle tasks (memsync.watch.idle) whose failure on a full disk was said: each runs again
+        # after every batch, and a batch small enough to fit does not mean its task will.
+        self.idle_full: set = set()
 
     def failed(self, exc: BaseException, what: str) -> None:
         if failure_kind(exc) != "full":
@@ -37,6 +40,17 @@ class Failures:
         elif not self.full:
             self.full = True
             log.error("%s — free space on the disk of %s; the watcher retries", exc, self.db)
+
+    def idle_failed(self, task, exc: BaseException) -> None:
+        if failure_kind(exc) != "full":
+            log.error("idle work %r failed; it rests until the next batch", task, exc_info=exc)
+        elif task not in self.idle_full:
+            self.idle_full.add(task)
+            log.error("idle work %r: %s — free space on the disk of %s; it rests until the next "
+                      "batch", task, exc, self.db)
+
+    def idle_passed(self, task) -> None:
+        self.idle_full.discard(task)
 
     def passed(self) -> None:
         if self.full:
