@@ -122,3 +122,40 @@ def test_idle_work_on_a_full_disk_is_said_once_not_a_traceback_a_batch(small_dis
     said = [r for r in caplog.records if "big write" in r.getMessage()]
     assert [r for r in said if r.exc_info] == []
     assert len(said) == 1 and "free space on the disk of" in said[0].getMessage()
+
+
+def test_background_embedding_on_a_full_disk_is_said_once(small_disk, vault, cli, caplog):
+    """The embedder runs on a thread of its own, started again by every batch while cards are
+    pending: on a full disk, one line, not a traceback each time."""
+    import threading
+
+    numpy = pytest.importorskip("numpy")
+    from memsync import config
+    from memsync.semantic import background
+    from memsync.store.index import Index
+
+    class Wide:  # vectors too big for the disk (float16 rows of 4 MB)
+        model = "wide-test-model"
+
+        def token_count(self, text: str) -> int:
+            return len(text.split())
+
+        def passages(self, texts):
+            return numpy.ones((len(texts), 2_000_000), dtype=numpy.float32)
+
+    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
+    assert cli("index")[0] == 0
+    caplog.set_level(logging.INFO, logger="memsync")
+    embedder = background.BackgroundEmbedder(config.load().db.path, True, encoder_factory=Wide)
+    index = Index(config.load().db.path)
+    try:
+        for _ in range(3):  # as the watcher calls it after each of three batches
+            while embedder(index):
+                pass
+            until(lambda: not [t for t in threading.enumerate() if t.name == "memsync-embed"])
+    finally:
+        embedder.close()
+        index.close()
+    said = [r for r in caplog.records if r.name == background.__name__]
+    assert [r for r in said if r.exc_info] == []
+    assert len(said) == 1 and "free space on the disk of" in said[0].getMessage()

@@ -16,6 +16,8 @@ import os
 import threading
 import time
 
+from memsync.store.connection import failure_kind
+
 from . import available, store
 from .encoder import MODEL, Encoder
 from .worker import embed_pending
@@ -45,6 +47,7 @@ class BackgroundEmbedder:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._more = True
+        self._full = False  # a full disk was said: not again (its traceback each batch) until a run passes
         self.totals = {"embedded": 0, "reused": 0, "passages": 0, "seconds": 0.0}
 
     def __call__(self, index) -> bool:
@@ -105,8 +108,14 @@ class BackgroundEmbedder:
                 self._count(index, report)
                 if report["pending"] == 0:
                     break
-        except Exception:
-            log.exception("background embedding stopped; `memsync index --embed` does it by hand")
+            self._full = False
+        except Exception as exc:
+            if failure_kind(exc) != "full":
+                log.exception("background embedding stopped; `memsync index --embed` does it by hand")
+            elif not self._full:  # each batch would start it again, to fail again
+                self._full = True
+                log.error("background embedding: %s — free space on the disk of %s; it tries again "
+                          "after the next batch", exc, self.db_path)
         finally:
             index.close()
             with self._cond:
