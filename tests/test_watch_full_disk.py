@@ -159,3 +159,23 @@ def test_background_embedding_on_a_full_disk_is_said_once(small_disk, vault, cli
     said = [r for r in caplog.records if r.name == background.__name__]
     assert [r for r in said if r.exc_info] == []
     assert len(said) == 1 and "free space on the disk of" in said[0].getMessage()
+
+
+def test_a_watcher_stops_on_a_full_disk_and_index_catches_up(small_disk, vault, cli, watcher):
+    """SIGTERM while every batch fails for want of room: the watcher stops (it retried the failed
+    batch for as long as the disk stayed full), and `memsync index` catches up once there is room."""
+    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
+    assert cli("index")[0] == 0
+    with closing(sqlite3.connect(small_disk / "memsync.db")) as conn:  # no WAL room to reuse
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    running = watcher()
+    filler = fill(small_disk)
+    for n in range(5):
+        write_card(vault, f"big/b{n}.md", f"big {n}", f"bigword{n} " + "filler text " * 2000)
+    running.wait_for(FULL)
+    running.stop()  # fails the test if the watcher does not stop
+    assert "Traceback" not in running.stderr(), running.stderr()
+    filler.unlink()
+    assert cli("index")[0] == 0
+    code, found = cli("search", "bigword4", "--json")
+    assert code == 0 and found["hits"][0]["path"] == "big/b4.md"

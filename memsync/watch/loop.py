@@ -163,11 +163,11 @@ class WorkerLoop:
                     self._idle_due = list(self.idle_work)
             except Exception as exc:  # a failed batch must not end watching: redo it as a rescan
                 self._failures.failed(exc, "a batch failed; the affected sources will be rescanned")
-                with self._cond:
-                    # a failed rescan too: else a full disk is retried only at the periodic one
-                    for name in {*(m[0] for m in batch.moves), *batch.paths, *batch.trees, *(rescan or ())}:
+                with self._cond:  # a failed rescan too, unless stopping (final reconcile's turn)
+                    for name in () if self._stopping else {*(m[0] for m in batch.moves), *batch.paths,
+                                                           *batch.trees, *(rescan or ())}:
                         self._rescan.setdefault(name, "retry after a failed batch")
-                    self._cond.wait(1.0)  # back off: the cause (disk full, locked DB) may pass
+                    self._cond.wait(0 if self._stopping else 1.0)  # back off: the cause may pass
             finally:
                 with self._cond:
                     self._busy = False
