@@ -154,20 +154,20 @@ class Config:
                 "embedded until it is")
 
 
-def _absolute(path: Path) -> Path:
-    """`path` made absolute, with no ".." left in it (`paths`, the watcher and every message show
-    the folder itself, not home/../notes). A ".." is resolved as the kernel does, through any
-    symlink before it; a path without one keeps its symlinks as written."""
+def absolute_path(path: Path) -> Path:
+    """`path` made absolute, with no ".." left in it (`paths`, the watcher, every message and
+    config.json show the folder itself, not home/../notes). A ".." is resolved as the kernel does,
+    through any symlink before it; a path without one keeps its symlinks as written."""
     path = path.expanduser().absolute()
     return Path(os.path.realpath(path)) if ".." in path.parts else path
 
 
 def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path) -> Setting:
     if cli:
-        return Setting(_absolute(Path(cli)), "cli")
+        return Setting(absolute_path(Path(cli)), "cli")
     env = os.environ.get(env_name)
     if env:
-        return Setting(_absolute(Path(env)), "env")
+        return Setting(absolute_path(Path(env)), "env")
     if file_value:
         return Setting(file_value, "config")
     return Setting(default, "default")
@@ -176,7 +176,7 @@ def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path
 def _from_config_file(value: str, home: Path) -> Path:
     """A path written in config.json: `~` expanded, relative to the data home (the folder that
     holds config.json), never to the working directory of whichever process reads it."""
-    return _absolute(home / Path(value).expanduser())
+    return absolute_path(home / Path(value).expanduser())
 
 
 def _read_config_file(path: Path) -> dict:

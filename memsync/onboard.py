@@ -26,7 +26,7 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
     if not home.is_dir():
         private.mkdir(home)
         changes.append(f"created the data home {home}")
-    vault = Path(target).expanduser().absolute() if target else cfg.vault.path
+    vault = config_mod.absolute_path(Path(target)) if target else cfg.vault.path
     default_vault = home / "vault"
     if not vault.is_dir():
         if vault.exists():

@@ -24,6 +24,7 @@ from .config import (
     SOURCE_NAME,
     SOURCE_NAME_RULE,
     Config,
+    absolute_path,
     append_source_entry,
     remove_source_entry,
 )
@@ -53,7 +54,7 @@ def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
         raise BadArgument(f"a source name is {SOURCE_NAME_RULE}, and not 'vault'")
     if adapter not in adapters.NAMES:
         raise BadArgument(f"unknown adapter {adapter!r}; known adapters: {', '.join(adapters.NAMES)}")
-    root = Path(path).expanduser().absolute()
+    root = absolute_path(Path(path))
     if not root.is_dir():
         raise BadArgument(f"{root} is not a folder; a source is a folder read in place")
     if any(s.name == name for s in cfg.listed_sources):

@@ -177,3 +177,19 @@ def test_paths_shows_a_vault_with_dots_as_the_folder_itself(home, tmp_path, monk
     monkeypatch.chdir(home)
     code, out, _err = run_cli("--vault", "../elsewhere/./x/..", "paths", "--json")
     assert code == 0 and out["vault"]["path"] == os.path.realpath(home.parent / "elsewhere")
+
+
+def test_init_and_sources_write_a_path_with_dots_as_the_folder_itself(home, tmp_path, monkeypatch, run_cli):
+    # how a config.json came to hold home/../notes: `memsync init --vault ../notes`
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    (tmp_path / "here").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "more").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    code, _out, err = run_cli("init", "--vault", "../notes")
+    assert code == 0, err
+    code, _out, err = run_cli("sources", "--add", "more", "--adapter", "markdown", "--path", "../more")
+    assert code == 0, err
+    written = json.loads((home / "config.json").read_text())
+    assert written["vault"] == os.path.realpath(tmp_path / "notes")
+    assert written["sources"][0]["path"] == os.path.realpath(tmp_path / "more")
