@@ -108,3 +108,27 @@ def test_a_folder_stamp_does_not_hide_a_folder_that_cannot_be_read(notes, worker
         (notes / "sub").chmod(0o755)
     assert reconcile()["problems"] == []
     assert ids() == before
+
+
+@pytest.mark.parametrize("mode", [0o000, 0o644])
+def test_a_watcher_says_a_folder_cannot_be_read_until_it_can(vault, watcher, mode):
+    import os
+
+    from .test_watch import converge, mark, put
+    from .test_watch_inodes import wait_for_problem
+
+    inside, outside = mark(), mark()
+    put(vault, "d/a.md", inside)
+    put(vault, "top.md", outside)
+    proc = watcher(under=without_root_reads())
+    converge({"d/a.md": inside, "top.md": outside})
+    os.chmod(vault / "d", mode)
+    try:
+        converge({"top.md": outside}, gone={inside})
+        wait_for_problem("d/", True)
+    finally:
+        os.chmod(vault / "d", 0o755)
+    converge({"d/a.md": inside, "top.md": outside})
+    wait_for_problem("d/", False)
+    assert proc.stop() == 0, proc.stderr()
+    assert "Traceback" not in proc.stderr()

@@ -266,5 +266,13 @@ def walk(root: str, folder: str, wants, denied: set[str]) -> list[str]:
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
+        try:  # listed, but are its entries reachable (x)? one lstat tells for all of them
+            os.lstat(os.path.join(dirpath, (filenames or dirnames or ["."])[0]))
+        except PermissionError:
+            denied.add(prefix)
+            dirnames[:] = []
+            continue
+        except OSError:
+            pass
         found += [prefix + name for name in filenames if wants(prefix + name)]
     return found
