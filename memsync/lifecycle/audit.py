@@ -19,6 +19,10 @@ from memsync.store.index import Index
 
 LISTED = 50  # entries shown per section (the counts are whole)
 NEVER_OPENED_AFTER = 10  # returned this often and never opened: found but never wanted
+# What the sections read of a card. The body is not kept: at 100,000 cards the bodies alone
+# are hundreds of megabytes; its length and its shingles are taken as the cards stream by.
+KEPT = ("id", "source", "path", "title", "kind", "created", "updated", "invalid_at",
+        "superseded_by", "summary")
 
 
 def run(cfg: Config, index: Index, threshold: float | None = None, listed: int = LISTED) -> dict:
@@ -27,8 +31,14 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
     today = dates.today()
     writable = {s.name for s in cfg.sources if s.writable}
     use = lifelog.use_all(index)
-    rows = [dict(r) for r in index.cards()]
-    valid = [r for r in rows if not dates.invalid_by(r["invalid_at"], today)]
+    rows, valid, packed = [], [], []
+    for card in index.cards():
+        row = {key: card[key] for key in KEPT}
+        row["chars"] = len(card["body"])
+        rows.append(row)
+        if not dates.invalid_by(row["invalid_at"], today):
+            valid.append(row)
+            packed.append(duplicates.grams(card["title"], card["body"]))
 
     def entry(row: dict, **extra) -> dict:
         return {"id": row["id"], "source": row["source"], "path": row["path"],
@@ -36,16 +46,16 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
 
     candidates = [
         duplicates.Candidate(
-            id=r["id"], source=r["source"], path=r["path"], title=r["title"], body=r["body"],
+            id=r["id"], source=r["source"], path=r["path"], title=r["title"], body="",
             updated=r["updated"] or r["created"], writable=r["source"] in writable,
             opened=use.get(r["id"], lifelog.EMPTY_USE)["opened"],
-            helpful=use.get(r["id"], lifelog.EMPTY_USE)["helpful"])
+            helpful=use.get(r["id"], lifelog.EMPTY_USE)["helpful"], chars=r["chars"])
         for r in valid
     ]
-    groups = duplicates.find(candidates, threshold or settings.duplicate_threshold)
+    groups = duplicates.find(candidates, threshold or settings.duplicate_threshold, packed)
 
-    long_cards = [entry(r, chars=len(r["body"])) for r in valid
-                  if len(r["body"]) > settings.summary_threshold and not r["summary"]]
+    long_cards = [entry(r, chars=r["chars"]) for r in valid
+                  if r["chars"] > settings.summary_threshold and not r["summary"]]
     long_cards.sort(key=lambda e: -e["chars"])
 
     since = (date.fromisoformat(today) - timedelta(days=settings.stale_days)).isoformat()

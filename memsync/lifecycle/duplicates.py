@@ -5,10 +5,15 @@ longer. A card read or marked helpful often is never merged away: in a group it 
 keeper, and a second such card in the same group stays out of the merge (it is listed, marked
 protected). A card of a read-only source can be neither merged nor a keeper that gains text:
 its group is reported only.
+
+A vault's bodies need not all be in memory at once: `audit` reads the cards as a stream and keeps
+of each only its length (`chars`) and its packed shingles (`grams`), handed to `find`.
 """
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memsync.lifecycle import shingles
@@ -29,6 +34,11 @@ class Candidate:
     writable: bool
     opened: int = 0
     helpful: int = 0
+    chars: int = -1  # the body's length; taken from `body` unless given (a streamed card has none)
+
+    def __post_init__(self) -> None:
+        if self.chars < 0:
+            object.__setattr__(self, "chars", len(self.body))
 
     @property
     def protected(self) -> bool:
@@ -36,7 +46,7 @@ class Candidate:
 
 
 def keeper_key(card: Candidate) -> tuple:
-    return (card.writable, card.opened, card.helpful, card.updated or "", len(card.body), -card.id)
+    return (card.writable, card.opened, card.helpful, card.updated or "", card.chars, -card.id)
 
 
 def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
@@ -47,7 +57,7 @@ def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
         (lambda c: c.opened, f"read most ({keeper.opened} times)"),
         (lambda c: c.helpful, f"marked helpful most ({keeper.helpful} times)"),
         (lambda c: c.updated or "", f"newest (updated {str(keeper.updated)[:10]})"),
-        (lambda c: len(c.body), f"longest ({len(keeper.body)} characters)"),
+        (lambda c: c.chars, f"longest ({keeper.chars} characters)"),
     ]
     level = others
     for value, reason in reasons:
@@ -58,12 +68,23 @@ def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
 
 
 def shingle_text(card: Candidate) -> str:
-    return f"{card.title}\n{card.body}"
+    return text_of(card.title, card.body)
 
 
-def find(cards: list[Candidate], threshold: float) -> list[dict]:
-    """The groups, largest similarity first: ids, paths, similarity, keeper and why."""
-    sets = [shingles.shingles(shingle_text(c)) for c in cards]
+def text_of(title: str, body: str) -> str:
+    """What a card's shingles are made of."""
+    return f"{title}\n{body}"
+
+
+def grams(title: str, body: str) -> array:
+    """A card's packed shingles (memsync.lifecycle.shingles.packed)."""
+    return shingles.packed(text_of(title, body))
+
+
+def find(cards: list[Candidate], threshold: float, packed: Sequence[array] | None = None) -> list[dict]:
+    """The groups, largest similarity first: ids, paths, similarity, keeper and why. `packed`:
+    each card's `grams`, when the caller made them while reading and kept no body."""
+    sets = packed if packed is not None else [grams(c.title, c.body) for c in cards]
     found = []
     for group in shingles.groups(sets, threshold):
         members = [cards[i] for i in group.members]
@@ -79,7 +100,7 @@ def find(cards: list[Candidate], threshold: float) -> list[dict]:
             "mergeable": keeper.writable,
             "cards": [
                 {"id": c.id, "source": c.source, "path": c.path, "title": c.title,
-                 "chars": len(c.body), "opened": c.opened, "helpful": c.helpful,
+                 "chars": c.chars, "opened": c.opened, "helpful": c.helpful,
                  "similarity": None if c is keeper else to_keeper[c.id],
                  "keeper": c is keeper,
                  "merge": c is not keeper and keeper.writable and c.writable and not c.protected,

@@ -10,18 +10,24 @@ shingles, and cards whose sketches share at least SHARED values are compared exa
 cards of similarity J, the smallest values of their union lie in both with probability J each,
 so at the thresholds used (J >= 0.5) a pair is all but certainly a candidate, while cards that
 merely share a sentence rarely are. A value in the sketches of very many cards (boilerplate) is
-passed over, so it cannot put thousands of cards in one bucket. Everything heavy runs in C
-(set operations, map, heapq): 10,000 cards take a few seconds.
+passed over, so it cannot put thousands of cards in one bucket.
+
+Memory stays bounded at 100,000 cards: a card's shingles are kept packed (a sorted array of
+32-bit values, `packed`, 4 bytes a shingle instead of a set of Python ints), and the values two
+sketches share are counted one card at a time against the cards before it, never as one table
+of every pair that shares a value (at 100,000 cards of a small vocabulary: 110 million pairs).
+Everything heavy runs in C (set operations, map, Counter): 10,000 cards take a few seconds.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import combinations
 
 from memsync import cjk
 
@@ -46,6 +52,12 @@ def shingles(text: str) -> frozenset[int]:
     return frozenset(map(zlib.crc32, map(str.encode, grams(text))))
 
 
+def packed(text: str) -> array:
+    """The same values as `shingles`, sorted in an array of 32-bit ints: what a card keeps while
+    the others are read (a set of Python ints costs about 60 bytes a shingle, this 4)."""
+    return array("I", sorted(shingles(text)))
+
+
 def grams(text: str) -> set[str]:
     """Word pairs of the Latin text and character trigrams of the CJK runs of `text`."""
     text = cjk.normalize(text)
@@ -65,35 +77,53 @@ def grams(text: str) -> set[str]:
     return out
 
 
-def jaccard(a: frozenset[int], b: frozenset[int]) -> float:
+Shingles = Collection[int]  # a frozenset from `shingles` or a sorted array from `packed`
+
+
+def jaccard(a: Shingles, b: Shingles) -> float:
     if not a or not b:
         return 0.0
-    common = len(a & b)
+    common = len((a if isinstance(a, (set, frozenset)) else set(a)).intersection(b))
     return common / (len(a) + len(b) - common)
 
 
-def sketch(items: frozenset[int]) -> list[int]:
+def sketch(items: Shingles) -> list[int]:
     """The SKETCH smallest shingle hashes."""
     return sorted(items)[:SKETCH]
 
 
-def candidate_pairs(sets: list[frozenset[int]]) -> set[tuple[int, int]]:
-    """Index pairs (i < j) whose sketches share at least SHARED values. A value found in the
-    sketches of very many cards (a boilerplate shingle) is no evidence and is passed over."""
-    buckets: dict[int, list[int]] = defaultdict(list)
-    sizes = []
-    for i, s in enumerate(sets):
-        values = sketch(s)
-        sizes.append(len(values))
-        for value in values:
-            buckets[value].append(i)
+def earlier_candidates(sets: Sequence[Shingles]) -> Iterator[tuple[int, list[int]]]:
+    """For each card j, the cards i < j whose sketches share at least SHARED values with its
+    own. A value found in the sketches of very many cards (a boilerplate shingle) is no evidence
+    and is passed over. The shared values are counted for one card at a time, against the cards
+    before it: memory holds one card's counts, not every pair of every bucket."""
+    sketches = [array("I", sketch(s)) for s in sets]
+    in_sketches: Counter = Counter()
+    for values in sketches:
+        in_sketches.update(values)
     limit = max(COMMON_MIN, int(COMMON_SHARE * len(sets)))
-    shared: Counter = Counter()
-    for members in buckets.values():
-        if 1 < len(members) <= limit:
-            shared.update(combinations(members, 2))
+    evidence = {value for value, n in in_sketches.items() if 1 < n <= limit}
+    del in_sketches
     # a card with a one-value sketch (a few words) needs only that value in common
-    return {(i, j) for (i, j), n in shared.items() if n >= min(SHARED, sizes[i], sizes[j])}
+    short = {i for i, values in enumerate(sketches) if len(values) < SHARED}
+    before: dict[int, list[int]] = defaultdict(list)  # value -> the cards so far with it
+    for j, values in enumerate(sketches):
+        shared: Counter = Counter()
+        for value in values:
+            if value in evidence:
+                cards = before[value]
+                shared.update(cards)
+                cards.append(j)
+        need = min(SHARED, len(values))
+        found = [i for i, n in shared.items() if n >= need]  # most counts are 1: kept cheap
+        found += [i for i in shared.keys() & short if len(sketches[i]) <= shared[i] < need]
+        if found:
+            yield j, sorted(found)
+
+
+def candidate_pairs(sets: Sequence[Shingles]) -> set[tuple[int, int]]:
+    """Index pairs (i < j) whose sketches share at least SHARED values."""
+    return {(i, j) for j, earlier in earlier_candidates(sets) for i in earlier}
 
 
 @dataclass(frozen=True)
@@ -107,16 +137,19 @@ class Group:
         return min(j for _, _, j in self.pairs)
 
 
-def similar_pairs(sets: list[frozenset[int]], floor: float,
-                  allowed=lambda i, j: True) -> list[tuple[int, int, float]]:
-    """(i, j, similarity) of the candidate pairs whose similarity reaches `floor`."""
+def similar_pairs(sets: Sequence[Shingles], floor: float,
+                  allowed: Callable[[int, int], bool] = lambda i, j: True,
+                  ) -> list[tuple[int, int, float]]:
+    """(i, j, similarity) of the candidate pairs whose similarity reaches `floor`, i < j, sorted."""
     edges = []
-    for i, j in sorted(candidate_pairs(sets)):
-        if allowed(i, j):
-            similarity = jaccard(sets[i], sets[j])
-            if similarity >= floor:
-                edges.append((i, j, similarity))
-    return edges
+    for j, earlier in earlier_candidates(sets):
+        later = frozenset(sets[j])  # made once for all of j's candidates
+        for i in earlier:
+            if allowed(i, j):
+                similarity = jaccard(later, sets[i])
+                if similarity >= floor:
+                    edges.append((i, j, similarity))
+    return sorted(edges)
 
 
 def connect(count: int, edges: list[tuple[int, int, float]], threshold: float) -> list[Group]:
@@ -142,8 +175,8 @@ def connect(count: int, edges: list[tuple[int, int, float]], threshold: float) -
             sorted(joined.items(), key=lambda kv: kv[1][0])]
 
 
-def groups(sets: list[frozenset[int]], threshold: float,
-           allowed=lambda i, j: True) -> list[Group]:
+def groups(sets: Sequence[Shingles], threshold: float,
+           allowed: Callable[[int, int], bool] = lambda i, j: True) -> list[Group]:
     """Groups of near-duplicates: connected cards whose similarity reaches `threshold`.
     `allowed(i, j)` may keep some pairs apart."""
     return connect(len(sets), similar_pairs(sets, threshold, allowed), threshold)
