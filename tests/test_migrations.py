@@ -2,8 +2,10 @@
 
 import gzip
 import json
+import os
 import shutil
 import sqlite3
+import time
 from contextlib import closing
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from memsync.search.lexical import Query
 from memsync.store import fts, migrations
 from memsync.store.health import integrity_problems
 from memsync.store.index import CARD_COLUMNS, Index
+from memsync.watch import Watcher
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync
@@ -323,3 +326,65 @@ def test_schema_15_reads_again_the_files_of_sources_but_not_the_vaults(vault, ho
     sync()
     hashes = hashes_after_migrating_from(14, key="source || ':' || path")
     assert hashes["rules:.cursor/rules/style.mdc"] == "" and hashes["vault:plain.md"] != ""
+
+
+def _file_changes(db: Path) -> dict:
+    with closing(sqlite3.connect(db)) as conn:
+        return {(s, p): t for s, p, t in conn.execute("SELECT source, path, changed_ns FROM file_changes")}
+
+
+def _rebuilt_file_changes(scratch: Path) -> dict:
+    """The change times a rebuild of the same files into a new index gives."""
+    fresh = scratch / "fresh.db"
+    work, index = indexer(fresh)
+    try:
+        work.rebuild()
+    finally:
+        index.close()
+    return _file_changes(fresh)
+
+
+def test_the_change_times_follow_the_files_a_memsync_of_schema_15_still_running_writes(vault, home, tmp_path):
+    """A watcher or server started before an upgrade keeps running and writing `files` with the
+    statements of schema 15 (below, as its Index.replace_file, remove_file and move_file had
+    them), knowing nothing of file_changes: the times still follow its edits, deletes and moves."""
+    for name in ("edited", "dropped", "moved"):
+        write_card(vault, f"{name}.md", name, f"the {name} card, long enough to index")
+    sync()
+    hashes_after_migrating_from(15)  # the upgrade, the older watcher still running
+    db = config.load().db.path
+    edited = vault / "edited.md"
+    edited.write_text(edited.read_text() + "\nan edit the old watcher saw\n")
+    before = edited.stat().st_mtime_ns - 5 * 10**9  # a time the stored one is not
+    os.utime(edited, ns=(before, before))
+    (vault / "dropped.md").unlink()
+    (vault / "moved.md").rename(vault / "renamed.md")
+    st = edited.stat()
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)",
+                     ("vault", "edited.md", st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino,
+                      reading.digest(edited.read_bytes()), time.time_ns()))
+        conn.execute("DELETE FROM files WHERE source = 'vault' AND path = 'dropped.md'")
+        conn.execute("UPDATE files SET path = 'renamed.md', hash = '' WHERE source = 'vault' AND path = 'moved.md'")
+        conn.commit()
+    sync()  # this memsync's look after them: renamed.md is read again, edited.md is as stored
+    assert _file_changes(db) == _rebuilt_file_changes(tmp_path)
+    assert _file_changes(db)[("vault", "edited.md")] == before
+    # a watcher of this version starting holds the lock: no older one is left, the triggers go
+    watcher = Watcher(config.load())
+    watcher.start()
+    watcher.stop()
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall() == []
+
+
+def test_schema_18_puts_right_the_change_times_an_older_memsync_left_behind(vault, home, capfd):
+    write_card(vault, "a.md", "a card", "a card body long enough to index")
+    write_card(vault, "b.md", "b card", "b card body long enough to index")
+    sync()
+    # as a watcher of schema 15 left them, writing while the index was at 17 (no triggers yet)
+    hashes_after_migrating_from(
+        17, *(f"DROP TRIGGER IF EXISTS {t}" for t in ("file_read", "file_dropped", "file_moved")),
+        "DELETE FROM file_changes WHERE path = 'a.md'", "INSERT INTO file_changes VALUES ('vault', 'gone.md', 1)")
+    assert set(_file_changes(config.load().db.path)) == {("vault", "a.md"), ("vault", "b.md")}
+    assert "the change times of 2 file(s) that an older memsync wrote" in capfd.readouterr().err

@@ -373,6 +373,14 @@ class Index(BulkLoads, CardIds, CardReads):
         else:
             self._conn.execute("DELETE FROM problems WHERE source = ? AND path = ?", (source, path))
 
+    def end_upgrade_window(self) -> bool:
+        """For the holder of the watcher lock (memsync.watch.watcher): no watcher of an older
+        schema can still write this index, so the triggers kept for one go
+        (memsync.store.schema_lifecycle.retire_file_change_triggers)."""
+        from memsync.store.schema_lifecycle import retire_file_change_triggers
+
+        return retire_file_change_triggers(self._conn)
+
     def mark_synced(self) -> None:
         """Record when the index last caught up with every file (a whole reconcile or rebuild),
         changed or not: search says how old that is when no watcher runs. A first index that

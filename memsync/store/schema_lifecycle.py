@@ -1,8 +1,10 @@
-"""Schema steps 8 to 13 (memsync.store.migrations runs them): summaries, the retrieval log and
-feedback, a card's project, the brief's lookups, and the folder stamps of a reconcile."""
+"""Schema steps 8 on (memsync.store.migrations runs them): summaries, the retrieval log and
+feedback, a card's project, the brief's lookups, the folder stamps of a reconcile, and the times
+the files' contents changed."""
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 from memsync.store.schema_cards import run_script
@@ -162,11 +164,11 @@ def m017_files_changed(conn) -> None:
     without an `updated` date (memsync.store.brief). The mtime is not that time: a `touch`, a
     `git checkout` there and back or a sync that rewrites a file as it was moves it with no
     change, and a clock ahead puts it after every brief to come. A row is written when new
-    content is read (its mtime, never later than that read: Index.replace_file) and left as it
-    is when only the file's times moved (Index.touch_signature). A table of its own, not a
-    column of `files`: a watcher or server of the version before, still running, writes `files`
-    rows by position and would fail on a column it does not know. Its index takes the place of
-    files_mtime."""
+    content is read (its mtime, never later than that read) and left as it is when only the
+    file's times moved (Index.touch_signature); for an older writer, by triggers (schema 18). A
+    table of its own, not a column of `files`: a watcher or server of the version before, still
+    running, writes `files` rows by position and would fail on a column it does not know. Its
+    index takes the place of files_mtime."""
     conn.execute(FILE_CHANGES)
     if conn.execute("SELECT 1 FROM file_changes LIMIT 1").fetchone() is None:
         conn.execute("INSERT INTO file_changes SELECT source, path, min(mtime_ns, indexed_ns) FROM files")
@@ -177,3 +179,62 @@ def m017_files_changed(conn) -> None:
 FILE_CHANGES = ("CREATE TABLE IF NOT EXISTS file_changes (source TEXT NOT NULL, path TEXT NOT NULL, "
                 "changed_ns INTEGER NOT NULL, PRIMARY KEY (source, path)) WITHOUT ROWID")
 FILES_BY_CHANGE = "CREATE INDEX IF NOT EXISTS file_changes_by_time ON file_changes(changed_ns)"
+
+
+def m018_file_changes_follow_files(conn) -> None:
+    """A watcher of a version before schema 17 (alone, or inside an MCP server), started before
+    the upgrade and still running, writes `files` and knows nothing of file_changes: its edits,
+    moves and deletes left the times behind for good (rows of files gone, none for new ones),
+    since a reconcile finds those files unchanged. Triggers on `files` keep the times in step
+    with such a writer until no older watcher can be left (retire_file_change_triggers), and what
+    one wrote since schema 17 is put right here. A new index (no files) has no older writer."""
+    if conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None:
+        return
+    for trigger in FILE_CHANGE_TRIGGERS:
+        conn.execute(trigger)
+    gone = conn.execute("DELETE FROM file_changes WHERE (source, path) NOT IN "
+                        "(SELECT source, path FROM files)").rowcount
+    new = conn.execute("INSERT INTO file_changes SELECT source, path, min(mtime_ns, indexed_ns) FROM files "
+                       "WHERE (source, path) NOT IN (SELECT source, path FROM file_changes)").rowcount
+    if gone or new:
+        print(f"memsync: index upgraded to schema 18; the change times of {gone + new} file(s) that "
+              "an older memsync wrote after the upgrade were put right", file=sys.stderr)
+
+
+# What Index.replace_file, remove_file and move_file write into file_changes, done for a writer
+# that does not: new content read (a `files` row written anew, INSERT OR REPLACE) is a change at
+# its mtime, never later than that read; a file dropped or moved takes its time with it. A
+# change of times alone (an UPDATE of other columns) leaves the time as it was.
+FILE_CHANGE_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS file_read AFTER INSERT ON files BEGIN INSERT OR REPLACE INTO "
+    "file_changes VALUES (new.source, new.path, min(new.mtime_ns, new.indexed_ns)); END",
+    "CREATE TRIGGER IF NOT EXISTS file_dropped AFTER DELETE ON files BEGIN "
+    "DELETE FROM file_changes WHERE source = old.source AND path = old.path; END",
+    "CREATE TRIGGER IF NOT EXISTS file_moved AFTER UPDATE OF path ON files BEGIN "
+    "DELETE FROM file_changes WHERE source = old.source AND path = old.path; END",
+)
+FILE_CHANGE_TRIGGER_NAMES = ("file_read", "file_dropped", "file_moved")
+
+
+def retire_file_change_triggers(conn) -> bool:
+    """Drop the triggers of m018 once no watcher of an older schema can be writing (the caller
+    holds the watcher lock): they cost every write of `files` a statement journal, and a bulk
+    load its full-text rows held in memory (FTS5 writes them out at each such statement).
+    Returns whether they went: an index busy past the wait keeps them for the next start (they
+    only cost time)."""
+    marks = ", ".join("?" * len(FILE_CHANGE_TRIGGER_NAMES))
+    if conn.execute(f"SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name IN ({marks})",
+                    FILE_CHANGE_TRIGGER_NAMES).fetchone() is None:
+        return False
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:  # busy: another process writes
+        return False
+    try:
+        for name in FILE_CHANGE_TRIGGER_NAMES:
+            conn.execute(f"DROP TRIGGER IF EXISTS {name}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return True

@@ -84,6 +84,7 @@ class Watcher:
             # the write side before we index either file.
             for step in vault.recover(self.cfg):
                 log.warning("supersede of %s recovered: %s", step.get("old"), step.get("action"))
+            self._end_upgrade_window()
             if threading.active_count() == 1:
                 self._index_unwatched()
             # Observer first: whatever changes during the start-up reconcile is queued, not lost.
@@ -97,6 +98,15 @@ class Watcher:
         except BaseException:
             self._teardown()
             raise
+
+    def _end_upgrade_window(self) -> None:
+        """We hold the watcher lock: no watcher of an older schema is left to write the index,
+        so what was kept for one goes (memsync.store.index.Index.end_upgrade_window)."""
+        index = Index(self.cfg.db.path)
+        try:
+            index.end_upgrade_window()
+        finally:
+            index.close()
 
     def _index_unwatched(self) -> None:
         """Catch up before any thread exists, so the indexer may fork readers: a first start on
