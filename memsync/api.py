@@ -253,6 +253,8 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     """`threads`: worker processes reading the files (None: config.json's, else every core).
     `rebuild` also replaces a damaged index file (memsync.store.salvage): the report's
     "recovered" says what was kept and what was lost."""
+    from memsync.watch import lock
+
     from .sources import drop_unconfigured
 
     recovered = None
@@ -264,6 +266,10 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
         except DB_ERRORS as exc:  # busy or unreadable, not damaged: nothing was touched
             raise as_error(exc, cfg.db.path) from None
     with open_index(cfg) as index:
+        if not lock.status(cfg.lock_file).get("live"):
+            # No watcher runs, so none of an older memsync is left to write: schema 18's triggers
+            # for one go before the load, which they would slow (Index.end_upgrade_window).
+            index.end_upgrade_window()
         work = indexer(cfg, index)
         if threads:
             work.workers = threads

@@ -14,7 +14,7 @@ from memsync.search.lexical import Query
 from memsync.store import fts, migrations
 from memsync.store.health import integrity_problems
 from memsync.store.index import CARD_COLUMNS, Index
-from memsync.watch import Watcher
+from memsync.watch import Watcher, lock
 
 from .conftest import write_card
 from .helpers import found, indexer, snapshot, sync
@@ -388,3 +388,27 @@ def test_schema_18_puts_right_the_change_times_an_older_memsync_left_behind(vaul
         "DELETE FROM file_changes WHERE path = 'a.md'", "INSERT INTO file_changes VALUES ('vault', 'gone.md', 1)")
     assert set(_file_changes(config.load().db.path)) == {("vault", "a.md"), ("vault", "b.md")}
     assert "the change times of 2 file(s) that an older memsync wrote" in capfd.readouterr().err
+
+
+def _triggers(db: Path) -> list:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()
+
+
+def test_an_index_run_with_no_watcher_ends_the_upgrade_window_and_one_beside_a_watcher_does_not(vault, home, cli):
+    """Schema 18's triggers stand while a watcher of an older memsync may still write; a CLI user
+    who runs no watcher would otherwise keep them (and their cost to every load) for good."""
+    write_card(vault, "a.md", "a card", "a card body long enough to index")
+    sync()
+    hashes_after_migrating_from(17)  # the upgrade adds the triggers
+    db = config.load().db.path
+    assert len(_triggers(db)) == 3
+    held = lock.WatchLock(config.load().lock_file, str(vault))
+    held.acquire()  # as a watcher started before the upgrade holds it
+    try:
+        assert cli("index")[0] == 0
+        assert len(_triggers(db)) == 3
+    finally:
+        held.release()
+    assert cli("index")[0] == 0
+    assert _triggers(db) == []
