@@ -315,3 +315,28 @@ def test_an_emptied_hooks_written_twice_stays_so_the_first_does_not_come_back(us
     path.with_name(path.name + ".memsync-backup").unlink()
     assert cli("hooks", "uninstall", "claude-code")[0] == 0
     assert json.loads(path.read_text())["hooks"] == {}
+
+
+def test_status_says_when_the_hook_runs_a_memsync_that_is_gone_or_another_one(user_home, tmp_path, cli):
+    path = settings(user_home, "claude-code")
+    cli("hooks", "install", "claude-code")
+    ours = path.read_text()
+    command = session_start(path)[-1]["hooks"][0]["command"]
+    this = command.split(" ")[0]
+    other = tmp_path / "other-venv" / "bin" / "memsync"  # another install, still there
+    other.parent.mkdir(parents=True)
+    other.write_text("#!/bin/sh\n")
+    other.chmod(0o755)
+    gone = tmp_path / "old-venv" / "bin" / "memsync"
+    for binary, key, said in ((gone, "missing", "runs a memsync that is not there"),
+                              (other, "elsewhere", "runs another memsync than this one")):
+        path.write_text(ours.replace(this, str(binary)))
+        found = cli("hooks", "status", "claude-code", "--json")[1]["hooks"][0]
+        assert found["status"] == "installed" and found[key] == [command.replace(this, str(binary))]
+        assert found["reinstall"] == "memsync hooks install claude-code" and found["this"] == this
+        text = cli("hooks", "status", "claude-code")[1]
+        assert said in text and "run `memsync hooks install claude-code` again" in text
+        assert "now runs `memsync brief`" not in text
+    cli("hooks", "install", "claude-code")  # points it at this memsync again
+    found = cli("hooks", "status", "claude-code", "--json")[1]["hooks"][0]
+    assert found["missing"] == found["elsewhere"] == [] and "reinstall" not in found

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -49,7 +50,13 @@ def render(data: dict) -> str:
     said = {"installed": "installed in", "unchanged": "already installed in",
             "uninstalled": "removed from", "not installed": "not installed in"}[data["status"]]
     lines = [f"{data['client']}: {said} {data['settings']}"]
-    if data["status"] in ("installed", "unchanged"):
+    stale = data.get("missing") or data.get("elsewhere")
+    if stale:  # installed, but not what runs here: the brief is none, or another install's
+        lines[0] += (", but its command runs a memsync that is not there" if data.get("missing")
+                     else ", but its command runs another memsync than this one")
+        here = f" ({data['this']})" if data.get("this") else ""
+        lines.append(f"  run `{data['reinstall']}` again to point it at this one{here}")
+    if data["status"] in ("installed", "unchanged") and not stale:
         lines.append(f"  {data['title']} now runs `memsync brief` when a session starts and adds it "
                      "to the model's context; it never blocks the session (2 s at most).")
     if data.get("backup"):
@@ -57,7 +64,8 @@ def render(data: dict) -> str:
     if data["status"] == "uninstalled" and not data.get("backup"):
         lines.append("  the file is back as it was before memsync touched it")
     lines += [f"  command: {c}" for c in data.get("commands", [])]
-    lines += [f"  missing: {c} (reinstall the hook: memsync moved?)" for c in data.get("missing", [])]
+    lines += [f"  missing: {shlex.split(c)[0]} (no such file)" for c in data.get("missing", [])]
+    lines += [f"  another memsync: {shlex.split(c)[0]}" for c in data.get("elsewhere", [])]
     if data["status"] != "uninstalled" and data["status"] != "not installed":
         lines += [f"  note: {note}" for note in data["notes"]]
         lines.append(f"  end of session: {data['end_of_session']}")
@@ -102,5 +110,6 @@ def status(obj: Context, as_json: bool, client, project_dir, user):
       memsync hooks status --project .
     """
     project = _project(project_dir, user)
-    found = [hooks.status(name, Path.home(), project) for name in ([client] if client else CLIENTS)]
+    this = clients.installed_command()
+    found = [hooks.status(name, Path.home(), project, this) for name in ([client] if client else CLIENTS)]
     emit({"hooks": found}, as_json, lambda d: "\n".join(render(item) for item in d["hooks"]))

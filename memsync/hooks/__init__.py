@@ -214,12 +214,30 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
-def status(name: str, home: Path, project: Path | None) -> dict:
+def status(name: str, home: Path, project: Path | None, this: Path | None = None) -> dict:
+    """`this`: the memsync executable asking. A hook whose command runs another one (an old
+    venv, another install) is said to be so, as the brief it gives may be that one's."""
     spec = client(name)
     path = spec.settings(home, project)
     text = _read(path)
     commands = _found(_parse(path, text)) if text is not None else []
-    return _result(spec, path, "installed" if commands else "not installed", home, project, commands)
+    out = _result(spec, path, "installed" if commands else "not installed", home, project, commands)
+    out["elsewhere"] = [c for c in commands if this is not None and c not in out["missing"]
+                        and not _same_file(Path(shlex.split(c)[0]), this)]
+    if this is not None:
+        out["this"] = str(this)
+    if out["missing"] or out["elsewhere"]:
+        out["reinstall"] = f"memsync hooks install {name}" + (f" --project {shlex.quote(str(project))}"
+                                                               if project else "")
+    return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """The same executable, by path or through a link (a pipx or `uv tool` link on PATH)."""
+    try:
+        return os.path.abspath(a) == os.path.abspath(b) or os.path.samefile(a, b)
+    except OSError:  # `this` gone, or not readable: not provably the same
+        return False
 
 
 def _result(spec: Client, path: Path, state: str, home: Path, project: Path | None,
