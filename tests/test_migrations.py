@@ -97,7 +97,10 @@ def test_an_index_written_by_a_newer_memsync_is_refused_with_what_to_do(vault, h
         message = out["error"]["message"]
         assert out["error"]["code"] == "bad_environment"
         assert f"newer memsync (schema {newer}, this one knows {len(migrations.MIGRATIONS)})" in message
-        assert "upgrade memsync" in message and "run `memsync index` to rebuild" in message
+        assert "upgrade memsync" in message and "running `memsync index` to rebuild" in message
+        # the upgrade first; the rebuild only with what it loses
+        assert message.index("upgrade memsync") < message.index("rebuild")
+        assert "not the read counts, feedback and retrieval log" in message
     with closing(sqlite3.connect(home / "memsync.db")) as conn:  # left as it was
         assert conn.execute("PRAGMA user_version").fetchone()[0] == newer
 

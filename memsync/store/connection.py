@@ -58,8 +58,10 @@ def connect(path: Path | str) -> sqlite3.Connection:
         conn.close()
         raise BadEnvironment(
             f"the index at {path} was written by a newer memsync (schema {newer.found}, this one "
-            f"knows {newer.known}); upgrade memsync, or move the index aside and run "
-            "`memsync index` to rebuild it for this version"
+            f"knows {newer.known}); upgrade memsync again to go on with it as it is. Moving the "
+            "index aside and running `memsync index` to rebuild it for this version gives back "
+            "the cards, but not the read counts, feedback and retrieval log it holds: they are "
+            "kept only in the index, never in the Markdown"
         ) from None
     except migrations.Unversioned as found:
         conn.close()
