@@ -42,6 +42,29 @@ def test_a_numbered_copy_whose_name_is_taken_keeps_its_trash_name(cli, vault, tw
     assert f"{PATH}, its name before the trash, is taken" in data["note"]
 
 
+def test_force_puts_a_numbered_copy_back_under_its_name_and_moves_the_occupant_to_the_trash(
+        cli, vault, two_in_the_trash):
+    assert cli("delete", "--restore", ".trash/" + PATH)[0] == 0  # its name is taken again
+    occupant, second = (vault / PATH).read_bytes(), (vault / SECOND).read_bytes()
+    code, data = cli("delete", "--restore", SECOND, "--force", "--json")
+    assert code == 0 and data["status"] == "restored" and data["path"] == PATH
+    assert data["id"] == two_in_the_trash[1] and (vault / PATH).read_bytes() == second
+    assert not (vault / "03-Knowledge/staging db-2.md").exists()
+    moved = data["note"].split("was moved to ")[1].split(" first")[0]
+    assert moved.startswith(".trash/") and (vault / moved).read_bytes() == occupant  # nothing lost
+    assert trashnames.original(vault, moved) in (None, PATH)  # and it goes back there in turn
+
+
+def test_with_both_names_taken_the_refusal_names_the_file_force_would_move(cli, vault, two_in_the_trash):
+    assert cli("delete", "--restore", ".trash/" + PATH)[0] == 0
+    (vault / "03-Knowledge/staging db-2.md").write_text("a note of the user's at the trash name")
+    code, data = cli("delete", "--restore", SECOND, "--json")
+    assert data["status"] == "rejected" and data["existing_path"] == PATH and (vault / SECOND).exists()
+    code, data = cli("delete", "--restore", SECOND, "--force", "--json")
+    assert code == 0 and data["path"] == PATH
+    assert (vault / "03-Knowledge/staging db-2.md").read_text() == "a note of the user's at the trash name"
+
+
 def test_the_record_lives_in_the_trash_and_a_purge_drops_its_entry(cli, vault, two_in_the_trash):
     record = vault / ".trash" / trashnames.RECORD
     assert json.loads(record.read_text()) == {SECOND: PATH}

@@ -96,17 +96,25 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
         target_rel = _original_path(vault, index, rel)
         named = _recorded_name(vault, rel)
-        if named and os.path.lexists(vaultio.inside(vault, named)):
-            notes.append(f"{named}, its name before the trash, is taken: put back as {target_rel}")
-        elif named:
-            target_rel = named
+        if named:
+            at_name = vaultio.inside(vault, named)
+            # --force means what it means for any restore: the card goes back to its own name
+            # and the file there moves to the trash first (a folder cannot: the trash name then)
+            if not os.path.lexists(at_name) or (force and not _folder(at_name)):
+                target_rel = named
+            else:
+                hint = "" if force or _folder(at_name) else \
+                    f" (--force puts it back as {named}, moving that file to the trash first)"
+                notes.append(f"{named}, its name before the trash, is taken: put back as {target_rel}{hint}")
+                if not force and os.path.lexists(vaultio.inside(vault, target_rel)):
+                    return _occupied(named)  # the file --force would move is the one at its name
         if target_rel != rel[len(TRASH) + 1:]:
             notes.append(f"put back at {target_rel}, where the card was before it went to the trash")
         target = vaultio.inside(vault, target_rel)
         if os.path.lexists(target):
             if not force:
                 return _occupied(target_rel)
-            if os.path.isdir(target) and not os.path.islink(target):
+            if _folder(target):
                 raise BadArgument(f"a folder named {target_rel} is in the way; move it first")
             moved = vaultio.move_to_trash(cfg.home.path, vault, target_rel)
             _park(cfg, index, target_rel, moved, warnings)
@@ -131,6 +139,11 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if notes:
             result["note"] = "; ".join(notes)
         return vaultio.finish(cfg, index, result, [target_rel], warnings)
+
+
+def _folder(path: Path) -> bool:
+    """A real folder (a link to one is a file that can go to the trash)."""
+    return os.path.isdir(path) and not os.path.islink(path)
 
 
 def _recorded_name(vault: Path, rel: str) -> str | None:
