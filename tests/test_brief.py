@@ -383,11 +383,33 @@ def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
     index = Index(tmp_path / "plan.db")
     try:
         plan = " | ".join(row[3] for row in index._conn.execute(
-            "EXPLAIN QUERY PLAN " + store.CHANGED_FILES, (0, 20)))
+            "EXPLAIN QUERY PLAN " + store.CHANGED_FILES, (0, 20, store.FILES_LOOKED)))
     finally:
         index.close()
-    assert plan.startswith("SEARCH f USING COVERING INDEX file_changes_by_time"), plan
-    assert "cards_updated" not in plan, plan
+    assert "SEARCH file_changes USING COVERING INDEX file_changes_by_time" in plan, plan
+    assert "cards_updated" not in plan and "SCAN c" not in plan, plan
+
+
+def test_only_the_newest_content_changes_are_looked_through_for_undated_cards(tmp_path, monkeypatch):
+    # When every file changed since the last brief (a checkout) and the cards carry dates, a
+    # look at every change for the few without one read every card (117 ms at 100,000 cards).
+    from memsync.store import brief as store
+
+    index = Index(tmp_path / "bound.db")
+    try:
+        conn = store.connection(index)
+        with conn:
+            for n in range(4):  # n0 the oldest change and the one card without an `updated` date
+                conn.execute("INSERT INTO file_changes VALUES ('vault', ?, ?)", (f"n{n}.md", 100 + n))
+                conn.execute("INSERT INTO cards (id, source, path, file, kind, title, body, updated) "
+                             "VALUES (?, 'vault', ?, ?, 'note', ?, 'text', ?)",
+                             (n + 1, f"n{n}.md", f"n{n}.md", f"n{n}", None if n == 0 else "2026-01-01"))
+        monkeypatch.setattr(store, "FILES_LOOKED", 4)
+        assert [r["path"] for r in store.changed_files(conn, 0, 20)] == ["n0.md"]
+        monkeypatch.setattr(store, "FILES_LOOKED", 3)  # the three newest changes hold no such card
+        assert store.changed_files(conn, 0, 20) == []
+    finally:
+        index.close()
 
 
 def test_a_file_dated_in_the_future_is_told_changed_once_not_at_every_brief(brief_home, cli, vault):
