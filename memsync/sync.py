@@ -25,11 +25,13 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import cores, readers, reading, survey, treewalk
-from .batch import FOLDER_DENIED, Batches
+from .batch import Batches
 from .exclusions import Exclusions
+from .fileproblems import FileProblems
+from .idbindings import IdBindings
 from .model import Source
 from .model.indexing import Signature, SyncReport
-from .pathnames import printable, storable
+from .pathnames import storable
 from .reading import MAX_FILE_BYTES, Look
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
@@ -86,7 +88,7 @@ def mass_removal(gone: int, stored: int) -> bool:
     return stored >= MASS_REMOVAL_FROM and gone * 2 > stored
 
 
-class Indexer(Batches):
+class Indexer(Batches, IdBindings, FileProblems):
     def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES,
                  workers: int | None = None):
         self.index = index
@@ -218,40 +220,6 @@ class Indexer(Batches):
         self.index.compact_if_sparse(resize=True)
         report.seconds = time.perf_counter() - started
         return report
-
-    def park(self, source: str, rel: str, trash_rel: str) -> None:
-        """A card was moved into the trash (by a write command, under whatever name it got
-        there): its id and stats go with it, so a restore brings them back."""
-        with self.index.transaction():
-            self.index.remove_file(source, rel)
-            self.index.rebind_ids(source, rel, trash_rel)
-            self.index.mark_changed()
-
-    def unpark(self, source: str, parked: str, rel: str) -> bool:
-        """A card goes back from the trash (`parked`) to `rel`: the id it had there moves first,
-        so whoever indexes the file at `rel` finds it waiting. False if no id was parked."""
-        with self.index.transaction():
-            if self.index.bound_id(source, parked) is None:
-                return False
-            self.index.rebind_ids(source, parked, rel)
-            return True
-
-    def carry_ids(self, source: str, moves: Iterable[tuple[str, str]]) -> None:
-        """Move the ids of cards already dropped from the index along renames (src, dst), so a
-        card is indexed again under its old id where it ended up (memsync.watch.pairing). A card
-        found anew at dst meanwhile took a new id: it is dropped, to come back under the old one."""
-        with self.index.transaction():
-            for src, dst in moves:
-                if self.index.file_state(source, dst) is not None:
-                    self.index.remove_file(source, dst)
-                self.index.rebind_ids(source, src, dst)
-
-    def retire_ids(self, source: str, paths: Iterable[str]) -> None:
-        """Purged for good: the ids bound to these paths (and their `#anchor` cards) are retired
-        and their read stats dropped."""
-        with self.index.transaction():
-            for path in paths:
-                self.index.clear_stats_for_path(source, path)
 
     def drop_source(self, name: str) -> SyncReport:
         """Forget every card of a source that is no longer configured."""
@@ -394,36 +362,6 @@ class Indexer(Batches):
                         yield
                     return
         yield
-
-    def problem_paths(self, source: str, under: str | None) -> frozenset[str]:
-        """The paths (as shown) of the files of `source` below `under` that could not be
-        indexed (too large, a bad name): they have no files row, so only the survey notices
-        them leave."""
-        prefix, _ = Index.folder_range(under)
-        return frozenset(p["path"] for p in self.index.problems()
-                         if p["source"] == source and p["path"].startswith(prefix))
-
-    def note_denied_folders(self, source: str, folders: set[str], report: SyncReport) -> set[str]:
-        """A folder that could not be read has a problem, as an unreadable file has: its cards
-        left the index (or never came) for a reason the user can fix. Returns the paths (as
-        shown) the problems are kept under: the folder with its "/", "./" for the root."""
-        shown = {printable(folder) or "./" for folder in folders}
-        if not shown:
-            return shown
-        with nullcontext() if self.index.in_transaction else self.index.transaction():
-            for path in sorted(shown):
-                self.index.set_problem(source, path, FOLDER_DENIED)
-                report.problems.append({"path": path, "message": FOLDER_DENIED})
-        return shown
-
-    def _forget_problems_of_gone_files(self, source: str, gone: frozenset[str] | set[str]) -> None:
-        """A file we could not index has its problem go when the file does."""
-        if not gone:
-            return
-        batch = nullcontext() if self.index.in_transaction else self.index.transaction()
-        with batch:
-            for path in sorted(gone):
-                self.index.set_problem(source, path, None)
 
     def _looks(self, source: str, chunks: list[list[tuple]],
                report: SyncReport) -> Iterator[list[Look]]:
