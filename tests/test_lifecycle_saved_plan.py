@@ -84,6 +84,14 @@ def test_a_plan_saved_without_its_file_contents_is_refused(cli, vault, home):
     assert cli("consolidate", "--plan", name, "--json")[0] == 2
 
 
+def _refused(cli, vault, name) -> str:
+    """Apply the saved plan `name`: it is refused and the vault left as it was; the message."""
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 1 and vault_bytes(vault) == before, out
+    return out["error"]["message"]
+
+
 def _edit_move(home, name, **fields) -> None:
     path = home / "consolidate" / name
     plan = json.loads(path.read_text())
@@ -102,10 +110,9 @@ def test_a_plan_edited_by_hand_to_leave_the_cards_is_refused_whole(cli, vault, h
     _vault(vault, cli, home)
     name = _saved(cli)
     _edit_move(home, name, **fields)
-    before = vault_bytes(vault)
-    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
-    assert code == 1 and "is damaged" in out["error"]["message"] and "--save" in out["error"]["message"]
-    assert vault_bytes(vault) == before and not (vault / ".obsidian").exists()
+    message = _refused(cli, vault, name)
+    assert "is damaged" in message and "--save" in message
+    assert not (vault / ".obsidian").exists()
     assert not (vault / "08-Mistakes").exists()
     code, done = cli("consolidate", "--apply", "--json")  # a plan made now is not held up by it
     assert code == 0 and done["run"] and "differs_from" not in done
@@ -119,10 +126,7 @@ def test_a_plan_edited_to_end_two_files_at_one_name_is_refused_whole(cli, vault,
     move = next(item for item in plan["changes"] if item["to"] != item["rel"])
     next(item for item in plan["changes"] if item["rel"].endswith("backup.md"))["to"] = move["to"]
     path.write_text(json.dumps(plan))
-    before = vault_bytes(vault)
-    code, out = cli("consolidate", "--apply", "--plan", name, "--json")
-    assert code == 1 and f"two of its file changes name {move['to']}" in out["error"]["message"]
-    assert vault_bytes(vault) == before
+    assert f"two of its file changes name {move['to']}" in _refused(cli, vault, name)
 
 
 def test_a_plan_applied_later_writes_the_time_of_the_apply_not_of_the_review(cli, vault, home):

@@ -46,6 +46,21 @@ def fill(disk: Path) -> Path:
     return filler
 
 
+def watching_a_full_disk(disk: Path, vault: Path, cli, watcher, cards: int):
+    """A card indexed while there was room, then a watcher, the disk filled and `cards` large
+    cards written: returns the watcher once it said the disk is full, and the filler file."""
+    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
+    assert cli("index")[0] == 0
+    with closing(sqlite3.connect(disk / "memsync.db")) as conn:  # no WAL room to reuse
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    running = watcher()
+    filler = fill(disk)
+    for n in range(cards):
+        write_card(vault, f"big/b{n}.md", f"big {n}", f"bigword{n} " + "filler text " * 2000)
+    running.wait_for(FULL)
+    return running, filler
+
+
 def until(condition, timeout: float = WATCH_DEADLINE) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -54,15 +69,7 @@ def until(condition, timeout: float = WATCH_DEADLINE) -> None:
 
 
 def test_a_full_disk_is_said_once_and_the_watcher_catches_up(small_disk, vault, cli, watcher):
-    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
-    assert cli("index")[0] == 0
-    with closing(sqlite3.connect(small_disk / "memsync.db")) as conn:  # no WAL room to reuse
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    running = watcher()
-    filler = fill(small_disk)
-    for n in range(40):
-        write_card(vault, f"big/b{n}.md", f"big {n}", f"bigword{n} " + "filler text " * 2000)
-    running.wait_for(FULL)
+    running, filler = watching_a_full_disk(small_disk, vault, cli, watcher, 40)
     retried = running.stderr().count(RETRY)
     until(lambda: running.stderr().count(RETRY) >= retried + 3)  # three more failed retries
     assert running.stderr().count(FULL) == 1
@@ -164,15 +171,7 @@ def test_background_embedding_on_a_full_disk_is_said_once(small_disk, vault, cli
 def test_a_watcher_stops_on_a_full_disk_and_index_catches_up(small_disk, vault, cli, watcher):
     """SIGTERM while every batch fails for want of room: the watcher stops (it retried the failed
     batch for as long as the disk stayed full), and `memsync index` catches up once there is room."""
-    write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
-    assert cli("index")[0] == 0
-    with closing(sqlite3.connect(small_disk / "memsync.db")) as conn:  # no WAL room to reuse
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    running = watcher()
-    filler = fill(small_disk)
-    for n in range(5):
-        write_card(vault, f"big/b{n}.md", f"big {n}", f"bigword{n} " + "filler text " * 2000)
-    running.wait_for(FULL)
+    running, filler = watching_a_full_disk(small_disk, vault, cli, watcher, 5)
     running.stop()  # fails the test if the watcher does not stop
     assert "Traceback" not in running.stderr(), running.stderr()
     filler.unlink()
