@@ -262,7 +262,7 @@ def test_an_empty_as_of_is_an_error_not_no_filter(ops_vault, cli):
 
 
 def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
-    from memsync.search.lexical import snippet
+    from memsync.search.snippets import snippet
 
     assert snippet("登录使用私钥，不再用密码。", ("私钥",)) == "登录使用私钥，不再用密码。"
     body = " ".join(f"word{i}" for i in range(80)) + " needle here"
@@ -271,7 +271,7 @@ def test_snippet_keeps_the_cards_own_characters_and_starts_at_a_word():
 
 
 def test_a_body_that_fits_the_window_is_shown_whole_and_a_match_near_the_end_fills_it():
-    from memsync.search.lexical import SNIPPET_CHARS, snippet
+    from memsync.search.snippets import SNIPPET_CHARS, snippet
 
     body = "The site root is /srv/www; the config is in /etc/nginx/sites-enabled."
     assert snippet(body, ("sites-enabled",)) == body  # once cut to "…e site root is"
@@ -281,7 +281,7 @@ def test_a_body_that_fits_the_window_is_shown_whole_and_a_match_near_the_end_fil
 
 
 def test_a_snippet_finds_a_full_width_match_and_opens_a_card_found_by_its_title_alone():
-    from memsync.search.lexical import SNIPPET_CHARS, snippet
+    from memsync.search.snippets import SNIPPET_CHARS, snippet
 
     # only NFKC folding finds ＳＹＮＣ for the query `sync`; the window is the card's own text
     assert "ＳＹＮＣ" in snippet("The vault uses ＳＹＮＣ nightly.", ("sync",))
@@ -372,7 +372,7 @@ _FILLER = st.lists(st.sampled_from(["alpha", "登录", "服务器，", "Ünïcod
 @given(_FILLER, _FILLER, st.sampled_from(["needle", "beta"]))
 def test_a_long_cards_snippet_is_the_window_the_whole_body_gives(before, after, term):
     # Only a stretch around the first match is folded; the window is the one folding all gives.
-    from memsync.search.lexical import SNIPPET_CHARS, _window, snippet
+    from memsync.search.snippets import SNIPPET_CHARS, _window, snippet
 
     body = " ".join([*before, term, *after])
     whole = _window(body, (term,), SNIPPET_CHARS, False, False)

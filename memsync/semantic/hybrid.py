@@ -21,8 +21,8 @@ from memsync.search.lexical import (
     Result,
     clamp_limit,
     filters,
-    shown_text,
 )
+from memsync.search.snippets import shown_text
 from memsync.store import searchsql as sql
 
 from ..model import Hit
