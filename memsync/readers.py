@@ -13,6 +13,7 @@ The pool itself (Pool, results, every_result) also serves a big reconcile's surv
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pickle
@@ -24,7 +25,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_all_start_methods, get_context
+from multiprocessing import active_children, current_process, get_all_start_methods, get_context
+from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
 from . import processes, reading
@@ -110,6 +112,20 @@ CHECK_S = 0.5
 # folder of its own for each pool, named after the writer's process (_sweep).
 HANDOVER_ROOT = "/dev/shm"
 HANDOVER_PREFIX = "memsync-looks-"
+# What a worker names itself by in its pool's folder (_started): the pool finds it again there.
+WORKER_PREFIX = "worker-"
+
+
+def _started(folder: str, initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    """In each worker, first: an empty file in the pool's folder named after the worker (its pid
+    and its process name, unique among the writer's children), so that Pool.close finds it among
+    them; then the pool's own initializer. A name that cannot be left (a full folder) only keeps
+    close from finding that worker: the worker still starts."""
+    with contextlib.suppress(OSError):
+        name = f"{WORKER_PREFIX}{os.getpid()}-{current_process().name}"
+        os.close(os.open(os.path.join(folder, name), os.O_CREAT | os.O_WRONLY, 0o600))
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def _nothing() -> None:
@@ -179,12 +195,13 @@ class Pool:
 
     def __init__(self, workers: int, initializer: Callable[..., None] | None = None,
                  method: str | None = None, initargs: tuple = ()):
-        self.executor = ProcessPoolExecutor(workers, mp_context=get_context(method or start_method()),
-                                            initializer=initializer, initargs=initargs)
+        self.folder = _handover_folder()  # first: each worker names itself there as it starts
         try:
-            self.folder = _handover_folder()
-        except OSError:
-            self.executor.shutdown()
+            self.executor = ProcessPoolExecutor(
+                workers, mp_context=get_context(method or start_method()),
+                initializer=_started, initargs=(self.folder, initializer, initargs))
+        except BaseException:
+            shutil.rmtree(self.folder, ignore_errors=True)
             raise
 
     def submit(self, job: Callable[..., object], *args: object) -> Future[str]:
@@ -201,16 +218,22 @@ class Pool:
         return True
 
     def close(self) -> None:
-        # A pool whose manager thread failed (_Flight) leaves its other workers waiting for work
-        # for ever, and the interpreter joins them at exit: end them. The processes are the
-        # executor's own record of them (it has no public one), read before shutdown drops it.
-        processes = list((getattr(self.executor, "_processes", None) or {}).values())
         self.executor.shutdown(wait=True, cancel_futures=True)
-        for process in processes:
-            if process.is_alive():
-                process.terminate()
-                process.join()
+        # A pool whose manager thread failed (_Flight) leaves its other workers waiting for work
+        # for ever, and the interpreter joins them at exit: end them.
+        for process in self.running_workers():
+            process.terminate()
+            process.join()
         shutil.rmtree(self.folder, ignore_errors=True)  # what workers wrote and no one took
+
+    def running_workers(self) -> list[BaseProcess]:
+        """The pool's workers still running: the children of this process that named themselves
+        in the pool's folder (_started). The executor keeps no public record of its processes."""
+        try:
+            named = {entry for entry in os.listdir(self.folder) if entry.startswith(WORKER_PREFIX)}
+        except OSError:
+            return []
+        return [child for child in active_children() if f"{WORKER_PREFIX}{child.pid}-{child.name}" in named]
 
 
 class _Flight:

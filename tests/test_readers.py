@@ -5,6 +5,7 @@ out whole (every_result, a big survey's) gives every result or none, and never h
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import os
 import pickle
 import select
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import readers, reading
+from memsync import processes, readers, reading
 from memsync.reading import Look
 
 CHUNK = [("a.md", None), ("b.md", None)]
@@ -144,6 +145,60 @@ def test_the_writer_takes_chunks_from_the_readers_without_cancelling_them(monkey
     finally:
         flight.close()  # joins the pool's manager thread
     assert failed == []
+
+
+def held(folder: str) -> None:
+    """A job that names its worker in `folder` and then holds it (a minute at most)."""
+    Path(folder, str(os.getpid())).touch()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_closing_a_pool_whose_manager_failed_ends_the_workers_it_left(tmp_path, monkeypatch):
+    # A future cancelled while the pool still holds it makes the pool's manager thread fail once
+    # a worker dies (Python 3.11), and the other worker is left running: the interpreter would
+    # join it at exit for ever. Closing the pool ends it.
+    failed: list = []
+    monkeypatch.setattr(threading, "excepthook", failed.append)
+    holding = tmp_path / "holding"
+    holding.mkdir()
+    shared = pool(2)
+    pids: set[int] = set()
+    try:
+        futures = [shared.submit(held, str(holding)) for _ in range(8)]
+        deadline = time.monotonic() + 20
+        while len(pids) < 2 and time.monotonic() < deadline:
+            pids = {int(entry.name) for entry in holding.iterdir()}
+            time.sleep(0.01)
+        assert len(pids) == 2, "the two workers never both began a job"
+        assert futures[-1].cancel()  # still in the pool's own table: no worker has it
+        killed, left = sorted(pids)
+        os.kill(killed, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while not failed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert failed and failed[0].exc_type.__name__ == "InvalidStateError"  # the manager failed
+        assert processes.running(left)
+        shared.close()
+        assert not processes.running(left)
+        assert not Path(shared.folder).exists()
+    finally:  # whatever close left, so that this test process can end
+        for child in multiprocessing.active_children():
+            if child.pid in pids:
+                child.terminate()
+                child.join()
+
+
+@pytest.mark.parametrize("method", multiprocessing.get_all_start_methods())
+def test_a_pool_knows_its_workers_however_they_were_started(method):
+    shared = readers.Pool(1, method=method)
+    try:
+        pid = readers._taken(shared.submit(os.getpid).result(timeout=60))
+        assert [worker.pid for worker in shared.running_workers()] == [pid]
+    finally:
+        shared.close()
+    assert shared.running_workers() == [] and not processes.running(pid)
 
 
 def test_a_chunk_is_read_by_whoever_claims_it_first(tmp_path):
