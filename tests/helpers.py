@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,18 +20,26 @@ from memsync.store.index import CARD_COLUMNS, Index
 from memsync.sync import Indexer
 
 
-def indexer(db_path=None):
+def indexer(db_path=None, workers: int | None = None):
     cfg = config.load()
     index = Index(db_path or cfg.db.path)
-    return Indexer(index, cfg.sources), index
+    return Indexer(index, cfg.sources, workers=workers), index
+
+
+@contextmanager
+def indexing(db_path=None, workers: int | None = None) -> Iterator[Indexer]:
+    """An indexer of the configured sources into the index at `db_path` (the configured one by
+    default), which is closed after."""
+    work, index = indexer(db_path, workers)
+    try:
+        yield work
+    finally:
+        index.close()
 
 
 def sync():
-    work, index = indexer()
-    try:
+    with indexing() as work:
         return work.reconcile()
-    finally:
-        index.close()
 
 
 def found(text: str, **filters) -> list[str]:

@@ -17,6 +17,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card
+from .helpers import indexing
 
 NOTES = 40
 
@@ -144,13 +145,10 @@ def test_a_rolled_back_transaction_leaves_nothing_waiting(vault, tmp_path, monke
         index.close()
     link_notes(vault)  # the same steps again, with nothing failing
     clean = tmp_path / "clean.db"
-    index, work = indexer(clean)
-    try:
+    with indexing(clean, workers=1) as work:
         work.reconcile()
         link_notes(vault, 0, 10, word="edited")
         work.reconcile()
-    finally:
-        index.close()
     assert full_text(db) == full_text(clean)
 
 
@@ -180,11 +178,8 @@ def test_a_rebuild_of_a_new_index_holds_back_the_cards_earlier_files_link(vault,
     write_card(vault, "b.md", "b", "linked from before")
     write_card(vault, "c.md", "c", "linked from after")
     write_card(vault, "d.md", "d", "links [[c]] behind")
-    index, work = indexer(tmp_path / "new.db")
-    try:
+    with indexing(tmp_path / "new.db", workers=1) as work:
         work.rebuild()
-    finally:
-        index.close()
     cards = {path: (seq, text, inlinks) for seq, path, text, inlinks in full_text(tmp_path / "new.db")["cards"]}
     assert cards["b.md"][1:] == ("b", 1) and cards["c.md"][1:] == ("c", 1)
     assert deleted == [cards["c.md"][0]]
@@ -217,11 +212,8 @@ def test_a_bulk_load_writes_a_cards_rows_again_once_at_most(vault, tmp_path, mon
         index.close()
     assert deleted and max(Counter(deleted).values()) == 1  # linked from later batches: once
     monkeypatch.setattr(sync, "PARALLEL_FROM", 10_000)  # not a bulk load: settled in each batch
-    index, work = indexer(tmp_path / "batches.db")
-    try:
+    with indexing(tmp_path / "batches.db", workers=1) as work:
         work.reconcile()
-    finally:
-        index.close()
     assert full_text(tmp_path / "bulk.db") == full_text(tmp_path / "batches.db")
 
 
@@ -246,11 +238,8 @@ def test_a_bulk_load_killed_before_its_end_is_settled_by_the_next(vault, tmp_pat
     finally:
         index.close()
     clean = tmp_path / "clean.db"
-    index, work = indexer(clean)
-    try:
+    with indexing(clean, workers=1) as work:
         work.reconcile()
-    finally:
-        index.close()
     assert lagging["cards"] != full_text(clean)["cards"]  # the links fields lagged
     assert full_text(db) == full_text(clean)
 
@@ -271,18 +260,12 @@ def test_a_rebuild_settles_what_a_killed_bulk_load_left(vault, tmp_path, monkeyp
 def rebuilt_and_first(tmp_path: Path, change) -> tuple[dict, dict]:
     """full_text of an index made, then rebuilt after `change()` to the files, and of a first
     index of the files as they end."""
-    index, work = indexer(tmp_path / "rebuilt.db")
-    try:
+    with indexing(tmp_path / "rebuilt.db", workers=1) as work:
         work.reconcile()
         change()
         work.rebuild()
-    finally:
-        index.close()
-    index, work = indexer(tmp_path / "first.db")
-    try:
+    with indexing(tmp_path / "first.db", workers=1) as work:
         work.reconcile()
-    finally:
-        index.close()
     return full_text(tmp_path / "rebuilt.db"), full_text(tmp_path / "first.db")
 
 

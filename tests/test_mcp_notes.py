@@ -70,15 +70,25 @@ def test_memory_get_keeps_the_text_clean_and_the_hint_beside_it(server_log, vaul
     scenario(body_)(server_log)
 
 
-def test_deleting_one_card_of_a_pair_says_what_happens_to_the_other(server_log, vault, cli):
+def index_the_ecs_card(vault, cli) -> None:
     write_card(vault, "07-Tools/ecs.md", "ECS deploy address", "The ECS deploy address is 10.0.0.5, port 8080.")
     cli("index")
 
+
+async def supersede_the_ecs_card(session) -> tuple[dict, dict]:
+    """The ECS card (index_the_ecs_card), found by search, and the card that supersedes it."""
+    old = (await session.call_tool("memory_search", {"query": "ECS deploy"})).structured_content["hits"][0]
+    new = (await session.call_tool("memory_supersede", {
+        "id": old["id"], "title": "ECS deploy address",
+        "body": "Since the move the ECS deploy address is 10.0.0.9, port 9090."})).structured_content
+    return old, new
+
+
+def test_deleting_one_card_of_a_pair_says_what_happens_to_the_other(server_log, vault, cli):
+    index_the_ecs_card(vault, cli)
+
     async def body(session):
-        old = (await session.call_tool("memory_search", {"query": "ECS deploy"})).structured_content["hits"][0]
-        new = (await session.call_tool("memory_supersede", {
-            "id": old["id"], "title": "ECS deploy address",
-            "body": "Since the move the ECS deploy address is 10.0.0.9, port 9090."})).structured_content
+        _old, new = await supersede_the_ecs_card(session)
         result = await session.call_tool("memory_delete", {"id": new["id"]})
         assert not result.is_error
         assert "07-Tools/ecs.md" in text_of(result) and "stays marked invalid" in text_of(result)
@@ -90,14 +100,10 @@ def test_deleting_one_card_of_a_pair_says_what_happens_to_the_other(server_log, 
 
 
 def test_deleting_the_older_card_of_a_pair_names_tools_or_the_user_never_bare_commands(server_log, vault, cli):
-    write_card(vault, "07-Tools/ecs.md", "ECS deploy address", "The ECS deploy address is 10.0.0.5, port 8080.")
-    cli("index")
+    index_the_ecs_card(vault, cli)
 
     async def body(session):
-        old = (await session.call_tool("memory_search", {"query": "ECS deploy"})).structured_content["hits"][0]
-        await session.call_tool("memory_supersede", {
-            "id": old["id"], "title": "ECS deploy address",
-            "body": "Since the move the ECS deploy address is 10.0.0.9, port 9090."})
+        old, _new = await supersede_the_ecs_card(session)
         text = text_of(await session.call_tool("memory_delete", {"id": old["id"]}))
         assert "the memory_stats tool with check=true reports the history as gone" in text, text
         assert "`memsync doctor --fix-pairs` (for the user to run) drops the pointer" in text, text

@@ -17,7 +17,7 @@ from memsync.store.index import CARD_COLUMNS, Index
 from memsync.watch import Watcher, lock
 
 from .conftest import write_card
-from .helpers import found, indexer, snapshot, sync
+from .helpers import found, indexer, indexing, snapshot, sync
 
 SCHEMA_2_COLUMNS = CARD_COLUMNS.replace(", summary", "")  # summary came with schema 8
 
@@ -339,11 +339,8 @@ def _file_changes(db: Path) -> dict:
 def _rebuilt_file_changes(scratch: Path) -> dict:
     """The change times a rebuild of the same files into a new index gives."""
     fresh = scratch / "fresh.db"
-    work, index = indexer(fresh)
-    try:
+    with indexing(fresh) as work:
         work.rebuild()
-    finally:
-        index.close()
     return _file_changes(fresh)
 
 
