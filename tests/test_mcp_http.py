@@ -290,3 +290,26 @@ def test_sigterm_during_a_call_still_sends_its_reply(http_server, vault):
     anyio.run(main)
     assert server.stop() == 0, "".join(server.log)
     assert not got["result"].is_error and "added: 6000" in text_of(got["result"])
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "0"}}}
+
+
+@pytest.mark.parametrize("name", ["LOCALHOST", "LocalHost", "127.0.0.1"])
+def test_a_loopback_host_is_accepted_in_any_case_and_without_a_port(http_server, name):
+    """Host names have no case: `Host: LOCALHOST:PORT` once got 421 from the rebinding guard,
+    which compared the header as written; a name alone (a server on port 80) did too."""
+    server = http_server()
+    port = server.url.split(":")[2].split("/")[0]
+    accept = {"Accept": "application/json, text/event-stream"}
+    for host in (f"{name}:{port}", name):
+        for origin in ({}, {"Origin": f"http://{host}"}):
+            reply = httpx2.post(server.url, json=INITIALIZE, headers={"Host": host, **origin, **accept},
+                                timeout=DEADLINE)
+            assert reply.status_code == 200, (host, origin, reply.status_code, reply.text)
+            assert '"memsync"' in reply.text  # the server's own initialize reply
+    for evil in ("EVIL.example", f"Evil.Example:{port}", f"LOCALHOST.evil.example:{port}"):
+        reply = httpx2.post(server.url, json=INITIALIZE, headers={"Host": evil, **accept}, timeout=DEADLINE)
+        assert reply.status_code == 421, evil
+    assert server.stop() == 0

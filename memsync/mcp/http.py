@@ -110,10 +110,28 @@ def rebinding_guard(host: str):
 
     if not is_loopback(host):
         return None
-    named = [f"[{host}]" if ":" in host else host, "127.0.0.1", "localhost", "[::1]"]
-    hosts = [f"{name}:*" for name in dict.fromkeys(named)]
+    named = list(dict.fromkeys([f"[{host}]" if ":" in host else host, "127.0.0.1", "localhost", "[::1]"]))
+    # A name alone too: a client of a server on port 80 leaves the port out (`Host: localhost`).
+    hosts = [*named, *(f"{name}:*" for name in named)]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                      allowed_origins=[f"http://{h}" for h in hosts])
+
+
+class LowerCaseHost:
+    """ASGI middleware: the Host and Origin headers in lower case before the rebinding guard reads
+    them. Host names have no case (`LOCALHOST` is localhost, as memsync reads a bind), but the
+    SDK's guard compares the headers as written, so `Host: LOCALHOST:8765` got 421. Only the
+    case changes: a name the guard does not allow stays refused."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            headers = [(name, value.lower() if name in (b"host", b"origin") else value)
+                       for name, value in scope.get("headers") or []]
+            scope = {**scope, "headers": headers}
+        await self.app(scope, receive, send)
 
 
 class Calls:
@@ -196,7 +214,7 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     live = LiveIndex(cfg)
     app = build(cfg, live, structured).streamable_http_app(
         streamable_http_path=PATH, host=host, transport_security=rebinding_guard(host))
-    calls = Calls(app)
+    calls = Calls(LowerCaseHost(app))
     served: Callable[..., Any] = calls  # an ASGI app
     if token:
         served = RequireToken(calls, token)
