@@ -56,8 +56,11 @@ class Rejected(MemsyncError):
 
 
 class ReadOnlySource(MemsyncError):
+    """A write to a card of a read-only source: refused by a rule, as a kind change is, so it
+    exits as a rejected write does (1), not as a bad environment."""
+
     code = "read_only_source"
-    exit_code = 2
+    exit_code = 1
 
 
 class PathOutsideVault(BadArgument):

@@ -166,7 +166,7 @@ def test_writing_to_a_read_only_source_is_refused(agent_home, cli):
     sync()
     card_id = cli("search", "argocd", "--json")[1]["hits"][0]["id"]
     code, out = cli("update", card_id, "--body", "a body long enough to pass the length rule", "--json")
-    assert code == 2 and out["error"]["code"] == "read_only_source"
+    assert code == 1 and out["error"]["code"] == "read_only_source"
 
 
 def test_bad_source_arguments(cli, tmp_path):

@@ -103,3 +103,26 @@ def test_memory_delete_can_restore_what_it_deleted(server_log, vault):
         assert "nothing at" in await refused(session, "memory_delete", restore=".trash/no-such.md")
 
     scenario(body)(server_log)
+
+
+def test_a_write_to_a_read_only_source_is_refused_with_what_to_do_instead(server_log, tmp_path, cli):
+    """A model is told what it can do (memory_capture) or what to ask of the user (a source is
+    removed by the user), never a bare refusal or a command it cannot run; the file is not touched."""
+    other = tmp_path / "agent-notes"
+    other.mkdir()
+    (other / "egret.md").write_text("# egret\n\nan egret was seen wading at the north pond, kept by another agent\n")
+    cli("sources", "--add", "agent", "--path", other)
+    before = (other / "egret.md").read_bytes()
+
+    async def body(session):
+        card_id = (await _hits(session, "egret"))[0]["id"]
+        for name, arguments in (("memory_update", {"tags": "birds"}),
+                                ("memory_supersede", {"title": "egret moved", "body": BODY})):
+            text = await refused(session, name, id=card_id, **arguments)
+            assert "read-only source 'agent'" in text and "the memory_capture tool" in text, text
+            assert "memsync capture" not in text
+        text = await refused(session, "memory_delete", id=card_id)
+        assert "`memsync sources --remove agent` (for the user to run)" in text, text
+
+    scenario(body)(server_log)
+    assert (other / "egret.md").read_bytes() == before

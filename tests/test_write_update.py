@@ -196,7 +196,7 @@ def test_a_card_from_a_read_only_source_is_refused(cli, vault, home, tmp_path):
     for args in (("update", card_id, "--tags", "x"), ("delete", card_id),
                  ("supersede", card_id, "--title", "t", "--body", BODY)):
         code, data = cli(*args, "--json")
-        assert code == 2 and data["error"]["code"] == "read_only_source", args
+        assert code == 1 and data["error"]["code"] == "read_only_source", args
     assert (other / "notes.md").read_bytes() == before
 
 

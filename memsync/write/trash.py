@@ -31,7 +31,7 @@ def delete(cfg: Config, card_id: int) -> dict:
     warnings: list[str] = []
     with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         row = index.card(card_id)
-        vaultio.writable(row)
+        vaultio.writable(row, deleting=True)
         rel = row["path"]
         if not os.path.lexists(vaultio.inside(vault, rel)):
             vaultio.sync(cfg, index, [rel], [])

@@ -94,11 +94,14 @@ def trash_rel(vault: Path, given: str) -> str:
     return "/".join([TRASH, *parts])
 
 
-def writable(row) -> None:
+def writable(row, deleting: bool = False) -> None:
     if row["source"] != VAULT:
+        instead = (f"to leave its cards out of search, remove the source (`memsync sources --remove "
+                   f"{row['source']}`)" if deleting else
+                   "capture the corrected fact as a new card in the vault instead (`memsync capture`)")
         raise ReadOnlySource(
             f"card {row['id']} comes from the read-only source {row['source']!r} "
-            f"({row['path']}); memsync never writes there. Capture a new card in the vault instead"
+            f"({row['path']}); memsync never writes there: {instead}"
         )
 
 
