@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from memsync import api
 from memsync.doctor import exam as doctor
@@ -29,7 +30,19 @@ from memsync.search.lexical import MAX_LIMIT, Query, clamp_limit
 START_WAIT = 5.0
 MAX_ID = 2**63 - 1  # SQLite's INTEGER range; larger ids cannot exist and would overflow the driver
 
-CardId = Annotated[int, Field(ge=1, le=MAX_ID)]
+
+def _not_a_bool(given: object) -> object:
+    """pydantic's lax mode reads true as 1 and false as 0, so `limit: false` searched for one hit
+    and `id: true` looked for card 1; a yes/no given for a number is refused as not one, while
+    "5" and 5.0 still read as 5."""
+    if isinstance(given, bool):
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return given
+
+
+# After the constraints: placed before them, it hides them from the published schema.
+NOT_A_BOOL = BeforeValidator(_not_a_bool)
+CardId = Annotated[int, Field(ge=1, le=MAX_ID), NOT_A_BOOL]
 Kind = str | None
 Tags = Annotated[list[str] | str | None, Field(description="list, or one comma-separated string")]
 
@@ -102,7 +115,7 @@ def register(server, now, live=None) -> None:
     @server.tool(name="memory_search", title="Search memory", annotations=READ, description=SEARCH)
     def memory_search(
         query: str,
-        limit: Annotated[int, Field(description="1-20")] = 10,
+        limit: Annotated[int, Field(description="1-20"), NOT_A_BOOL] = 10,
         kind: Kind = None,
         source: str | None = None,
         tag: str | None = None,
@@ -128,8 +141,8 @@ def register(server, now, live=None) -> None:
         return guarded("memory_search", run, mcp_text.search)
 
     @server.tool(name="memory_get", title="Read a card", annotations=READ_AND_RECORD, description=GET)
-    def memory_get(id: CardId, offset: Annotated[int, Field(ge=0)] = 0,
-                   max_chars: Annotated[int | None, Field(ge=0)] = None, full: bool = False,
+    def memory_get(id: CardId, offset: Annotated[int, Field(ge=0), NOT_A_BOOL] = 0,
+                   max_chars: Annotated[int | None, Field(ge=0), NOT_A_BOOL] = None, full: bool = False,
                    feedback: Literal["helpful", "unhelpful"] | None = None) -> CallToolResult:
         if feedback is not None:  # the verdict only: the card is not sent again
             from memsync.lifecycle import feedback as verdicts
