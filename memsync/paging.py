@@ -27,9 +27,10 @@ def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool 
         "has_more": has_more,
         "next_offset": end if has_more else None,
     }
-    if has_more:  # beside the text, never in it: `text` is the card's own characters only
+    if has_more:  # beside the text, never in it: `text` is the card's own characters only; in
+        # `memsync show`'s words, which the MCP server rewords (offset=N, full=true)
         page["hint"] = (f"[… {length - end} more characters not shown; "
-                        f"continue with offset {end}, or full for the whole text]")
+                        f"continue with --offset {end}, or --full for the whole text]")
     elif offset and offset >= length:  # an empty window, not an empty card
         page["hint"] = f"[offset {offset} is past the end: the card has {length} characters]"
     return page

@@ -64,8 +64,9 @@ def test_memory_get_keeps_the_text_clean_and_the_hint_beside_it(server_log, vaul
         result = await session.call_tool("memory_get", {"id": card_id, "max_chars": 40})
         data = result.structured_content
         assert data["text"] == body.strip()[:40] and data["has_more"] is True
-        assert "continue with offset 40" in data["hint"]
-        assert "continue with offset 40" in text_of(result)
+        # the arguments of memory_get that do it, as a model passes them (not `--offset 40`)
+        assert "continue with offset=40, or full=true for the whole text]" in data["hint"]
+        assert "continue with offset=40, or full=true for the whole text]" in text_of(result)
 
     scenario(body_)(server_log)
 

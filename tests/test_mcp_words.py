@@ -5,14 +5,36 @@ def test_commands_with_a_tool_become_the_tool_with_its_arguments():
     assert for_model("find ids with `memsync search`") == "find ids with the memory_search tool"
     assert for_model("run `memsync index` to retry") == "run the memory_reindex tool to retry"
     assert (for_model("instead use `memsync supersede 12 --kind tool ...` to move it")
-            == "instead use the memory_supersede tool with kind=tool to move it")
+            == "instead use the memory_supersede tool with id=12, kind=tool to move it")
+
+
+def test_a_commands_switches_and_card_id_reach_the_tool_as_arguments():
+    """A switch in the command was dropped: `memsync index --rebuild` read as a plain reindex,
+    `memsync show 5 --full` as a window of the card; the card's id was dropped too."""
+    assert for_model("run `memsync index --rebuild`") == "run the memory_reindex tool with rebuild=true"
+    assert for_model("`memsync show 5 --full`") == "the memory_get tool with id=5, full=true"
+    assert for_model("then `memsync delete 12` if") == "then the memory_delete tool with id=12 if"
+    assert (for_model("`memsync search --include-invalid heron`")  # the search words are no flag value
+            == "the memory_search tool with include_invalid=true")
+
+
+def test_a_command_with_a_flag_no_tool_takes_stays_the_users():
+    """memory_reindex cannot embed and memory_search cannot explain a score: such a command once
+    read as the bare tool, which does something else."""
+    for command in ("`memsync index --embed`", "`memsync search --explain nginx`",
+                    "`memsync index --embed --threads 1`"):
+        assert for_model(f"run {command} again") == f"run {command} (for the user to run) again"
 
 
 def test_flags_become_argument_names():
     assert for_model("search with --as-of 2026-02-28") == "search with as_of 2026-02-28"
     assert for_model("pass --title with a few words") == "pass title with a few words"
     assert for_model("capture with --on-conflict suffix") == "capture with on_conflict suffix"
-    assert for_model("search with --include-invalid to list it") == "search with include_invalid to list it"
+    # a switch is turned on by passing true; a number after a flag is its value
+    assert for_model("search with --include-invalid to list it") == "search with include_invalid=true to list it"
+    assert (for_model("[… 9 more characters not shown; continue with --offset 50, or --full for the whole text]")
+            == "[… 9 more characters not shown; continue with offset=50, or full=true for the whole text]")
+    assert for_model("at most --limit 20.") == "at most limit=20."
 
 
 def test_what_only_a_person_can_do_is_left_as_written_and_said_to_be_the_users():
@@ -44,7 +66,7 @@ def test_the_users_words_are_never_touched():
 def test_a_restore_is_the_delete_tool_with_restore():
     assert (for_model("moved to .trash/a.md; undo with `memsync delete --restore .trash/a.md`")
             == "moved to .trash/a.md; undo with the memory_delete tool with restore=.trash/a.md")
-    assert for_model("Add --force to move that file") == "Add force to move that file"
+    assert for_model("Add --force to move that file") == "Add force=true to move that file"
 
 
 def test_every_cli_flag_a_tool_takes_becomes_its_argument():
@@ -71,10 +93,11 @@ def test_every_cli_flag_a_tool_takes_becomes_its_argument():
         for param in main.get_command(ctx, command).params:
             for flag in [o for o in param.opts + param.secondary_opts if o.startswith("--")]:
                 name = flag[2:]
-                if name.replace("-", "_") in arguments[tool] and for_model(flag) != name.replace("-", "_"):
+                argument = name.replace("-", "_")
+                if argument in arguments[tool] and for_model(flag) not in (argument, argument + "=true"):
                     untranslated.append(f"memsync {command} {flag}")
     assert not untranslated, untranslated
-    assert for_model("search without --semantic") == "search without semantic"
+    assert for_model("search without --semantic") == "search without semantic=true"
 
 
 def test_a_shell_quoted_path_with_spaces_reaches_the_tool_whole():

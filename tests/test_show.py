@@ -47,7 +47,8 @@ def test_default_window_is_20000_chars(vault, cli):
     assert rest["has_more"] is False and rest["returned"] == out["length"] - 20000
     assert out["text"] + rest["text"] == "longword " + "z" * 30000 and "hint" not in rest
     _, human = cli("show", out["id"])
-    assert human.rstrip().endswith("continue with offset 20000, or full for the whole text]")
+    # the options of `memsync show` that do it, as written on its command line
+    assert human.rstrip().endswith("continue with --offset 20000, or --full for the whole text]")
 
 
 def test_show_counts_reads(vault, cli):

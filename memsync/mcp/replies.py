@@ -31,7 +31,7 @@ Render = Callable[[dict], str]
 def reworded(data: dict) -> dict:
     """The advice in a result, in tool words (titles, paths and card text are never touched)."""
     out = dict(data)
-    for key in ("note", "reminder"):
+    for key in ("note", "reminder", "hint"):
         if isinstance(out.get(key), str):
             out[key] = for_model(out[key])
     if isinstance(out.get("warnings"), list):

@@ -28,30 +28,66 @@ TOOL_FOR_COMMAND = {
 }
 # Arguments a command's tool needs to do what the command does.
 COMMAND_ARGUMENTS = {"doctor": ["check=true"]}
-# CLI flags whose tool argument has the same name (with underscores).
-ARGUMENT_FLAGS = (
-    "as-of", "include-invalid", "title", "body", "kind", "tags", "tag", "source", "limit",
-    "on-conflict", "reject-secrets", "offset", "max-chars", "full", "rebuild", "priority", "ttl",
-    "restore", "force", "semantic", "summary",
-)
-PERSON_ONLY_FLAGS = ("--purge", "--fix", "--allow-mass-removal")  # --fix, --fix-pairs: doctor's repairs
+# CLI flags whose tool argument has the same name (with underscores): switches, which a tool
+# takes as `name=true`, and flags with a value.
+SWITCH_FLAGS = ("include-invalid", "reject-secrets", "full", "rebuild", "force", "semantic")
+VALUE_FLAGS = ("as-of", "title", "body", "kind", "tags", "tag", "source", "limit", "on-conflict",
+               "offset", "max-chars", "priority", "ttl", "restore", "summary")
+ARGUMENT_FLAGS = SWITCH_FLAGS + VALUE_FLAGS
+# Tools that name their card by `id`: a command's card id (`memsync show 12`) is that argument.
+TAKES_ID = ("memory_get", "memory_update", "memory_supersede", "memory_delete")
 # Said after a command no tool can run, so a model passes it on instead of trying it.
 FOR_THE_USER = " (for the user to run)"
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
-_FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True)) + r")(?![\w-])")
-# A value, not "...": one word, or a shell-quoted one ('x y.md', a path with spaces)
-_FLAG_VALUE = re.compile(r"--([a-z][a-z-]*) ('[^']*'|(?!\.\.\.)[^\s'-]\S*)")
+# A flag in prose, with the whole number after it if there is one (`--offset 50`)
+_FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True))
+                   + r")(?![\w-])(?: (\d+)(?![\w:/-]|\.\d))?")
+# A command's words: a shell-quoted one ('x y.md', a path with spaces) is one word
+_WORD = re.compile(r"'[^']*'|\S+")
+
+
+def _arguments(tool: str, words: list[str]) -> list[str] | None:
+    """A command's words as the tool's arguments (`--kind tool` -> kind=tool, `--rebuild` ->
+    rebuild=true, `12` -> id=12); None when a flag has no argument of the tool (`--purge`,
+    `--fix`, `--embed`): only the user can run that command."""
+    given: list[str] = []
+    words = [w for w in words if w != "..."]  # "and the rest", not a value
+    at = 0
+    while at < len(words):
+        word = words[at]
+        name = word[2:]
+        if word.isdigit() and tool in TAKES_ID:
+            given.append(f"id={word}")
+        elif name in SWITCH_FLAGS:
+            given.append(f"{name.replace('-', '_')}=true")
+        elif name in VALUE_FLAGS:
+            if at + 1 < len(words) and not words[at + 1].startswith("--"):
+                at += 1
+                given.append(f"{name.replace('-', '_')}={words[at].strip(chr(39))}")
+        elif word.startswith("-"):
+            return None
+        at += 1  # any other word is a placeholder (ID, P) or the search words
+    return given
 # What is not advice: a command in backticks, or a quoted value (Python's repr quotes, or JSON's).
 _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 
 
 def _tool(match: re.Match) -> str:
-    tool, args = TOOL_FOR_COMMAND.get(match[1]), match[2]
-    if tool is None or any(flag in args for flag in PERSON_ONLY_FLAGS):
+    tool = TOOL_FOR_COMMAND.get(match[1])
+    given = _arguments(tool, _WORD.findall(match[2])) if tool else None
+    if tool is None or given is None:
         return match[0] + FOR_THE_USER
-    given = [*COMMAND_ARGUMENTS.get(match[1], []),
-             *(f"{name.replace('-', '_')}={value.strip(chr(39))}" for name, value in _FLAG_VALUE.findall(args))]
+    given = [*COMMAND_ARGUMENTS.get(match[1], []), *given]
     return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
+
+
+def _flag(match: re.Match) -> str:
+    """A flag named in prose: its argument's name, `name=N` with a number (`--offset 50`); a
+    switch is turned on by passing true."""
+    name, number = match[1].replace("-", "_"), match[2]
+    if match[1] in SWITCH_FLAGS:
+        return f"{name}=true" + (f" {number}" if number else "")
+    return f"{name}={number}" if number else name
 
 
 @overload
@@ -66,7 +102,7 @@ def for_model(text: str | None) -> str | None:
     # split() keeps the verbatim pieces at the odd places
     for place, part in enumerate(_VERBATIM.split(text)):
         if place % 2 == 0:
-            out.append(_FLAG.sub(lambda m: m[1].replace("-", "_"), part))
+            out.append(_FLAG.sub(_flag, part))
         elif part.startswith("`") and (command := _COMMAND.fullmatch(part)):
             out.append(_tool(command))
         else:
