@@ -163,19 +163,22 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
     """The surveys of `parts` by forked worker processes; None when there are none to be had or
     one died or failed (the caller surveys in this process instead, where a real fault, an
     unreadable index say, is raised as usual)."""
-    try:
-        pool = readers.Pool(min(workers, len(parts)), reading.watch_parent, "fork")
-    except (OSError, ValueError):
-        return None
-    try:
-        # round robin, so each group mixes the big subtrees a sample leaves with small ones
-        groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
-        return readers.every_result(pool, [
-            functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules,
-                              every, root)
-            for group in groups if group])
-    finally:
-        pool.close()
+    with readers.reserved(min(workers, len(parts))) as granted:
+        if not granted:
+            return None
+        try:
+            pool = readers.Pool(granted, reading.watch_parent, "fork")
+        except (OSError, ValueError):
+            return None
+        try:
+            # round robin, so each group mixes the big subtrees a sample leaves with small ones
+            groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
+            return readers.every_result(pool, [
+                functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules,
+                                  every, root)
+                for group in groups if group])
+        finally:
+            pool.close()
 
 
 def survey_parts(db: Path, source: str, adapter_name: str, excluded: Exclusions,

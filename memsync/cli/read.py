@@ -40,7 +40,7 @@ def paths(obj: Context, as_json: bool):
               help="Then embed every card that lacks a vector (memsync[semantic]), with a progress bar.")
 @click.option("--threads", type=click.IntRange(min=1), metavar="N",
               help="Cores to use for reading and embedding (default: config.json \"threads\", "
-                   "else all usable cores).")
+                   "else all usable cores; never more than the usable cores).")
 @click.option("--allow-mass-removal", is_flag=True,
               help="Remove the cards of a source that lost most (or all) of its files at once.")
 def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int | None,
