@@ -36,7 +36,7 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import folders as folder_stamps
-from . import readers, reading, treewalk
+from . import readerbudget, readers, reading, treewalk
 from .exclusions import Exclusions
 from .folders import FolderStamp
 from .pathnames import printable, storable
@@ -163,7 +163,7 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
     """The surveys of `parts` by forked worker processes; None when there are none to be had or
     one died or failed (the caller surveys in this process instead, where a real fault, an
     unreadable index say, is raised as usual)."""
-    with readers.reserved(min(workers, len(parts))) as granted:
+    with readerbudget.reserved(min(workers, len(parts))) as granted:
         if not granted:
             return None
         try:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import memsync.adapters as adapters
-from memsync import config, readers, reading, survey, sync, treewalk
+from memsync import config, readerbudget, readers, reading, survey, sync, treewalk
 from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
@@ -78,7 +78,7 @@ def rebuilt(db: Path, workers: int) -> dict:
         report = Indexer(index, config.load().sources, workers=workers).rebuild()
     finally:
         index.close()
-    assert report.readers == min(workers, readers.most() + 1)  # no more readers than cores
+    assert report.readers == min(workers, readerbudget.most() + 1)  # no more readers than cores
     return whole_index(db)
 
 
@@ -471,10 +471,10 @@ def test_the_writer_keeps_a_core_of_its_own(vault, tmp_path, monkeypatch):
         index = Index(tmp_path / f"cores-{workers}.db")
         try:
             assert Indexer(index, config.load().sources, workers=workers).rebuild().readers == min(
-                workers, readers.most() + 1)
+                workers, readerbudget.most() + 1)
         finally:
             index.close()
-    assert sizes == [1, min(2, readers.most())]
+    assert sizes == [1, min(2, readerbudget.most())]
 
 
 def test_a_reader_process_runs_below_the_writers_priority():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from memsync import config, readers, sync
+from memsync import config, readerbudget, sync
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
@@ -32,10 +32,10 @@ def test_a_job_started_while_another_holds_every_reader_reads_in_its_own_process
 
     first = Index(tmp_path / "first.db")
     try:  # asks for every reader the process may run
-        outer = Indexer(first, config.load().sources, workers=readers.most() + 1).rebuild(progress=meanwhile)
+        outer = Indexer(first, config.load().sources, workers=readerbudget.most() + 1).rebuild(progress=meanwhile)
     finally:
         first.close()
-    assert outer.readers == readers.most() + 1  # its readers and itself
+    assert outer.readers == readerbudget.most() + 1  # its readers and itself
     assert inner[0].readers == 1 and inner[0].added == outer.added  # itself alone, the same work
     again = Index(tmp_path / "again.db")
     try:  # the readers are given back when a job ends
@@ -48,11 +48,11 @@ def test_threads_past_the_cores_starts_no_more_readers_than_cores_for_an_mcp_rei
     for n in range(sync.PARALLEL_FROM + 100):  # enough to be read by reader processes
         (vault / f"shrike {n}.md").write_text(f"a shrike seen on the fence, number {n}\n")
     home.mkdir(exist_ok=True)
-    (home / "config.json").write_text(json.dumps({"threads": readers.most() + 2}))
+    (home / "config.json").write_text(json.dumps({"threads": readerbudget.most() + 2}))
 
     async def body(session):
         report = await tool(session, "memory_reindex", rebuild=True)
         assert report["added"] == sync.PARALLEL_FROM + 100
-        assert report["readers"] == readers.most() + 1, report  # the cores' readers and the server
+        assert report["readers"] == readerbudget.most() + 1, report  # the cores' readers and the server
 
     scenario(body)(server_log)
