@@ -76,12 +76,17 @@ def test_the_bodies_thread_starts_once_the_readers_are_forked(vault, tmp_path, m
     assert methods and set(methods) == {"fork"}
 
 
-def test_a_failure_in_the_bodies_thread_rolls_the_rebuild_back(vault, tmp_path, monkeypatch):
+def _no_such_table(*_args):
+    raise sqlite3.OperationalError("no such table: no_such_table")
+
+
+@pytest.mark.parametrize("failing", ["bodies_insert", "optimize_bodies"])  # amid the rows, at the end
+def test_a_failure_in_the_bodies_thread_rolls_the_rebuild_back(vault, tmp_path, monkeypatch, failing):
     db = first_index(vault, tmp_path)
     before = whole_index(db)
     for i in range(0, CARDS, 4):
         (vault / f"bulk/{i % 9}/card-{i}.md").write_text(f"# changed {i}\nnew words")
-    monkeypatch.setattr(fts, "bodies_insert", lambda: "INSERT INTO no_such_table VALUES (?)")
+    monkeypatch.setattr(fts, failing, _no_such_table)
     index = Index(db)
     try:
         with pytest.raises(sqlite3.OperationalError, match="no_such_table"):

@@ -54,6 +54,7 @@ class Beside:
         self._queue: queue.Queue = queue.Queue(maxsize=AHEAD_BATCHES)
         self._error: BaseException | None = None
         self._was_one = False
+        self._finished = False
         self._conn: sqlite3.Connection | None = None
         self._thread = threading.Thread(target=self._run, name="memsync-bodies", daemon=True)
 
@@ -112,16 +113,17 @@ class Beside:
     def _run(self) -> None:
         conn = self._conn
         assert conn is not None
+        batch: object = None
         try:
             self._begin(conn)
             while (batch := self._queue.get()) not in (_DONE, _DROP):
-                self._write(conn, batch)
+                self._write(conn, batch)  # type: ignore[arg-type]  # a batch of rows
             if batch == _DONE:
                 self._end(conn)
         except BaseException as error:  # handed to the writer at its next put, or at the end
             self._error = error
-            while self._queue.get() not in (_DONE, _DROP):  # the writer may be waiting to put
-                pass
+            while batch not in (_DONE, _DROP):  # the writer may be waiting to put more
+                batch = self._queue.get()
 
     @staticmethod
     def _write(conn: sqlite3.Connection, batch: list[tuple]) -> None:
@@ -141,24 +143,32 @@ class Beside:
         """Wait for the thread to finish the table, then make the index's cards_fts hold what it
         holds (inside the writer's transaction). Returns whether it was one segment already
         before its optimize, as fts.merge tells of its own tables."""
-        self._hand_over(_DONE)
+        self.finish()
         if self.threaded:
             self._thread.join()
         if self._error is not None:
             self.abandon()
             raise self._error
-        assert self._conn is not None
-        # A table made anew, left untouched until its rows are in: FTS5 keeps no state of it in
-        # this connection that could be stale.
-        conn.execute(f"DROP TABLE {fts.BODIES}")
-        conn.execute(fts.table_sql(fts.BODIES))
-        for shadow in fts.shadow_tables(self._conn, fts.BODIES):
-            width = len(self._conn.execute(f"SELECT * FROM {shadow} LIMIT 0").description)
-            conn.execute(f"DELETE FROM {shadow}")
-            conn.executemany(f"INSERT INTO {shadow} VALUES ({', '.join('?' * width)})",
-                             self._conn.execute(f"SELECT * FROM {shadow}"))
-        self._close()
+        scratch = self.connection
+        try:
+            # A table made anew, left untouched until its rows are in: FTS5 keeps no state of it
+            # in this connection that could be stale.
+            conn.execute(f"DROP TABLE {fts.BODIES}")
+            conn.execute(fts.table_sql(fts.BODIES))
+            for shadow in fts.shadow_tables(scratch, fts.BODIES):
+                width = len(scratch.execute(f"SELECT * FROM {shadow} LIMIT 0").description)
+                conn.execute(f"DELETE FROM {shadow}")
+                conn.executemany(f"INSERT INTO {shadow} VALUES ({', '.join('?' * width)})",
+                                 scratch.execute(f"SELECT * FROM {shadow}"))
+        finally:
+            self._close()
         return self._was_one
+
+    def finish(self) -> None:
+        """No more rows: the table is merged (by the thread, meanwhile) and committed."""
+        if not self._finished:
+            self._finished = True
+            self._hand_over(_DONE)
 
     def abandon(self) -> None:
         """Stop the thread (a rollback, a failure) and remove the scratch file."""

@@ -326,14 +326,15 @@ def merge(conn) -> bool:
     the bodies, was one already. FTS5 counts a merge that did work as two changes or more, and
     writes out its pending rows at a savepoint: first, so that they are not counted."""
     beside = _BESIDE.get(conn)
+    if beside is not None:
+        beside.finish()  # its thread merges the bodies' table while this one merges the others
     was_one = False
-    for table in FTS_COLUMNS:
-        if beside is not None and table == BODIES:
-            was_one = beside.copy_into(conn)
-            del _BESIDE[conn]
-        else:
-            one = _optimize(conn, table)
-            was_one = one if table == BODIES else was_one
+    for table in _here(conn):
+        one = _optimize(conn, table)
+        was_one = one if table == BODIES else was_one
+    if beside is not None:
+        was_one = beside.copy_into(conn)
+        del _BESIDE[conn]
     return was_one
 
 
