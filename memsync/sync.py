@@ -358,15 +358,16 @@ class Indexer(Batches, IdBindings, FileProblems):
                 and PARALLEL_FROM <= len(found.work) <= ONE_LOAD_FILES):
             with self.index.bulk(found.scanned), self.index.filling(), self.index.transaction():
                 if self.index.holds_nothing(source):  # asked again, now under the write lock
-                    with self.index.loading(found.scanned_bytes):
+                    with self.index.loading(found.scanned_bytes, beside=self._beside(len(found.work))):
                         yield
                     return
         yield
 
     def _beside(self, files: int) -> str | None:
-        """How a rebuild of `files` files builds its bodies' full-text table beside the index
-        (memsync.store.beside): by a thread when it runs on more than one core, by the writer
-        itself on one, so that both give the same index; small ones, as any other load."""
+        """How a rebuild or a first index of `files` files builds its bodies' full-text table
+        beside the index (memsync.store.beside): by a thread when it runs on more than one core,
+        by the writer itself on one, so that both give the same index; small ones, as any other
+        load."""
         if files < PARALLEL_FROM:
             return None
         return "thread" if self._parallel(files) else "here"

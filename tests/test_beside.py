@@ -13,10 +13,13 @@ import pytest
 
 from memsync import config, readers, sync
 from memsync.doctor import leftovers
+from memsync.model import Source
 from memsync.store import fts
+from memsync.store.beside import Beside
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
+from .helpers import indexing
 from .test_fts_waiting import full_text
 from .test_parallel import CARDS, SMALL, fill, first_index, kill_mid_rebuild, rebuilt, whole_index
 
@@ -107,3 +110,39 @@ def test_a_writer_killed_mid_rebuild_leaves_a_scratch_file_doctor_sweeps(vault, 
     assert left.exists()
     assert leftovers.sweep([str(left)]) == [str(left)]
     assert not left.exists()
+
+
+@pytest.fixture
+def started(monkeypatch) -> list[bool]:
+    """Whether each bodies' table built beside a load was built by a thread."""
+    seen: list[bool] = []
+    start = Beside.start
+    monkeypatch.setattr(Beside, "start", lambda self: seen.append(self.threaded) or start(self))
+    return seen
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_first_index_into_an_empty_index_builds_its_bodies_beside(vault, tmp_path, monkeypatch,
+                                                                     started, workers):
+    fill(vault)
+    sources = config.load().sources
+    with indexing(tmp_path / "one.db", workers) as work:
+        work.reconcile()
+    assert started == [workers > 1]
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", CARDS // 3)  # too big for one load: in batches
+    with indexing(tmp_path / "batches.db", workers) as work:
+        work.reconcile()
+    assert started == [workers > 1]
+    assert full_text(tmp_path / "one.db") == full_text(tmp_path / "batches.db")
+    # a second source's first load goes into an index that holds cards: into its cards_fts
+    other = tmp_path / "other"
+    fill(other, CARDS // 2, word="other")
+    monkeypatch.setattr(sync, "ONE_LOAD_FILES", 10 * CARDS)
+    index = Index(tmp_path / "one.db")
+    try:
+        report = Indexer(index, [*sources, Source("other", "markdown", str(other))],
+                         workers=workers).reconcile()
+    finally:
+        index.close()
+    assert report.added == CARDS // 2 + 1 and started == [workers > 1]
+    assert full_text(tmp_path / "one.db")["cards_fts"]  # integrity-checked

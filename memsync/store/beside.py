@@ -44,12 +44,13 @@ class Beside:
     """cards_fts being built in a thread (start) from the rows the writer puts (put), until
     copy_into() hands it to the index, or abandon() drops it."""
 
-    def __init__(self, index_path: Path, hash_bytes: int, page_size: int, threaded: bool = True):
+    def __init__(self, index_path: Path, hash_bytes: int, page_size: int, threaded: bool = True,
+                 cache_kib: int = CACHE_KIB):
         self.path = scratch_path(index_path)
         # Without a thread (one core), the writer fills the scratch table itself, so that a
         # rebuild on one core and one on many give the very same index (see the module's doc).
         self.threaded = threaded
-        self._hash_bytes, self._page_size = hash_bytes, page_size
+        self._hash_bytes, self._page_size, self._cache_kib = hash_bytes, page_size, cache_kib
         self._rows: list[tuple] = []
         self._queue: queue.Queue = queue.Queue(maxsize=AHEAD_BATCHES)
         self._error: BaseException | None = None
@@ -63,7 +64,7 @@ class Beside:
             self.path.unlink()  # this process's own, from a rebuild that failed to remove it
         self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         for pragma in ("journal_mode = OFF", "synchronous = OFF", f"page_size = {self._page_size}",
-                       f"cache_size = -{CACHE_KIB}"):
+                       f"cache_size = -{self._cache_kib}"):
             self._conn.execute(f"PRAGMA {pragma}")
         if not self.threaded:
             self._begin(self._conn)

@@ -165,22 +165,27 @@ class BulkLoads:
             # all are made anew, and merged at the end
             self._conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (backlinks.UNSETTLED, fts.DEFERRED))
             fts.recreate(self._conn)
-            with self.loading(load_bytes, indexes, self._beside(load_bytes, beside) if beside else None):
+            with self.loading(load_bytes, indexes, beside):
                 yield
 
-    def _beside(self, load_bytes: int, how: str) -> Beside:
+    def _beside(self, load_bytes: int, how: str | None) -> Beside | None:
+        """The bodies' table of a load built beside the index (`how`: "thread" or "here"), when
+        the index holds no card: it then replaces the index's cards_fts whole."""
+        if how is None or self._conn.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
+            return None
         from memsync.store.beside import Beside
 
         hash_bytes = fts.bulk_hash_bytes(load_bytes, self._whole_up_to())
         page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
-        return Beside(self.path, hash_bytes, page_size, threaded=how == "thread")
+        return Beside(self.path, hash_bytes, page_size, threaded=how == "thread",
+                      cache_kib=LEAN_CACHE_KIB if self.lean else BULK_CACHE_KIB // 2)
 
     def _whole_up_to(self) -> int:
         return fts.BULK_HASH_BYTES if self.lean else fts.WHOLE_LOAD_HASH_BYTES
 
     @contextmanager
     def loading(self, load_bytes: int = 0, set_aside: Sequence[str] = (),
-                beside: Beside | None = None) -> Iterator[None]:
+                beside: str | None = None) -> Iterator[None]:
         """Inside a transaction: the caller writes the rows of files none of which has rows in
         the index (a reload emptied them; a source indexed for the first time has none), then
         the full-text indexes are merged once (memsync.store.fts.defer_merges, whose hash the
@@ -189,12 +194,13 @@ class BulkLoads:
         other process can have written any since. A card is written at once (with the links
         field a reload had for it); one without, that links in the files written so far point
         at, waits for the load's links to be known (fts.Waiting). `set_aside`: the indexes a
-        reload dropped, made again once the rows are in. `beside`: a reload's bodies' table,
-        built by a thread (memsync.store.beside) and copied in as the load ends."""
+        reload dropped, made again once the rows are in. `beside` ("thread", "here"): into an
+        index that holds no card, the bodies' table is built beside it, by a thread or by this
+        one (memsync.store.beside), and copied in as the load ends."""
         assert self._conn.in_transaction, "a load runs inside a transaction"
         from memsync.store import setaside
 
-        with fts.built_beside(self._conn, beside):
+        with fts.built_beside(self._conn, self._beside(load_bytes, beside)):
             fts.defer_merges(self._conn, load_bytes, self._whole_up_to())
             self.mark_changed()
             self._reloading = True
