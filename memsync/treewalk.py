@@ -103,6 +103,7 @@ def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
         return []
     folders = []
     blocked = False  # listed, but its entries may not be stat'ed (no x): nor entered
+    stated = False  # an entry was stat'ed: the folder may be entered
     wants, excludes = adapter.wants, excluded.excludes
     # A file is decided by its name where the adapter allows it (adapters.base: by_name) and
     # the folder is visible: the same answer as wants(rel), without building and scanning the
@@ -128,14 +129,30 @@ def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
                 if not wants(rel) or excludes(rel):
                     continue
             st = entry.stat(follow_symlinks=False)
+            stated = True
             found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         except PermissionError:
             blocked = True
         except OSError:
             continue
+    if not stated and not blocked:
+        blocked = not _enterable(folder)
     if blocked and denied is not None:
         denied.add(rel_prefix)
     return [] if blocked else folders
+
+
+def _enterable(folder: str) -> bool:
+    """Whether a folder's entries can be reached (x), asked of "." where no file in it was
+    stat'ed: one that is empty, or holds only folders and files no adapter wants, is as closed as
+    one whose notes cannot be stat'ed, and the watcher says so of it too (memsync.watch.pairing)."""
+    try:
+        os.lstat(os.path.join(folder, "."))
+    except PermissionError:
+        return False
+    except OSError:  # gone meanwhile: its parent's next listing says so
+        pass
+    return True
 
 
 def walk(adapter, excluded: Exclusions, stack: list[tuple[str, str]],

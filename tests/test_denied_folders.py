@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,40 @@ def test_a_watcher_says_a_folder_cannot_be_read_until_it_can(vault, watcher, mod
     wait_for_problem("d/", False)
     assert proc.stop() == 0, proc.stderr()
     assert "Traceback" not in proc.stderr()
+
+
+def test_a_folder_that_cannot_be_entered_is_a_problem_whatever_it_holds(vault, watcher):
+    """Read but not entered (chmod u=r): an empty folder, one holding only a folder, one holding
+    no note are closed as much as one whose notes cannot be stat'ed. The watcher, `memsync index`
+    and doctor name the same folders: the closed ones, not a folder below one."""
+    import os
+
+    from .test_watch import DEADLINE, converge, mark, put
+    from .test_watch_inodes import problems
+
+    top = mark()
+    put(vault, "top.md", top)
+    for folder in ("empty", "only/sub", "pics"):
+        (vault / folder).mkdir(parents=True)
+    (vault / "pics" / "a.png").write_bytes(b"\x89PNG")
+    closed = ["empty/", "only/", "pics/"]
+    proc = watcher(under=without_root_reads())
+    converge({"top.md": top})
+    for folder in closed:
+        os.chmod(vault / folder, 0o444)
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while sorted(problems()) != closed:  # the watcher's word
+            assert time.monotonic() < deadline, problems()
+            time.sleep(0.05)
+        code, out = memsync("index", "--json")
+        assert code == 0 and denied(out) == closed, out
+        code, out = memsync("doctor")
+        assert code == 1 and all(f"vault:{folder}: {FOLDER_DENIED}" in out for folder in closed), out
+        assert "only/sub/" not in out
+    finally:
+        for folder in closed:
+            os.chmod(vault / folder, 0o755)
+    code, out = memsync("index", "--json")
+    assert code == 0 and out["problems"] == [], out
+    assert proc.stop() == 0, proc.stderr()
