@@ -370,9 +370,47 @@ def test_an_edit_of_another_agents_file_is_told_by_the_files_time(brief_home, cl
     data = brief(cli, brief_home["shop"])
     notes = {i["title"]: i["note"] for s in data["sections"] for i in s["items"]}
     assert notes["AGENTS"] == "changed"  # a project card: in the project section
-    # of a file of many cards (the Gemini bullets) the time does not say which changed: none is
-    # said to have, so drafts is the only other change
-    assert titles(data, "changed") == ["drafts"] and notes["drafts"] == "changed"
+    assert notes["drafts"] == "changed"
+    # of a file of many cards (the Gemini bullets) the time does not say which changed: the file
+    # is told, with its cards
+    assert sorted(titles(data, "changed")) == ["code:GEMINI.md", "drafts"]
+    assert notes["code:GEMINI.md"] == "changed: one or more of its 2 cards"
+
+
+def test_an_edit_of_one_entity_of_a_memory_graph_tells_the_file(brief_home, cli, tmp_path):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    people = ["Alice", "Bob", "Carol", "Dave"]
+
+    def write_graph(alice: list[str]) -> None:
+        lines = [{"type": "entity", "name": name, "entityType": "person",
+                  "observations": alice if name == "Alice" else [f"{name} works on the shop"]}
+                 for name in people]
+        (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    write_graph(["Alice likes tea"])
+    config = tmp_path / "home" / "config.json"
+    settings = json.loads(config.read_text())
+    settings["sources"].append({"name": "graph", "adapter": "mcp-memory", "path": str(graph)})
+    config.write_text(json.dumps(settings))
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice: not here
+    brief(cli, brief_home["shop"])
+    time.sleep(1.01 - time.time() % 1)
+    write_graph(["Alice likes tea", "Alice moved to Berlin"])  # one entity of four changed
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    data = brief(cli, brief_home["shop"])
+    [item] = [i for s in data["sections"] if s["key"] == "changed" for i in s["items"]]
+    index = Index(tmp_path / "home" / "memsync.db")
+    ids = {row["title"]: row["id"] for row in index.cards() if row["source"] == "graph"}
+    index.close()
+    assert item["title"] == "graph:memory.jsonl" and item["id"] is None and item["file"]
+    assert item["note"] == "changed: one or more of its 4 cards"
+    assert item["cards"] == [ids[name] for name in people[:3]]  # the first few, for memory_get
+    assert f"- graph:memory.jsonl (changed: one or more of its 4 cards) — {ids['Alice']} Alice;" in data["text"]
+    time.sleep(1.01 - time.time() % 1)
+    assert "graph:memory.jsonl" not in titles(brief(cli, brief_home["shop"]), "changed")  # told once
 
 
 def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memsync.brief import project as project_mod
 from memsync.brief import render, state
-from memsync.brief.select import CANDIDATES, last_change, ranked, select
+from memsync.brief.select import CANDIDATES, is_file, last_change, ranked, select
 from memsync.config import Config
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.store import brief as store
@@ -90,7 +90,8 @@ def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
     ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
     helpful = store.feedback(conn, ids)
     # bodies of the cards a brief may show: the project's first few by rank, and the rest
-    shortlist = _shortlist(project_rows, helpful) + [r["id"] for r in changed_rows + used_rows]
+    shortlist = _shortlist(project_rows, helpful) + [r["id"] for r in changed_rows + used_rows
+                                                     if not is_file(r)]
     pairs = [(r["source"], p) for r in changed_rows for p in (r["superseded_by"], r["supersedes"]) if p]
     return {"project": project_rows, "changed": changed_rows, "used": used_rows, "helpful": helpful,
             "texts": store.texts(conn, shortlist), "others": store.titles_by_path(conn, pairs)}
@@ -98,12 +99,14 @@ def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
 
 def _changed(conn, since_iso: str) -> list:
     """The cards that may have changed since the mark, the latest change first: by their dates,
-    and (cards without an `updated` date, most of the other sources') by their file's time."""
+    and (cards without an `updated` date, most of the other sources') by their file's time; and
+    by that time too the files of several cards (a memory graph), each told as one row."""
     since = _timestamp(since_iso)
     rows = store.changed_cards(conn, _days_before(since_iso), ROWS["changed"])
     if since is not None:
         seen = {r["id"] for r in rows}
         rows += [r for r in store.changed_files(conn, int(since) * 10**9, ROWS["changed"]) if r["id"] not in seen]
+        rows += store.changed_files_of_many(conn, int(since) * 10**9, ROWS["changed"])
     rows.sort(key=lambda r: r["id"])
     rows.sort(key=last_change, reverse=True)
     return rows[:ROWS["changed"]]

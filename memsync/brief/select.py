@@ -53,21 +53,24 @@ def priority_rank(value: str | None) -> int:
 
 @dataclass(frozen=True)
 class Item:
-    id: int
+    id: int | None  # None: the item is a file of several cards (file_item), not a card
     title: str
     line: str  # the card's summary, or the first line of its text
     note: str = ""  # why it is here, where that is not plain (new, updated, superseded by ...)
     source: str = ""
     path: str = ""
     kind: str | None = None
+    cards: tuple[int, ...] = ()  # of a file's item: the ids of the cards it names
 
     def text(self) -> str:
-        head = f"- {self.id} {self.title}" + (f" ({self.note})" if self.note else "")
+        name = self.title if self.id is None else f"{self.id} {self.title}"
+        head = f"- {name}" + (f" ({self.note})" if self.note else "")
         return f"{head} — {self.line}" if self.line else head
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "line": self.line, "note": self.note or None,
-                "source": self.source, "path": self.path, "kind": self.kind}
+        out = {"id": self.id, "title": self.title, "line": self.line, "note": self.note or None,
+               "source": self.source, "path": self.path, "kind": self.kind}
+        return {**out, "file": True, "cards": list(self.cards)} if self.id is None else out
 
 
 @dataclass
@@ -162,6 +165,17 @@ def last_change(row: Mapping) -> float:
                _stamp(row["invalid_at"]) if row["superseded_by"] else 0.0, _file_changed(row) or 0.0)
 
 
+def is_file(row: Mapping) -> bool:
+    """Whether a row tells a file of several cards (memsync.store.brief.changed_files_of_many),
+    not a card."""
+    return "file_cards" in row.keys()  # noqa: SIM118 (a sqlite3.Row's `in` looks among its values)
+
+
+def _key(row: Mapping) -> object:
+    """What a row is shown once by: its card's id, or its file."""
+    return ("file", row["source"], row["path"]) if is_file(row) else row["id"]
+
+
 def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[int, str] | None]) -> str | None:
     """Why this card counts as changed since `since` (a timestamp in whole seconds), or None if it
     does not. Cards carry whole seconds too, so a change in the very second of the last brief
@@ -199,6 +213,8 @@ def select(
     flagged: set[int] = set()
 
     def shown(row: Mapping) -> bool:
+        if is_file(row):
+            return True  # no card of it is shown: the titles it names are screened (file_item)
         body, summary = texts.get(row["id"], ("", None))
         if secrets.scan(row["title"], body) or (summary and secrets.scan_text(summary, "summary")):
             flagged.add(row["id"])
@@ -220,20 +236,20 @@ def select(
     candidates["used"] = [(r, "") for r in used[:CANDIDATES["used"]]]
 
     # A project card that changed is shown once, in the project section, with what changed.
-    changed_elsewhere = sum(1 for row, _ in changed if row["id"] not in in_project)
+    changed_elsewhere = sum(1 for row, _ in changed if is_file(row) or row["id"] not in in_project)
     totals = {"project": len(project), "changed": changed_elsewhere, "used": len(used)}
     sections = {key: Section(key, totals[key], key in capped) for key in SECTION_ORDER}
     # each heading at its longest ("(N-1 of N)"): what it says is known only at the end
     headings = {key: estimate(heading_text(key, max(totals[key] - 1, 0), totals[key], since_text, True)) + 2
                 for key in SECTION_ORDER}  # + the newline and the blank line before it
     left = budget
-    placed: set[int] = set()
+    placed: set[object] = set()
     for key in FILL_ORDER:
         for row, note in candidates[key]:
-            target = "project" if key == "changed" and row["id"] in in_project else key
-            if row["id"] in placed:
+            target = "project" if key == "changed" and not is_file(row) and row["id"] in in_project else key
+            if _key(row) in placed:
                 continue  # shown already, with what changed
-            item = make_item(row, note, texts)
+            item = file_item(row, note) if is_file(row) else make_item(row, note, texts)
             cost = estimate(item.text()) + 1 + (0 if sections[target].items else headings[target])
             if cost > left:
                 continue  # too long for what is left; a shorter one further down may fit
@@ -241,7 +257,7 @@ def select(
                 sections[target].total -= 1
                 continue
             left -= cost
-            placed.add(row["id"])
+            placed.add(_key(row))
             sections[target].items.append(item)
     return Selection(sections, len(flagged))
 
@@ -253,6 +269,19 @@ def make_item(row: Mapping, note: str, texts: Mapping[int, tuple[str, str | None
     if row["superseded_by"]:
         line = ""  # what it said is no longer so: the note names its successor
     return Item(row["id"], title, line, note, row["source"], row["path"], row["kind"])
+
+
+def file_item(row: Mapping, note: str) -> Item:
+    """A file of several cards that changed: its time does not say which card did, so the item
+    says how many it holds and names the first few (a title the secrets scanner flags is not
+    named), for memory_get."""
+    named = [f"{card_id} {shorten(' '.join(title.split()), TITLE_TOKENS)}" for card_id, title in row["named"]
+             if not secrets.scan_text(title, "title")]
+    count = row["file_cards"]
+    which = "its one card" if count == 1 else f"one or more of its {count} cards"
+    line = "; ".join(named) + ("; …" if named and count > len(named) else "")
+    return Item(None, row["title"], line, f"{note}: {which}", row["source"], row["path"], None,
+                tuple(card_id for card_id, _ in row["named"]))
 
 
 def heading_text(key: str, shown: int, total: int, since_text: str | None, capped: bool = False) -> str:

@@ -171,6 +171,44 @@ def changed_files(conn: Connection, since_ns: int, limit: int) -> list[Row]:
     return conn.execute(CHANGED_FILES, (since_ns, limit, FILES_LOOKED)).fetchall()
 
 
+# The files of changed_files_of_many(): of the newest FILES_LOOKED content changes, those whose
+# cards all sit under anchors (`memory.jsonl#alice`, `GEMINI.md#...`), so that no card of the file
+# itself is told by changed_files. One file a row, with its count of cards: each lookup goes
+# through cards_file, covering, never through a card's row (a graph of 200,000 entities).
+CHANGED_MANY = (
+    "SELECT f.source, f.path, f.changed_ns AS file_changed_ns, "
+    "(SELECT count(*) FROM cards c WHERE c.source = f.source AND c.file = f.path) AS file_cards FROM "
+    "(SELECT source, path, changed_ns FROM file_changes WHERE changed_ns >= ?1 "
+    "ORDER BY changed_ns DESC LIMIT ?3) f "
+    "WHERE EXISTS (SELECT 1 FROM cards c WHERE c.source = f.source AND c.file = f.path) "
+    "AND NOT EXISTS (SELECT 1 FROM cards c WHERE c.source = f.source AND c.path = f.path) "
+    "ORDER BY f.changed_ns DESC, f.source, f.path LIMIT ?2")
+# Cards of such a file named with it: its first ones, in the order it holds them (the order they
+# were written into the index, which cards_file keeps: no card of the file is read but these).
+NAMED = 3
+
+
+def changed_files_of_many(conn: Connection, since_ns: int, limit: int) -> list[dict]:
+    """Files whose content changed at `since_ns` or later and whose cards are parts of them (a
+    memory graph's entities, Gemini's bullets), the most recent first: the file's time does not
+    say which of its cards changed, so a brief tells the file. Each row is shaped as a card's
+    light row (no dates of its own, `id` its first card's, for ties), plus `file_cards` (how many
+    cards the file holds) and `named` ((id, title) of its first NAMED cards)."""
+    out = []
+    for row in conn.execute(CHANGED_MANY, (since_ns, limit, FILES_LOOKED)).fetchall():
+        named = [(r[0], r[1]) for r in conn.execute(
+            "SELECT id, title FROM cards WHERE source = ? AND file = ? ORDER BY rowid LIMIT ?",
+            (row["source"], row["path"], NAMED))]
+        if not named:  # its cards went since the query above (another writer's commit)
+            continue
+        out.append({"id": named[0][0], "source": row["source"], "path": row["path"],
+                    "title": f"{row['source']}:{row['path']}", "kind": None, "priority": None,
+                    "created": None, "updated": None, "invalid_at": None, "superseded_by": None,
+                    "supersedes": None, "reads": 0, "file_changed_ns": row["file_changed_ns"],
+                    "file_cards": row["file_cards"], "named": named})
+    return out
+
+
 def texts(conn: Connection, ids: Iterable[int]) -> dict[int, tuple[str, str | None]]:
     """id -> (body, summary) for these cards; summary is None where the index has no summary
     column yet (the lifecycle wing adds it) or the card has none."""
