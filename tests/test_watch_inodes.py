@@ -88,6 +88,24 @@ def test_an_edit_through_one_name_of_a_hard_linked_card_updates_every_name(vault
     assert proc.stop() == 0, proc.stderr()
 
 
+def test_a_name_of_a_hard_linked_card_removed_leaves_the_other_as_a_rebuild_has_it(vault, tmp_path, watcher):
+    """Removing one name changes the link count, so the ctime, of the others, and no event names
+    them: the watcher looks at them all the same, and `memsync index` then has nothing to read."""
+    text = mark()
+    put(vault, "a/one.md", text)
+    (vault / "b").mkdir()
+    os.link(vault / "a/one.md", vault / "b/two.md")  # both names indexed by the start-up reconcile
+    proc = watcher()
+    settle_to_rebuild(config.load(), tmp_path)
+    kept = card_id("b/two.md")
+    os.unlink(vault / "a/one.md")
+    settle_to_rebuild(config.load(), tmp_path, timeout=DEADLINE)  # b/two.md's row with its new ctime too
+    assert card_id("b/two.md") == kept
+    assert proc.stop() == 0, proc.stderr()
+    report = api.reindex(config.load())
+    assert (report["hashed"], report["unchanged"]) == (0, 1), report
+
+
 def exchange(a: Path, b: Path) -> None:
     """Swap two files in one step, as renameat2(RENAME_EXCHANGE) does (Linux 3.15+)."""
     libc = ctypes.CDLL(None, use_errno=True)
