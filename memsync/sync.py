@@ -141,14 +141,18 @@ class Indexer(Batches, IdBindings, FileProblems):
 
     def move_many(
         self, source: str, pairs: Sequence[tuple[str, str]], paths: Iterable[str],
+        swapped: Callable[[str, str], bool] | None = None,
     ) -> SyncReport:
         """Renames seen in the order they happened (a swap, a chain a->b->c, a folder's files).
 
         Each indexed file is re-keyed in turn, all in one transaction, before anything is checked
         against the disk: checking `b` right after a->b would drop the card when b->c followed.
         Then `paths` (normally every end of every pair, and whatever else changed) are synced in
-        one batch.
+        one batch. `swapped(a, b)` says whether a->b directly followed by b->a was one swap
+        (default: exchanged(), asked as each comes); a caller that carries its own knowledge of
+        the files along the same renames decides it once, for both.
         """
+        swapped = swapped or functools.partial(self.exchanged, source)
         adapter = self.adapters[source]
         moved = 0
         wanted = [
@@ -160,7 +164,7 @@ class Indexer(Batches, IdBindings, FileProblems):
                 i = 0
                 while i < len(wanted):
                     src, dst = wanted[i]
-                    if wanted[i + 1:i + 2] == [(dst, src)] and self._exchanged(source, src, dst):
+                    if wanted[i + 1:i + 2] == [(dst, src)] and swapped(src, dst):
                         moved += self.index.exchange_files(source, src, dst)
                         i += 2
                         continue
@@ -170,11 +174,21 @@ class Indexer(Batches, IdBindings, FileProblems):
         report.moved += moved
         return report
 
-    def _exchanged(self, source: str, a: str, b: str) -> bool:
-        """Whether renames a->b then b->a were one swap (RENAME_EXCHANGE, reported as those two
-        renames): both files are still there. Had a->b replaced b, b would be gone after b->a,
-        and the card at b taken back to a would be a's, as applying them in turn says."""
-        return all(os.path.lexists(self._full(source, p)) for p in (a, b))
+    def exchanged(self, source: str, a: str, b: str) -> bool:
+        """Whether renames a->b then b->a, not applied yet, were one swap (RENAME_EXCHANGE,
+        reported as those two renames): both files are still there. Had a->b replaced b, b would
+        be gone after b->a, and the card at b taken back to a would be a's, as applying them in
+        turn says. Where one of the two has moved on since the swap (a rename out of the vault,
+        into a folder too new to be watched), the one left tells: it is the file the index knew
+        at the other path, by its inode (after the two renames in turn, a would be a's own)."""
+        if all(os.path.lexists(self._full(source, p)) for p in (a, b)):
+            return True
+        for at, other in ((a, b), (b, a)):
+            here = reading.current_signature(self.sources[source].root, at)
+            state = self.index.file_state(source, other) if storable(other) else None
+            if here is not None and state is not None and state[0].ino == here.ino:
+                return True
+        return False
 
     def reconcile(
         self, source: str | None = None, under: str | None = None,

@@ -7,12 +7,15 @@ import ctypes
 import errno
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
 from memsync import api, config
+from memsync.model.indexing import Signature
+from memsync.store.index import Index
 from memsync.watch.pairing import Pairing
 from memsync.watch.pending import Batch
 
@@ -151,6 +154,66 @@ def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
     assert pairing.hold_vanished(Batch(moves=[first, second])) == ([first, second], [])
     (tmp_path / "a.md").unlink()  # a plain rename: nothing to wait for
     assert pairing.hold_vanished(Batch(moves=[first])) == ([first], [])
+    # unless it is over a card: what the swap put at a.md may have moved on at once
+    index = Index(tmp_path / "index.db")
+    try:
+        index.replace_file("vault", "b.md", [], [], Signature(1, 0, 0, 1), "h", 0)  # a card at b.md
+        assert pairing.hold_vanished(Batch(moves=[first]), index) == ([], [first])
+    finally:
+        index.close()
+    # and the two halves, the second waiting for a rename from a.md, wait together
+    assert pairing.hold_vanished(Batch(moves=[first, second])) == ([], [first, second])
+
+
+@pytest.mark.parametrize("at_once", [False, True])
+@pytest.mark.parametrize("away", ["new folder", "out and back"])
+def test_cards_swapped_then_one_moved_where_watchdog_cannot_pair_it_keep_their_ids(
+        vault, tmp_path, watcher, at_once, away):
+    """After a swap (a.md holds b.md's text and b.md a.md's), a.md moves where watchdog sees no
+    rename, only a deletion and a new file: into a folder too new to be watched, or out of the
+    vault and back under another name. Whether the watcher took the swap first or takes it with
+    the move, each card keeps its id: the file at b.md is not taken for a's card renamed over
+    b's, nor the new file for the other card of the swap."""
+    proc = watcher()
+    one, two = mark(), mark()
+    put(vault, "a.md", one)
+    put(vault, "b.md", two)
+    converge({"a.md": one, "b.md": two})
+    ids = {one: card_id("a.md"), two: card_id("b.md")}
+    if at_once:  # the watcher reads every event of what follows at once, when it goes on
+        proc.proc.send_signal(signal.SIGSTOP)
+    try:
+        exchange(vault / "a.md", vault / "b.md")
+        if not at_once:
+            converge({"a.md": two, "b.md": one})
+        if away == "new folder":
+            target = "new/a.md"
+            os.mkdir(vault / "new")
+            os.rename(vault / "a.md", vault / target)
+        else:
+            target = "c.md"
+            os.rename(vault / "a.md", tmp_path / "a.md")
+            os.rename(tmp_path / "a.md", vault / target)
+    finally:
+        proc.proc.send_signal(signal.SIGCONT)
+    converge({target: two, "b.md": one})
+    settle_to_rebuild(config.load(), tmp_path)
+    assert {one: card_id("b.md"), two: card_id(target)} == ids
+    assert proc.stop() == 0, proc.stderr()
+
+
+def test_what_is_known_of_files_follows_renames_and_swaps():
+    from memsync.watch import plan
+
+    known = {"a": "A", "b": "B", "c": "C"}
+    both = lambda x, y: True  # noqa: E731
+    swapped = plan.swaps([("a", "b"), ("b", "a")], both)
+    assert swapped == {("a", "b")}
+    assert plan.carried(known, [("a", "b"), ("b", "a")], swapped) == {"a": "B", "b": "A", "c": "C"}
+    # the same renames in turn: b's file was replaced, a's came back
+    assert plan.carried(known, [("a", "b"), ("b", "a")], set()) == {"a": "A", "c": "C"}
+    assert plan.carried(known, [("a", "b"), ("b", "a"), ("a", "d")], swapped) == {"d": "B", "b": "A", "c": "C"}
+    assert plan.swaps([("a", "b"), ("b", "a")], lambda x, y: False) == set()
 
 
 def test_a_card_swapped_with_a_file_not_indexed_yet_keeps_its_id(vault):

@@ -242,7 +242,7 @@ class WorkerLoop:
             # What the old observer still held (a rename waiting for its other half, events
             # not yet dispatched) went with it: look at everything once.
             rescan = {**{s.name: "re-watched" for s in self.cfg.sources}, **rescan}
-        moves, held = self._pairing.hold_vanished(batch)
+        moves, held = self._pairing.hold_vanished(batch, indexer.index)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("batch: moves %s, held %s, paths %s, trees %s, rescan %s",
                       [m[1:4] for m in moves], [m[1:4] for m in held], batch.paths, batch.trees,

@@ -12,6 +12,7 @@ Runs on the watcher's worker thread only.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -68,10 +69,13 @@ class Pairing:
             lambda a, b: all(os.path.lexists(self.full(source, p)) for p in (a, b)),
         )
         if pairs:
-            self._carry_hashes(index, source, pairs)
+            # Which renames are swaps is decided once, before any is applied: what is known of
+            # the files (their hashes, the new files remembered) trades places as the cards do.
+            swapped = plan.swaps(pairs, functools.partial(indexer.exchanged, source))
+            self._carry_hashes(index, source, pairs, swapped)
             self._carry_ghost_ids(indexer, source, pairs, ghosts)
-            report.merge(indexer.move_many(source, pairs, paths=()))
-            self._follow_arrivals(source, pairs)
+            report.merge(indexer.move_many(source, pairs, paths=(), swapped=lambda a, b: (a, b) in swapped))
+            self._follow_arrivals(source, pairs, swapped)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
         denied: set[str] = set()  # folders that could not be read: their problem stays
         for tree in plan.outermost([*moved_trees, *trees]):
@@ -142,30 +146,34 @@ class Pairing:
             self.ghosts.pop((source, src), None)
             self.ghosts[(source, dst)] = now
 
-    def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]]) -> None:
+    def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]],
+                      swapped: set[tuple[str, str]]) -> None:
         """Remember each renamed file's content hash at its new path: the index forgets it on a
-        rename (the card is re-read), and a file that is gone again cannot be re-read."""
+        rename (the card is re-read), and a file that is gone again cannot be re-read. A path
+        that the renames leave without a known file has no hash remembered."""
         now = time.monotonic()
         known: dict[str, str] = {}
-        for src, dst in pairs:
-            content = known.pop(src, None)
-            if content is None:
-                content = self.hashes.get((source, src), ("", 0))[0]
-                state = index.file_state(source, src) if storable(src) else None
-                content = (state[1] if state else "") or content
+        for path in dict.fromkeys(p for pair in pairs for p in pair):
+            state = index.file_state(source, path) if storable(path) else None
+            content = (state[1] if state else "") or self.hashes.get((source, path), ("", 0))[0]
             if content:
-                known[dst] = content
-        for path, content in known.items():
-            self.hashes[(source, path)] = (content, now)
+                known[path] = content
+        moved = plan.carried(known, pairs, swapped)
+        for path in dict.fromkeys(p for pair in pairs for p in pair):
+            if path in moved:
+                self.hashes[(source, path)] = (moved[path], now)
+            else:
+                self.hashes.pop((source, path), None)
 
-    def _follow_arrivals(self, source: str, pairs: list[tuple[str, str]]) -> None:
-        """A remembered new file that was renamed on is remembered at its new path."""
-        where = {path: key for key, (path, _when) in self.arrived.items() if key[0] == source}
-        for src, dst in pairs:
-            key = where.pop(src, None)
-            if key is not None:
-                self.arrived[key] = (dst, self.arrived[key][1])
-                where[dst] = key
+    def _follow_arrivals(self, source: str, pairs: list[tuple[str, str]],
+                         swapped: set[tuple[str, str]]) -> None:
+        """A remembered new file that was renamed on is remembered at its new path; one that a
+        rename replaced is forgotten (its path holds another file now)."""
+        ends = {p for pair in pairs for p in pair}
+        keys = {path: key for key, (path, _when) in self.arrived.items() if key[0] == source and path in ends}
+        when = {key: self.arrived.pop(key)[1] for key in keys.values()}
+        for path, key in plan.carried(keys, pairs, swapped).items():
+            self.arrived[key] = (path, when[key])
 
     def _hold_deletions(self, source, candidates, vanished, renamed, final, renaming):
         """(to sync now, held): a card whose file vanished is kept until it has been missing for
@@ -213,40 +221,46 @@ class Pairing:
                 pairs.append((path, arrived[0]))
         return pairs
 
-    def hold_vanished(self, batch: plan.Batch) -> tuple[list, list]:
+    def hold_vanished(self, batch: plan.Batch, index=None) -> tuple[list, list]:
         """(renames to apply now, renames to hold back). A rename whose target is already gone
         again, with no later rename in hand that moved it on, was followed by a rename or a
         delete still on its way: hold it (and every later rename, to keep their order) briefly,
         so a chain a->b->c is applied whole and the card keeps its id. So is the first half of
-        what may be a swap (_waits). The ends of held file renames are taken out of the batch's
-        paths."""
+        what may be a swap (_waits, which asks `index` whether a rename is over a card). The ends
+        of held file renames are taken out of the batch's paths."""
         now = time.monotonic()
         moves = batch.moves
         for i in range(len(moves)):
-            if not self._waits(moves, i, now):
+            if not self._waits(moves, i, now, index):
                 continue
-            held = moves[i:]
+            # the second half of what may be a swap waits with its first half
+            swap_half = i and moves[i - 1][:4] == (moves[i][0], moves[i][2], moves[i][1], moves[i][3])
+            held = moves[i - 1:] if swap_half else moves[i:]
             for source_, src_, dst_, tree_, _seen in held:
                 if not tree_ and source_ in batch.paths:
                     ends = {src_, dst_}
                     batch.paths[source_] = [p for p in batch.paths[source_] if p not in ends]
-            return moves[:i], held
+            return moves[:len(moves) - len(held)], held
         return moves, []
 
 
-    def _waits(self, moves: list, i: int, now: float) -> bool:
+    def _waits(self, moves: list, i: int, now: float, index) -> bool:
         """Whether rename `i` of a batch waits for one still on its way (hold_vanished)."""
-        source, src, dst, _tree, seen = moves[i]
+        source, src, dst, tree, seen = moves[i]
         later = moves[i + 1:]
         if not os.path.lexists(self.full(source, dst)):
             # gone again: moved on or deleted, unless the chain goes on within this batch
             return now - seen < plan.HOLD and not any(
                 m[0] == source and plan.covered(dst, [m[1]]) for m in later)
-        if now - seen < SWAP_WAIT and os.path.lexists(self.full(source, src)):
-            # Something is at src again: the first half of a swap (renameat2's RENAME_EXCHANGE,
-            # reported as a->b, then b->a), unless b->a is here too. Applied alone, it would be
-            # taken for a rename over b's card (Indexer.move_many and plan.expand_moves pair the
-            # two halves, of two files or two folders).
+        if now - seen < SWAP_WAIT and (os.path.lexists(self.full(source, src))
+                                       or (not tree and index is not None and storable(dst)
+                                           and index.file_state(source, dst) is not None)):
+            # Something is at src again, or a card was at dst: the first half of a swap
+            # (renameat2's RENAME_EXCHANGE, reported as a->b, then b->a), unless b->a is here
+            # too. Applied alone, it would be taken for a rename over b's card (Indexer.move_many
+            # and plan.expand_moves pair the two halves, of two files or two folders). The file
+            # swapped to a may have moved on at once: a rename over a card (rare otherwise)
+            # waits all the same.
             return not any(m[:3] == (source, dst, src) for m in moves if m is not moves[i])
         return False
 

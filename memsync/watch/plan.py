@@ -8,8 +8,8 @@ what actually happened. memsync.watch.pending coalesces those hints per path and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import NamedTuple, Protocol, TypeGuard
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, Protocol, TypeGuard, TypeVar
 
 from memsync.adapters import hidden
 from memsync.pathnames import storable
@@ -17,8 +17,11 @@ from memsync.watch.pending import CAP, QUIET, SETTLE, Action, Batch, Pending, co
 
 __all__ = [
     "CAP", "HOLD", "QUIET", "RECHECK", "SETTLE", "Action", "Batch", "Event", "Pending",
-    "actions", "covered", "expand_moves", "keep_sources", "outermost", "relative", "storable_dir",
+    "actions", "carried", "covered", "expand_moves", "keep_sources", "outermost", "relative",
+    "storable_dir", "swaps",
 ]
+
+T = TypeVar("T")
 
 HOLD = 0.5  # how long a rename whose target vanished waits for the rename that moved it on
 # watchdog adds a watch on a new folder only when it gets to the folder's creation event; what
@@ -154,6 +157,41 @@ def expand_moves(
                 pairs.append((path, dst + path[len(src):]))
         trees += [src, dst]
     return pairs, trees
+
+
+def swaps(pairs: Sequence[tuple[str, str]], swapped: Callable[[str, str], bool]) -> set[tuple[str, str]]:
+    """The renames x->y directly followed by y->x that `swapped(x, y)` confirms are one swap
+    (renameat2's RENAME_EXCHANGE is reported as those two renames), by their first half."""
+    found, i = set(), 0
+    while i + 1 < len(pairs):
+        src, dst = pairs[i]
+        if pairs[i + 1] == (dst, src) and swapped(src, dst):
+            found.add((src, dst))
+            i += 2
+        else:
+            i += 1
+    return found
+
+
+def carried(values: dict[str, T], pairs: Sequence[tuple[str, str]], swapped: set[tuple[str, str]]) -> dict[str, T]:
+    """What is known of the files at some paths (`values`), after the renames `pairs` in order:
+    each takes its source's value to its target, whose own value goes (the file there was
+    replaced), but for a swap (`swapped`, by swaps()), whose two files trade values."""
+    out = dict(values)
+    i = 0
+    while i < len(pairs):
+        src, dst = pairs[i]
+        if (src, dst) in swapped and pairs[i + 1:i + 2] == [(dst, src)]:
+            there = {path: out.pop(path) for path in (src, dst) if path in out}
+            out.update({(dst if path == src else src): value for path, value in there.items()})
+            i += 2
+            continue
+        value = out.pop(src, None)
+        out.pop(dst, None)
+        if value is not None:
+            out[dst] = value
+        i += 1
+    return out
 
 
 def _swap_folders(known: set[str], a: str, b: str) -> list[tuple[str, str]]:
