@@ -428,6 +428,21 @@ def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
     assert "cards_updated" not in plan and "SCAN c" not in plan, plan
 
 
+def test_the_changed_files_of_many_cards_are_found_through_indexes_only(tmp_path):
+    # A memory graph holds up to some 200,000 entities: its cards are counted and named through
+    # cards_file, never read row by row, and only the newest changes are looked through.
+    from memsync.store import brief as store
+
+    index = Index(tmp_path / "plan.db")
+    try:
+        plan = " | ".join(row[3] for row in index._conn.execute(
+            "EXPLAIN QUERY PLAN " + store.CHANGED_MANY, (0, 20, store.FILES_LOOKED)))
+    finally:
+        index.close()
+    assert "SEARCH file_changes USING COVERING INDEX file_changes_by_time" in plan, plan
+    assert "SEARCH c USING COVERING INDEX cards_file" in plan and "SCAN c" not in plan, plan
+
+
 def test_only_the_newest_content_changes_are_looked_through_for_undated_cards(tmp_path, monkeypatch):
     # When every file changed since the last brief (a checkout) and the cards carry dates, a
     # look at every change for the few without one read every card (117 ms at 100,000 cards).
