@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 
 import memsync.adapters as adapters
@@ -174,17 +174,19 @@ class Indexer(Batches, IdBindings, FileProblems):
         report.moved += moved
         return report
 
-    def exchanged(self, source: str, a: str, b: str) -> bool:
+    def exchanged(self, source: str, a: str, b: str, where: Mapping[str, str] | None = None) -> bool:
         """Whether renames a->b then b->a, not applied yet, were one swap (RENAME_EXCHANGE,
         reported as those two renames): both files are still there. Had a->b replaced b, b would
         be gone after b->a, and the card at b taken back to a would be a's, as applying them in
         turn says. Where one of the two has moved on since the swap (a rename out of the vault,
         into a folder too new to be watched), the one left tells: it is the file the index knew
-        at the other path, by its inode (after the two renames in turn, a would be a's own)."""
-        if all(os.path.lexists(self._full(source, p)) for p in (a, b)):
+        at the other path, by its inode (after the two renames in turn, a would be a's own).
+        `where`: the paths the files at a and b went to by later renames, where they did."""
+        now_at = {p: (where or {}).get(p, p) for p in (a, b)}
+        if all(os.path.lexists(self._full(source, now_at[p])) for p in (a, b)):
             return True
         for at, other in ((a, b), (b, a)):
-            here = reading.current_signature(self.sources[source].root, at)
+            here = reading.current_signature(self.sources[source].root, now_at[at])
             state = self.index.file_state(source, other) if storable(other) else None
             if here is not None and state is not None and state[0].ino == here.ino:
                 return True

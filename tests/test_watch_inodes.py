@@ -202,18 +202,42 @@ def test_cards_swapped_then_one_moved_where_watchdog_cannot_pair_it_keep_their_i
     assert proc.stop() == 0, proc.stderr()
 
 
+def test_two_cards_swapped_then_their_folder_renamed_at_once_keep_their_ids(vault, tmp_path, watcher):
+    """The swap and the folder's rename come in one batch (the watcher stopped meanwhile): the
+    folder's rename takes both cards on, and the swap is told from the files where they are now."""
+    proc = watcher()
+    one, two = mark(), mark()
+    put(vault, "d/a.md", one)
+    put(vault, "d/b.md", two)
+    converge({"d/a.md": one, "d/b.md": two})
+    ids = {one: card_id("d/a.md"), two: card_id("d/b.md")}
+    proc.proc.send_signal(signal.SIGSTOP)
+    try:
+        exchange(vault / "d/a.md", vault / "d/b.md")
+        os.rename(vault / "d", vault / "e")
+    finally:
+        proc.proc.send_signal(signal.SIGCONT)
+    converge({"e/a.md": two, "e/b.md": one})
+    settle_to_rebuild(config.load(), tmp_path)
+    assert {one: card_id("e/b.md"), two: card_id("e/a.md")} == ids
+    assert proc.stop() == 0, proc.stderr()
+
+
 def test_what_is_known_of_files_follows_renames_and_swaps():
     from memsync.watch import plan
 
     known = {"a": "A", "b": "B", "c": "C"}
-    both = lambda x, y: True  # noqa: E731
+    both = lambda x, y, where: True  # noqa: E731
     swapped = plan.swaps([("a", "b"), ("b", "a")], both)
     assert swapped == {("a", "b")}
     assert plan.carried(known, [("a", "b"), ("b", "a")], swapped) == {"a": "B", "b": "A", "c": "C"}
     # the same renames in turn: b's file was replaced, a's came back
     assert plan.carried(known, [("a", "b"), ("b", "a")], set()) == {"a": "A", "c": "C"}
     assert plan.carried(known, [("a", "b"), ("b", "a"), ("a", "d")], swapped) == {"d": "B", "b": "A", "c": "C"}
-    assert plan.swaps([("a", "b"), ("b", "a")], lambda x, y: False) == set()
+    assert plan.swaps([("a", "b"), ("b", "a")], lambda x, y, where: False) == set()
+    wheres = []
+    plan.swaps([("a", "b"), ("b", "a"), ("a", "d/a"), ("b", "d/b")], lambda x, y, where: wheres.append(where))
+    assert wheres == [{"a": "d/a", "b": "d/b"}]  # where the two files went on
 
 
 def test_a_card_swapped_with_a_file_not_indexed_yet_keeps_its_id(vault):

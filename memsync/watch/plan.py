@@ -137,16 +137,13 @@ def expand_moves(
         i += 1
         if not is_tree:
             pairs.append((src, dst))
-            if known is not None and src in known:
-                known.discard(src)
-                known.add(dst)
+            if known is not None:
+                _follow(known, pairs, len(pairs) - 1)
             continue
         if known is None:
             known = indexed()
-            for a, b in pairs:  # replay the renames that came before
-                if a in known:
-                    known.discard(a)
-                    known.add(b)
+            for at in range(len(pairs)):  # replay the renames that came before
+                _follow(known, pairs, at)
         if i < len(moves) and moves[i][3] and moves[i][1:3] == (dst, src) and swapped(src, dst):
             i += 1
             pairs += _swap_folders(known, src, dst)
@@ -159,18 +156,27 @@ def expand_moves(
     return pairs, trees
 
 
-def swaps(pairs: Sequence[tuple[str, str]], swapped: Callable[[str, str], bool]) -> set[tuple[str, str]]:
-    """The renames x->y directly followed by y->x that `swapped(x, y)` confirms are one swap
-    (renameat2's RENAME_EXCHANGE is reported as those two renames), by their first half."""
+def swaps(pairs: Sequence[tuple[str, str]],
+          swapped: Callable[[str, str, dict[str, str]], bool]) -> set[tuple[str, str]]:
+    """The renames x->y directly followed by y->x that `swapped(x, y, where)` confirms are one
+    swap (renameat2's RENAME_EXCHANGE is reported as those two renames), by their first half.
+    `where`: the paths the files at x and y then went to by the renames after the two (a
+    folder holding both renamed on), as far as those say (taken in turn)."""
     found, i = set(), 0
     while i + 1 < len(pairs):
         src, dst = pairs[i]
-        if pairs[i + 1] == (dst, src) and swapped(src, dst):
+        if pairs[i + 1] == (dst, src) and swapped(src, dst, _moved_on((src, dst), pairs[i + 2:])):
             found.add((src, dst))
             i += 2
         else:
             i += 1
     return found
+
+
+def _moved_on(paths: Iterable[str], later: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Where the files at `paths` went by the renames `later` (taken in turn), for those that
+    did: a rename that replaced one ends its trail."""
+    return {was: now for now, was in carried({p: p for p in paths}, later, set()).items() if now != was}
 
 
 def carried(values: dict[str, T], pairs: Sequence[tuple[str, str]], swapped: set[tuple[str, str]]) -> dict[str, T]:
@@ -192,6 +198,21 @@ def carried(values: dict[str, T], pairs: Sequence[tuple[str, str]], swapped: set
             out[dst] = value
         i += 1
     return out
+
+
+def _follow(known: set[str], pairs: list[tuple[str, str]], at: int) -> None:
+    """Update the indexed paths `known` for file rename `at` of `pairs`. After what may be a swap
+    (x->y, then y->x) both places count, so that a folder renamed after it takes both files on:
+    had they been renames in turn, y's rename finds no card to move, which is harmless, while a
+    card of the swap left behind would lose its id."""
+    src, dst = pairs[at]
+    if at and pairs[at - 1] == (dst, src):
+        if src in known:  # x or y was indexed: the first half put one at y
+            known.add(dst)
+        return
+    if src in known:
+        known.discard(src)
+        known.add(dst)
 
 
 def _swap_folders(known: set[str], a: str, b: str) -> list[tuple[str, str]]:
