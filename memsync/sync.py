@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
 import memsync.adapters as adapters
@@ -33,6 +33,7 @@ from .model import Source
 from .model.indexing import Signature, SyncReport
 from .pathnames import storable
 from .reading import MAX_FILE_BYTES, Look
+from .renames import Renames
 
 BATCH = 500  # files per write transaction of a reconcile (a rebuild is one transaction)
 # Reading, parsing and tokenizing cost about twice what writing the index does; past this many
@@ -88,7 +89,7 @@ def mass_removal(gone: int, stored: int) -> bool:
     return stored >= MASS_REMOVAL_FROM and gone * 2 > stored
 
 
-class Indexer(Batches, IdBindings, FileProblems):
+class Indexer(Batches, IdBindings, FileProblems, Renames):
     def __init__(self, index: Index, sources: Sequence[Source], max_bytes: int = MAX_FILE_BYTES,
                  workers: int | None = None):
         self.index = index
@@ -134,63 +135,6 @@ class Indexer(Batches, IdBindings, FileProblems):
         if not inodes:
             return []
         return [p for p in dict.fromkeys(self.index.paths_of_inodes(source, inodes)) if p not in asked]
-
-    def move(self, source: str, src: str, dst: str) -> SyncReport:
-        """A rename seen as one event: keep the card's id and stats, then check both ends."""
-        return self.move_many(source, [(src, dst)], [src, dst])
-
-    def move_many(
-        self, source: str, pairs: Sequence[tuple[str, str]], paths: Iterable[str],
-        swapped: Callable[[str, str], bool] | None = None,
-    ) -> SyncReport:
-        """Renames seen in the order they happened (a swap, a chain a->b->c, a folder's files).
-
-        Each indexed file is re-keyed in turn, all in one transaction, before anything is checked
-        against the disk: checking `b` right after a->b would drop the card when b->c followed.
-        Then `paths` (normally every end of every pair, and whatever else changed) are synced in
-        one batch. `swapped(a, b)` says whether a->b directly followed by b->a was one swap
-        (default: exchanged(), asked as each comes); a caller that carries its own knowledge of
-        the files along the same renames decides it once, for both.
-        """
-        swapped = swapped or functools.partial(self.exchanged, source)
-        adapter = self.adapters[source]
-        moved = 0
-        wanted = [
-            (src, dst) for src, dst in pairs
-            if storable(src) and storable(dst) and adapter.wants(src) and adapter.wants(dst)
-        ]
-        if wanted:
-            with self.index.transaction():
-                i = 0
-                while i < len(wanted):
-                    src, dst = wanted[i]
-                    if wanted[i + 1:i + 2] == [(dst, src)] and swapped(src, dst):
-                        moved += self.index.exchange_files(source, src, dst)
-                        i += 2
-                        continue
-                    moved += self.index.move_file(source, src, dst)
-                    i += 1
-        report = self.sync_paths(source, paths)
-        report.moved += moved
-        return report
-
-    def exchanged(self, source: str, a: str, b: str, where: Mapping[str, str] | None = None) -> bool:
-        """Whether renames a->b then b->a, not applied yet, were one swap (RENAME_EXCHANGE,
-        reported as those two renames): both files are still there. Had a->b replaced b, b would
-        be gone after b->a, and the card at b taken back to a would be a's, as applying them in
-        turn says. Where one of the two has moved on since the swap (a rename out of the vault,
-        into a folder too new to be watched), the one left tells: it is the file the index knew
-        at the other path, by its inode (after the two renames in turn, a would be a's own).
-        `where`: the paths the files at a and b went to by later renames, where they did."""
-        now_at = {p: (where or {}).get(p, p) for p in (a, b)}
-        if all(os.path.lexists(self._full(source, now_at[p])) for p in (a, b)):
-            return True
-        for at, other in ((a, b), (b, a)):
-            here = reading.current_signature(self.sources[source].root, now_at[at])
-            state = self.index.file_state(source, other) if storable(other) else None
-            if here is not None and state is not None and state[0].ino == here.ino:
-                return True
-        return False
 
     def reconcile(
         self, source: str | None = None, under: str | None = None,
