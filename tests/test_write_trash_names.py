@@ -95,3 +95,29 @@ def test_a_record_leading_out_of_the_vault_costs_the_name_never_the_restore(cli,
     code, data = cli("delete", "--restore", SECOND, "--json")
     assert code == 0 and data["path"] == "03-Knowledge/staging db-2.md" and data["id"] == two_in_the_trash[1]
     assert not list((tmp_path / "elsewhere").iterdir()) and not (vault / ".obsidian").exists()
+
+
+def _delete_twice(cli, title: str) -> None:
+    for body in (BODY, BODY + " (rebuilt)"):
+        code, card = cli("capture", "--title", title, "--body", body, "--json")
+        assert code == 0
+        assert cli("delete", card["id"])[0] == 0
+
+
+def test_entries_of_copies_emptied_from_the_trash_by_hand_go_at_the_next_write(cli, vault, two_in_the_trash):
+    """The user (or Obsidian) empties the trash's files, not its dot-file record: the next write
+    of the record keeps only the copies still there."""
+    record = vault / ".trash" / trashnames.RECORD
+    _delete_twice(cli, "backup host")
+    other = ".trash/03-Knowledge/backup host-2.md"
+    assert json.loads(record.read_text()) == {SECOND: PATH, other: "03-Knowledge/backup host.md"}
+    for copy in (vault / ".trash/03-Knowledge").glob("staging db*.md"):
+        copy.unlink()
+    _delete_twice(cli, "mail relay")  # a write for another card's copy
+    assert json.loads(record.read_text()) == {other: "03-Knowledge/backup host.md",
+                                              ".trash/03-Knowledge/mail relay-2.md": "03-Knowledge/mail relay.md"}
+    code, data = cli("delete", "--restore", other, "--json")  # a forget writes it too
+    assert code == 0 and data["path"] == "03-Knowledge/backup host.md"
+    (vault / ".trash/03-Knowledge/mail relay-2.md").unlink()
+    assert cli("delete", "--purge", ".trash/03-Knowledge/mail relay.md")[0] == 0
+    assert not record.exists()  # nothing left to name

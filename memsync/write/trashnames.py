@@ -7,11 +7,16 @@ back under that name. It lives in the vault, beside the copies, and goes whereve
 sync, another machine). Read and written under the home's write lock (journal.writing), like
 every move into or out of the trash. A lost record costs only the name: the copy is then
 restored under the name it has in the trash, as without one.
+
+A copy can leave the trash without memsync (emptied by hand, by Obsidian, by a sync tool): its
+entry is dropped the next time the record is written, so the record holds only copies still
+there and never hands a stale name to another file that later lands at the same trash path.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from contextlib import suppress
 from pathlib import Path
@@ -47,18 +52,24 @@ def _write(vault: Path, names: dict[str, str]) -> None:
         staged.replace(_path(vault))
 
 
+def _update(vault: Path, names: dict[str, str], wanted: dict[str, str]) -> None:
+    """Write `wanted` less the entries of copies no longer in the trash, when that differs from
+    the record as read (`names`)."""
+    kept = {rel: name for rel, name in wanted.items() if os.path.lexists(vault / rel)}
+    if kept != names:
+        _write(vault, kept)
+
+
 def remember(vault: Path, trash_rel: str, original: str) -> None:
     """`trash_rel` holds the card that was at `original` (only recorded when the names differ
     by more than the trash folder; a stale entry for the name is dropped either way)."""
     names = _read(vault)
-    wanted = None if trash_rel[len(TRASH) + 1:] == original else original
-    if names.get(trash_rel) == wanted:
-        return  # nothing to change: no write
-    if wanted is None:
-        del names[trash_rel]
+    wanted = dict(names)
+    if trash_rel[len(TRASH) + 1:] == original:
+        wanted.pop(trash_rel, None)
     else:
-        names[trash_rel] = wanted
-    _write(vault, names)
+        wanted[trash_rel] = original
+    _update(vault, names, wanted)
 
 
 def original(vault: Path, trash_rel: str) -> str | None:
@@ -75,5 +86,4 @@ def original(vault: Path, trash_rel: str) -> str | None:
 def forget(vault: Path, trash_rels: list[str]) -> None:
     """The copies left the trash (restored or purged)."""
     names = _read(vault)
-    if any(rel in names for rel in trash_rels):
-        _write(vault, {k: v for k, v in names.items() if k not in trash_rels})
+    _update(vault, names, {k: v for k, v in names.items() if k not in trash_rels})
