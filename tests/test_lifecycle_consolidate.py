@@ -413,3 +413,27 @@ def test_a_summary_is_written_when_the_body_holds_a_tab_or_a_no_break_space(cli,
     assert code == 0 and done["skipped"] == []
     assert [s["summary"] for s in done["summaries"]] == ["The backup job runs nightly at two and keeps thirty days. It writes to the NAS."]
     assert notes.parse((vault / "backup.md").read_bytes(), "backup.md").summary == done["summaries"][0]["summary"]
+
+
+def test_a_plan_only_shown_keeps_no_file_text_and_shows_what_the_full_plan_shows(cli, vault, home):
+    """The dry run lets each summarized file's texts go (at 100,000 cards, hundreds of MB): same
+    steps, same file count, and a move of a file a summary changed is still put off."""
+    from memsync import config
+    from memsync.lifecycle import consolidate
+
+    _vault(vault, cli, home)
+    rsync = "Never run rsync with --delete against the NAS share without a dry run first. " * 9
+    write_card(vault, "03-Knowledge/rsync.md", "rsync", rsync, kind="mistake")
+    cli("index")
+    cfg = config.load()
+    full = consolidate._plan(cfg, None, keep_texts=True)
+    shown = consolidate._plan(cfg, None, keep_texts=False)
+    assert shown.to_dict() == full.to_dict()
+    summarized = {s["path"] for s in full.summaries}
+    assert summarized == {"03-Knowledge/backup.md", "03-Knowledge/rsync.md"}
+    assert [(s["path"], s["why"]) for s in shown.skipped if s["step"] == "move"] == [
+        ("03-Knowledge/rsync.md", "changed by another step of this run: it moves on the next one")]
+    assert summarized <= set(full.changes) and not summarized & set(shown.changes)
+    assert shown.let_go == summarized
+    code, data = cli("consolidate", "--json")
+    assert code == 0 and {k: v for k, v in data.items() if k != "applied"} == full.to_dict()

@@ -20,7 +20,7 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
     """The plan, printed; nothing changes (with `save`, the plan is left in the home for review,
     and `apply_saved` carries out exactly that one later)."""
     recovered = runs.recover(cfg)
-    built = _plan(cfg, threshold)
+    built = _plan(cfg, threshold, keep_texts=save)
     result = {"applied": False, **built.to_dict()}
     if recovered:
         result["recovered"] = recovered
@@ -29,10 +29,12 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
     return result
 
 
-def _plan(cfg: Config, threshold: float | None, catch_up: bool = False) -> plan.Plan:
+def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
+          keep_texts: bool = True) -> plan.Plan:
     """The plan over the index; with `catch_up`, over the index brought in line with the files
     first: a plan that is applied must not pair cards by what they held before an edit no
-    watcher saw (a card rewritten on another subject would be merged all the same)."""
+    watcher saw (a card rewritten on another subject would be merged all the same). Without
+    `keep_texts`, a plan to show only (plan.build)."""
     from memsync import session
     from memsync.lifecycle.opening import index_of
 
@@ -40,7 +42,10 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False) -> plan.
         if catch_up:
             session.indexer(cfg, index).reconcile()
         report = audit.run(cfg, index, threshold, listed=10**9)
-    return plan.build(vaultio.root(cfg), report)
+    # only what the plan is made of: the other sections list every card at 100,000 cards
+    steps = {key: report[key] for key in plan.SECTIONS}
+    del report
+    return plan.build(vaultio.root(cfg), steps, keep_texts=keep_texts)
 
 
 def apply(cfg: Config, threshold: float | None = None) -> dict:

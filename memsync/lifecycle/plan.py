@@ -27,6 +27,8 @@ from memsync.write import frontmatter_edit as fe
 from memsync.write import vaultio
 from memsync.write.cardtext import verify_edit
 
+SECTIONS = ("duplicates", "long_without_summary", "misfiled")  # of the audit, what a plan does
+
 
 @dataclass
 class FileChange:
@@ -44,11 +46,15 @@ class Plan:
     skipped: list[dict] = field(default_factory=list)
     changes: dict[str, FileChange] = field(default_factory=dict)
     now: str = ""  # the time its merges write (`updated`, `invalid_at`): when it was made
+    # Files a plan only shown changes, whose texts it did not keep (build's keep_texts): at
+    # 100,000 cards the summaries' texts alone are hundreds of megabytes, and showing the plan
+    # needs none of them.
+    let_go: set[str] = field(default_factory=set)
 
     def to_dict(self) -> dict:
         return {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
-                "skipped": self.skipped, "files": len(self.changes),
-                "empty": not self.changes}
+                "skipped": self.skipped, "files": len(self.changes) + len(self.let_go),
+                "empty": not self.changes and not self.let_go}
 
 
 class _Files:
@@ -57,10 +63,20 @@ class _Files:
     def __init__(self, vault: Path, plan: Plan):
         self.vault, self.plan = vault, plan
         self.touched: set[str] = set()  # by the step being planned (a saved plan is applied by steps)
+        # The file last read from disk: a step reads a file, then edits it (a summary) or moves
+        # it, and its change starts from the bytes it read, not from a second read (which cost
+        # as much again at 100,000 cards).
+        self._last: tuple[str, bytes | None] = ("", None)
+
+    def original(self, rel: str) -> bytes | None:
+        """The file's bytes on disk (None: no regular file there)."""
+        if self._last[0] != rel:
+            self._last = (rel, vaultio.read_bytes(vaultio.inside(self.vault, rel)))
+        return self._last[1]
 
     def text(self, rel: str) -> tuple[str, Card] | None:
         change = self.plan.changes.get(rel)
-        data = change.after if change else vaultio.read_bytes(vaultio.inside(self.vault, rel))
+        data = change.after if change else self.original(rel)
         if data is None:
             return None
         return vaultio.editable_text(data, rel)
@@ -69,15 +85,17 @@ class _Files:
         verify_edit(new_text, before, expect)  # Rejected when the frontmatter cannot be edited
         change = self.plan.changes.get(rel)
         if change is None:
-            original = vaultio.read_bytes(vaultio.inside(self.vault, rel))
+            original = self.original(rel)
             assert original is not None
             change = self.plan.changes[rel] = FileChange(rel, original, original)
         change.after = new_text.encode("utf-8")
         self.touched.add(rel)
 
 
-def build(vault: Path, report: dict, now: str | None = None) -> Plan:
-    """The plan for an audit report (memsync.lifecycle.audit.run with every entry listed)."""
+def build(vault: Path, report: dict, now: str | None = None, keep_texts: bool = True) -> Plan:
+    """The plan for an audit report (memsync.lifecycle.audit.run with every entry listed).
+    Without `keep_texts` (a plan only shown, never saved or applied), a file's texts go once
+    its summary is planned: no later step reads them, the moves only ask whether it changed."""
     from memsync.errors import Rejected
 
     now = now or dates.now_iso()
@@ -106,8 +124,12 @@ def build(vault: Path, report: dict, now: str | None = None) -> Plan:
             _summarize(files, plan, entry)
         except Rejected as exc:
             plan.skipped.append({"step": "summary", "id": entry["id"], "why": exc.message})
+        if not keep_texts and entry["path"] in plan.changes:
+            del plan.changes[entry["path"]]
+            plan.let_go.add(entry["path"])
+    destinations = {change.to for change in plan.changes.values() if change.to}
     for entry in report["misfiled"]:
-        _move(files, plan, entry)
+        _move(files, plan, entry, destinations)
     return plan
 
 
@@ -198,24 +220,24 @@ def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
                            "touches": [entry["path"]]})
 
 
-def _move(files: _Files, plan: Plan, entry: dict) -> None:
+def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> None:
     rel, to = entry["path"], entry["to"]
-    loaded = files.text(rel)
-    why = None
-    if loaded is None:
-        return
-    if rel in plan.changes:
-        why = "changed by another step of this run: it moves on the next one"
-    elif loaded[1].supersedes or loaded[1].superseded_by:
-        why = "other cards point at its path (supersede): move it by hand"
-    elif vaultio.read_bytes(vaultio.inside(files.vault, to)) is not None or any(
-            c.to == to for c in plan.changes.values()):
-        why = f"{to} is taken"
+    if rel in plan.changes or rel in plan.let_go:  # its new text was read back whole: it is there
+        why: str | None = "changed by another step of this run: it moves on the next one"
+    else:
+        loaded = files.text(rel)
+        if loaded is None:
+            return
+        why = None
+        if loaded[1].supersedes or loaded[1].superseded_by:
+            why = "other cards point at its path (supersede): move it by hand"
+        elif vaultio.read_bytes(vaultio.inside(files.vault, to)) is not None or to in destinations:
+            why = f"{to} is taken"
     if why:
         plan.skipped.append({"step": "move", "id": entry["id"], "path": rel, "why": why})
         return
-    data = vaultio.read_bytes(vaultio.inside(files.vault, rel))
+    data = files.original(rel)
     assert data is not None
     plan.changes[rel] = FileChange(rel, data, data, to=to)
+    destinations.add(to)
     plan.moves.append({"id": entry["id"], "from": rel, "to": to, "kind": entry["kind"], "touches": [rel]})
-

@@ -5,6 +5,8 @@ followed by a space do, and so does a line end."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from itertools import islice
 
 from memsync import cjk
 
@@ -19,25 +21,30 @@ _MARKUP = re.compile(r"^\s*(?:[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)")
 _NOT_PROSE = re.compile(r"^\s*(?:#{1,6}(?:\s|$)|\|)")
 
 
-def _prose(body: str) -> list[str]:
+def _prose(body: str) -> Iterator[str]:
     """The body's lines of prose: outside fenced code, no heading or table row, without list,
     task and quote marks."""
-    lines, fenced = [], False
+    fenced = False
     for line in body.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
             continue
         if not fenced and line.strip() and not _NOT_PROSE.match(line):
-            lines.append(_MARKUP.sub("", line).strip())
-    return lines
+            yield _MARKUP.sub("", line).strip()
+
+
+def _sentences(body: str) -> Iterator[str]:
+    """The sentences of a body as they come: a summary needs the first two only, not a long
+    body's hundred (at 100,000 cards, most of its time)."""
+    for line in _prose(body):
+        for sentence in _SENTENCE.findall(line):
+            if sentence.strip():
+                yield sentence.strip()
 
 
 def split(body: str) -> list[str]:
     """The sentences of a body, each as written (inner spaces kept), in order."""
-    out = []
-    for line in _prose(body):
-        out += [s.strip() for s in _SENTENCE.findall(line) if s.strip()]
-    return out
+    return list(_sentences(body))
 
 
 def folded(text: str) -> str:
@@ -88,11 +95,11 @@ def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
     that is cut at a word (or, in CJK text, anywhere) and ends with `…`. On one line with single
     spaces, as the parser reads a `summary:` back: a tab or a no-break space kept in it would
     read back as a space, and the edit would be refused as not what was meant."""
-    parts = [folded(sentence) for sentence in split(body)]
+    parts = [folded(sentence) for sentence in islice(_sentences(body), SUMMARY_SENTENCES)]
     if not parts:
         return None
     out = ""
-    for sentence in parts[:SUMMARY_SENTENCES]:
+    for sentence in parts:
         longer = _joined(out, sentence)
         if len(longer) > limit:
             break
