@@ -150,3 +150,36 @@ def test_a_plan_applied_later_writes_the_time_of_the_apply_not_of_the_review(cli
     code, text = cli("consolidate", "--apply", "--plan", name)  # applied, at another time: done
     assert code == 0 and "was edited" not in text and text.count("is already as the plan leaves it") == 4
     assert cli("consolidate", "--undo", done["run"])[0] == 0  # and undone byte for byte
+
+
+def test_a_second_save_the_same_day_keeps_the_first_and_each_can_be_applied(cli, vault, home):
+    _vault(vault, cli, home)
+    first = _saved(cli)
+    first_bytes = (home / "consolidate" / first).read_bytes()
+    write_card(vault, "03-Knowledge/db.md", "staging db", TWIN)  # a second review's plan differs
+    write_card(vault, "03-Knowledge/db-copy.md", "staging db copy", TWIN + " Ask ops for the key.")
+    cli("index")
+    code, shown = cli("consolidate", "--save", "--json")
+    second = Path(shown["saved"]).name
+    assert code == 0 and second == first.replace(".json", "-2.json") and Path(shown["kept"]).name == first
+    assert (home / "consolidate" / first).read_bytes() == first_bytes  # not replaced
+    code, text = cli("consolidate", "--save")
+    assert code == 0 and f"{first.replace('.json', '-3.json')} (the plan saved before it today stays in" in text
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and "differs_from" not in done  # the newest saved is the third, this plan
+    code, done = cli("consolidate", "--undo", done["run"], "--json")
+    assert code == 0
+    twins = {p: (vault / p).read_bytes() for p in ("03-Knowledge/db.md", "03-Knowledge/db-copy.md")}
+    code, done = cli("consolidate", "--apply", "--plan", first, "--json")
+    assert code == 0 and done["run"] and done["plan"].endswith(first)
+    assert {p: (vault / p).read_bytes() for p in twins} == twins  # the first plan did not hold them
+
+
+def test_saved_plans_are_ordered_by_day_then_number():
+    from memsync.lifecycle import saved
+
+    names = ["plan-20261201-10.json", "plan-20261201.json", "plan-20261130-3.json", "plan-20261201-2.json",
+             "plan-mine.json"]
+    assert [p.name for p in sorted(map(Path, names), key=saved._order)] == [
+        "plan-mine.json", "plan-20261130-3.json", "plan-20261201.json", "plan-20261201-2.json",
+        "plan-20261201-10.json"]

@@ -162,7 +162,8 @@ def _plan_text(data: dict) -> str:
     if data.get("run"):
         lines.append(f"run {data['run']}; undo with `{data['undo']}`")
     if data.get("saved"):
-        lines.append(f"plan saved to {data['saved']}")
+        lines.append(f"plan saved to {data['saved']}" + (
+            f" (the plan saved before it today stays in {data['kept']})" if data.get("kept") else ""))
     return "\n".join(lines)
 
 
@@ -172,7 +173,8 @@ def _plan_text(data: dict) -> str:
 @click.option("--threshold", type=click.FloatRange(0.05, 1.0), help="Duplicate similarity (default: config.json).")
 @click.option("--save", is_flag=True, help="Also leave the plan in the data home for review (the daily timer).")
 @click.option("--plan", "plan_name", metavar="PLAN",
-              help="With --apply: carry out this saved plan as it was saved (plan-YYYYMMDD.json, or a path).")
+              help="With --apply: carry out this saved plan as it was saved (plan-YYYYMMDD.json, "
+                   "plan-YYYYMMDD-2.json for a second save that day, or a path).")
 def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save, plan_name):
     """Merge near-duplicates, add extractive summaries, move misfiled cards: a plan first.
 

@@ -25,7 +25,10 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
     if recovered:
         result["recovered"] = recovered
     if save:
-        result["saved"] = str(saved.save(cfg, result, built))
+        path, earlier = saved.save(cfg, result, built)
+        result["saved"] = str(path)
+        if earlier:
+            result["kept"] = str(earlier)  # the day's plan saved before: not replaced
     return result
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -24,25 +25,45 @@ from memsync.write import atomic, runs, vaultio
 from memsync.write import frontmatter_edit as fe
 
 STEPS = (("merges", "merge"), ("summaries", "summary"), ("moves", "move"))
+MAX_A_DAY = 1000  # plans saved in one day
 
 
 def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def save(cfg: Config, shown: dict, built: Plan) -> Path:
-    """Leave the plan in the home as plan-YYYYMMDD.json (private), file contents included."""
+# plan-YYYYMMDD.json, then plan-YYYYMMDD-2.json, -3, ... for more saves the same day
+_NAME = re.compile(r"plan-(\d{8})(?:-([1-9]\d*))?\.json")
+
+
+def _order(path: Path) -> tuple:
+    """Saved plans oldest first: by day, then by number (`-10` after `-9`, both after the day's
+    first); a plan-*.json of another name goes before them all."""
+    named = _NAME.fullmatch(path.name)
+    return (named.group(1), int(named.group(2) or 1), "") if named else ("", 0, path.name)
+
+
+def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
+    """Leave the plan in the home as plan-YYYYMMDD.json (private), file contents included; a
+    plan saved earlier the same day is kept, this one is numbered after it (plan-YYYYMMDD-2.json):
+    a plan under review, or the timer's, must not be replaced by a second save. Returns its path
+    and that of the day's plan saved before it (None for the first)."""
     changes = [{"rel": c.rel, "to": c.to or c.rel, "before": _sha(c.before), "after_sha": _sha(c.after),
                 "after": None if c.after == c.before else c.after.decode("utf-8")}
                for c in built.changes.values()]
     record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
               "stamped": built.now, "changes": changes}
     folder = private.mkdir(runs.folder(cfg))
-    path = folder / f"plan-{time.strftime('%Y%m%d')}.json"
+    day = time.strftime("%Y%m%d")
     with atomic.Staged(folder, json.dumps(record, ensure_ascii=False, indent=1).encode(),
                        private.FILE_MODE) as staged:
-        staged.replace(path)
-    return path
+        earlier = None
+        for n in range(1, MAX_A_DAY + 1):
+            path = folder / (f"plan-{day}.json" if n == 1 else f"plan-{day}-{n}.json")
+            if staged.link(path):  # never over a plan saved before (two saves at once included)
+                return path, earlier
+            earlier = path
+    raise Rejected(f"{MAX_A_DAY} plans were saved today in {folder}; remove the ones reviewed, then save again")
 
 
 def load(cfg: Config, name: str) -> tuple[Path, dict]:
@@ -54,7 +75,8 @@ def load(cfg: Config, name: str) -> tuple[Path, dict]:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(f"no saved plan {name!r}; `memsync consolidate --save` leaves one in "
-                       f"{runs.folder(cfg)} (plan-YYYYMMDD.json)") from None
+                       f"{runs.folder(cfg)} (plan-YYYYMMDD.json, plan-YYYYMMDD-2.json for a second "
+                       "save that day)") from None
     except (OSError, ValueError) as exc:
         raise Rejected(f"the saved plan {path} cannot be read ({exc}); save a new one with "
                        "`memsync consolidate --save`") from None
@@ -189,7 +211,7 @@ def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
 def newest_unapplied(cfg: Config) -> tuple[Path, dict] | None:
     """The newest saved plan, when it was saved after the latest run (one before it is stale)."""
     folder = runs.folder(cfg)
-    plans = sorted(folder.glob("plan-*.json")) if folder.is_dir() else []
+    plans = sorted(folder.glob("plan-*.json"), key=_order) if folder.is_dir() else []
     if not plans:
         return None
     try:
