@@ -11,7 +11,7 @@ from itertools import combinations
 import pytest
 
 from memsync import config
-from memsync.lifecycle import audit, shingles
+from memsync.lifecycle import audit, duplicates, shingles
 from memsync.lifecycle.opening import index_of
 from memsync.store.index import Index
 
@@ -172,3 +172,16 @@ def test_the_audit_does_not_hold_every_body_at_once(vault, cli):
             tracemalloc.stop()
     assert report["counts"]["long_without_summary"] == 120
     assert peak < total
+
+
+def test_a_packed_sketch_is_its_first_values_and_each_card_is_held_in_slots():
+    """At 100,000 cards the audit holds a record or two per card beside its shingles: in slots,
+    a third of a dict's size; and a packed card's sketch is the head of its sorted values."""
+    rng = random.Random(3)
+    for chinese in (False, True, False):
+        text = "".join(_sentence(rng, chinese) for _ in range(40))
+        assert shingles.sketch(shingles.packed(text)) == shingles.sketch(shingles.shingles(text))
+    assert shingles.sketch(shingles.packed("one")) == sorted(shingles.shingles("one"))
+    card = duplicates.Candidate(1, "vault", "a.md", "a", "", None, True, chars=10)
+    assert not hasattr(card, "__dict__") and card.chars == 10
+    assert not hasattr(audit._Row(1, "vault", "a.md", "a", None, None, None, None, None, None, 10), "__dict__")

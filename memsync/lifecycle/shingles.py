@@ -88,8 +88,8 @@ def jaccard(a: Shingles, b: Shingles) -> float:
 
 
 def sketch(items: Shingles) -> list[int]:
-    """The SKETCH smallest shingle hashes."""
-    return sorted(items)[:SKETCH]
+    """The SKETCH smallest shingle hashes (of a packed array, sorted already: its first ones)."""
+    return items[:SKETCH].tolist() if isinstance(items, array) else sorted(items)[:SKETCH]
 
 
 def earlier_candidates(sets: Sequence[Shingles]) -> Iterator[tuple[int, list[int]]]:
@@ -97,7 +97,7 @@ def earlier_candidates(sets: Sequence[Shingles]) -> Iterator[tuple[int, list[int
     own. A value found in the sketches of very many cards (a boilerplate shingle) is no evidence
     and is passed over. The shared values are counted for one card at a time, against the cards
     before it: memory holds one card's counts, not every pair of every bucket."""
-    sketches = [array("I", sketch(s)) for s in sets]
+    sketches = [s[:SKETCH] if isinstance(s, array) else array("I", sketch(s)) for s in sets]
     in_sketches: Counter = Counter()
     for values in sketches:
         in_sketches.update(values)
