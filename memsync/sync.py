@@ -172,7 +172,7 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
             # each at 100,000 files).
             surveys = early if early is not None and self.index.holds_nothing() else self._surveys()
             files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
-            with self.index.bulk(files), self.index.reload(load, self._beside(files)):
+            with self.index.bulk(files), self.index.reload(load):
                 for name, found in surveys.items():
                     # the tree against the rows as the reload left them: none stored, none gone
                     emptied = dataclasses.replace(found, gone=[], stored=0, stamped=[])
@@ -324,31 +324,17 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
                 and PARALLEL_FROM <= len(found.work) <= ONE_LOAD_FILES):
             with self.index.bulk(found.scanned), self.index.filling(), self.index.transaction():
                 if self.index.holds_nothing(source):  # asked again, now under the write lock
-                    with self.index.loading(found.scanned_bytes, beside=self._beside(len(found.work))):
+                    with self.index.loading(found.scanned_bytes):
                         yield
                     return
         yield
-
-    def _beside(self, files: int) -> str | None:
-        """How a rebuild or a first index of `files` files builds its bodies' full-text table
-        beside the index (memsync.store.beside): by a thread when it runs on more than one core,
-        by the writer itself on one, so that both give the same index; small ones, as any other
-        load."""
-        if files < PARALLEL_FROM:
-            return None
-        return "thread" if self._parallel(files) else "here"
-
-    def _parallel(self, files: int) -> bool:
-        """Whether a job of `files` files runs on more than one core (readers, and a rebuild's
-        bodies' table built beside it: memsync.store.beside)."""
-        return self.workers > 1 and files >= PARALLEL_FROM
 
     def _looks(self, source: str, chunks: list[list[tuple]],
                report: SyncReport) -> Iterator[list[Look]]:
         """Yield the looks of each chunk, in order (so ids and rows come out as a serial run
         gives them); big jobs are read by worker processes while this process writes, and here
         while they fall behind (memsync.readers)."""
-        if not self._parallel(sum(map(len, chunks))) or len(chunks) < 2:
+        if sum(map(len, chunks)) < PARALLEL_FROM or self.workers == 1 or len(chunks) < 2:
             for chunk in chunks:
                 yield self._look_here(source, chunk)
             return

@@ -30,9 +30,8 @@ def at_end_of_first_load(db, monkeypatch, lean: bool) -> tuple[int, bool, int]:
     make = setaside.make
 
     def watched(conn, statements):
-        bodies = fts.bodies_connection(conn)  # built beside the index: an empty one's first load
-        seen.append((bodies.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0],
-                     bodies.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10,
+        seen.append((conn.execute("SELECT v FROM cards_fts_config WHERE k = 'hashsize'").fetchone()[0],
+                     conn.execute("SELECT max(id) FROM cards_fts_data").fetchone()[0] == 10,
                      -conn.execute("PRAGMA cache_size").fetchone()[0]))
         make(conn, statements)
 

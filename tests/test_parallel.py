@@ -262,7 +262,7 @@ def at_end_of_load(db: Path, monkeypatch, ask) -> tuple:
     make = setaside.make
 
     def watched(conn, statements):
-        seen.append(ask(fts.bodies_connection(conn)))
+        seen.append(ask(conn))
         make(conn, statements)
 
     monkeypatch.setattr(setaside, "make", watched)

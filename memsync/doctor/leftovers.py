@@ -1,11 +1,10 @@
 """Temp files left by memsync processes that were killed mid-write, found and swept.
 
 Every writer names its temp file after its process: a card staged where the file system has no
-unnamed temp files (memsync.write.atomic, in the card's folder), config.json, brief.json, an
-index's vault label (in the home, or beside an index kept elsewhere) and a rebuild's scratch
-full-text table (beside the index). A file whose process is still running is in use; one whose
-process is gone will never be renamed into place (or copied in), and only costs space and
-confuses a person listing the folder. The next write into the same folder
+unnamed temp files (memsync.write.atomic, in the card's folder), config.json, brief.json and an
+index's vault label (in the home, or beside an index kept elsewhere). A file whose process is
+still running is in use; one whose process is gone will never be renamed into place, and only
+costs space and confuses a person listing the folder. The next write into the same folder
 sweeps a card's temp files; the others stay until `memsync doctor --fix`.
 """
 
@@ -22,9 +21,8 @@ from memsync.model import TRASH
 from memsync.store.vaults import INDEXES
 from memsync.write.atomic import TEMP_NAME
 
-# `.config.json.<pid>.tmp`, `.brief.json.<pid>.tmp`, `.<index>.vault.<pid>.<thread>.tmp`, and a
-# rebuild's scratch full-text table `.<index>.bodies.<pid>.tmp` (memsync.store.beside)
-HOME_TEMP_NAME = re.compile(r"^\.(?:config\.json|brief\.json|.+\.vault|.+\.bodies)\.(\d+)(?:\.\d+)?\.tmp$")
+# `.config.json.<pid>.tmp`, `.brief.json.<pid>.tmp`, `.<index>.vault.<pid>.<thread>.tmp`
+HOME_TEMP_NAME = re.compile(r"^\.(?:config\.json|brief\.json|.+\.vault)\.(\d+)(?:\.\d+)?\.tmp$")
 
 
 def _dead_writer(pattern: re.Pattern[str], name: str) -> bool:

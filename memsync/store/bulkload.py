@@ -13,14 +13,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memsync.store import fts, journal, migrations
 
 if TYPE_CHECKING:
     from memsync.store.backlinks import Carried
-    from memsync.store.beside import Beside
 
 # SQLite's page cache while a bulk load writes (Index.bulk); its default is 2 MiB. At 100,000
 # cards the B-trees a load writes into (cards, card_ids, the FTS tables' pages) outgrow that
@@ -54,7 +52,6 @@ class BulkLoads:
 
     # Index's own, set in Index._begin
     _conn: sqlite3.Connection
-    path: Path
     lean: bool
     touched: set[tuple[str, str]]
     rewritten: int
@@ -143,13 +140,11 @@ class BulkLoads:
             self._bulk_kib = outer
 
     @contextmanager
-    def reload(self, load_bytes: int = 0, beside: str | None = None) -> Iterator[None]:
+    def reload(self, load_bytes: int = 0) -> Iterator[None]:
         """Inside a transaction: empty everything a rebuild recomputes (ids and read stats are
         kept on purpose), then let the caller write every row again as one bulk load (loading()).
         The emptied tables' secondary indexes, all but those in setaside.LIVE, are set aside
-        meanwhile and made again once the rows are in (memsync.store.setaside). `beside`: the
-        bodies' full-text table is built beside the index (memsync.store.beside), by a thread
-        ("thread": the caller has cores to spare) or by this one ("here")."""
+        meanwhile and made again once the rows are in (memsync.store.setaside)."""
         assert self._conn.in_transaction, "a reload runs inside a transaction"
         # from card_terms first: its rows are short, while cards.link_text lies past the body
         self._before = {(r[0], r[1]): (r[2], r[3]) for r in self._conn.execute(
@@ -165,27 +160,11 @@ class BulkLoads:
             # all are made anew, and merged at the end
             self._conn.execute("DELETE FROM meta WHERE key IN (?, ?)", (backlinks.UNSETTLED, fts.DEFERRED))
             fts.recreate(self._conn)
-            with self.loading(load_bytes, indexes, beside):
+            with self.loading(load_bytes, indexes):
                 yield
 
-    def _beside(self, load_bytes: int, how: str | None) -> Beside | None:
-        """The bodies' table of a load built beside the index (`how`: "thread" or "here"), when
-        the index holds no card: it then replaces the index's cards_fts whole."""
-        if how is None or self._conn.execute("SELECT 1 FROM cards LIMIT 1").fetchone():
-            return None
-        from memsync.store.beside import Beside
-
-        hash_bytes = fts.bulk_hash_bytes(load_bytes, self._whole_up_to())
-        page_size = self._conn.execute("PRAGMA page_size").fetchone()[0]
-        return Beside(self.path, hash_bytes, page_size, threaded=how == "thread",
-                      cache_kib=LEAN_CACHE_KIB if self.lean else BULK_CACHE_KIB // 2)
-
-    def _whole_up_to(self) -> int:
-        return fts.BULK_HASH_BYTES if self.lean else fts.WHOLE_LOAD_HASH_BYTES
-
     @contextmanager
-    def loading(self, load_bytes: int = 0, set_aside: Sequence[str] = (),
-                beside: str | None = None) -> Iterator[None]:
+    def loading(self, load_bytes: int = 0, set_aside: Sequence[str] = ()) -> Iterator[None]:
         """Inside a transaction: the caller writes the rows of files none of which has rows in
         the index (a reload emptied them; a source indexed for the first time has none), then
         the full-text indexes are merged once (memsync.store.fts.defer_merges, whose hash the
@@ -194,30 +173,27 @@ class BulkLoads:
         other process can have written any since. A card is written at once (with the links
         field a reload had for it); one without, that links in the files written so far point
         at, waits for the load's links to be known (fts.Waiting). `set_aside`: the indexes a
-        reload dropped, made again once the rows are in. `beside` ("thread", "here"): into an
-        index that holds no card, the bodies' table is built beside it, by a thread or by this
-        one (memsync.store.beside), and copied in as the load ends."""
+        reload dropped, made again once the rows are in."""
         assert self._conn.in_transaction, "a load runs inside a transaction"
         from memsync.store import setaside
 
-        with fts.built_beside(self._conn, self._beside(load_bytes, beside)):
-            fts.defer_merges(self._conn, load_bytes, self._whole_up_to())
-            self.mark_changed()
-            self._reloading = True
-            try:
-                yield
-                # Any other card was written with no links field, and no link points at it: the
-                # refresh would find it as it is, after reading it again (at 100,000 cards with
-                # no links, 0.84 s of a rebuild's serial end).
-                self.touched &= self._linked
-            finally:
-                self._reloading, self._linked, self._before = False, set(), {}
-            setaside.make(self._conn, list(set_aside))  # the links settled next look cards up by name
-            # Links first, while FTS5 still defers its merges: the rows they write again are
-            # merged with the rest at once (and not counted in `rewritten`, which asks for a
-            # later merge).
-            self._settle()
-            fts.merge_all(self._conn)
+        fts.defer_merges(self._conn, load_bytes,
+                         fts.BULK_HASH_BYTES if self.lean else fts.WHOLE_LOAD_HASH_BYTES)
+        self.mark_changed()
+        self._reloading = True
+        try:
+            yield
+            # Any other card was written with no links field, and no link points at it: the
+            # refresh would find it as it is, after reading it again (at 100,000 cards with no
+            # links, 0.84 s of a rebuild's serial end).
+            self.touched &= self._linked
+        finally:
+            self._reloading, self._linked, self._before = False, set(), {}
+        setaside.make(self._conn, list(set_aside))  # the links settled next look cards up by name
+        # Links first, while FTS5 still defers its merges: the rows they write again are merged
+        # with the rest at once (and not counted in `rewritten`, which asks for a later merge).
+        self._settle()
+        fts.merge_all(self._conn)
 
     def filling(self) -> AbstractContextManager[bool]:
         """Around the transaction of a bulk load (a rebuild, a first index): when the index holds

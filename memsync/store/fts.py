@@ -19,16 +19,9 @@ these tables (as m002 did), or deletes would remove the wrong tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
 from memsync import cjk
 from memsync.sizes import MIB
 from memsync.store import journal
-
-if TYPE_CHECKING:
-    from memsync.store.beside import Beside
 
 # porter: English words are stemmed on both sides (requests = request); CJK bigrams and
 # identifiers pass through. Chosen on the retrieval bench (bench/RESULTS.md). ascii: the text is
@@ -53,16 +46,10 @@ TERMS_TABLE = ("CREATE TABLE card_terms (seq INTEGER PRIMARY KEY, "
                + ", ".join(f"{c} TEXT NOT NULL" for c in SHORT) + ")")
 
 
-BODIES = "cards_fts"  # the table that holds the bodies: most of a rebuild's full-text work
-
-
-def table_sql(table: str, tokenize: str = TOKENIZE) -> str:
-    return (f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(FTS_COLUMNS[table])}, "
-            f"{CONTENT[table]}, tokenize = '{tokenize}')")
-
-
 def tables(tokenize: str = TOKENIZE) -> list[str]:
-    return [TERMS_TABLE] + [table_sql(table, tokenize) for table in FTS_COLUMNS]
+    return [TERMS_TABLE] + [
+        f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, {CONTENT[table]}, "
+        f"tokenize = '{tokenize}')" for table, columns in FTS_COLUMNS.items()]
 
 
 def recreate(conn, tokenize: str = TOKENIZE) -> None:
@@ -88,54 +75,12 @@ _COMMANDS = {table: _statement(table, True) for table in FTS_COLUMNS}
 _TERMS_INSERT = f"INSERT INTO card_terms (seq, {', '.join(SHORT)}) VALUES (?, ?, ?, ?, ?, ?)"
 
 
-def bodies_insert() -> str:
-    return _INSERTS[BODIES]
-
-
-def bodies_command() -> str:
-    return _COMMANDS[BODIES]
-
-
-# The connections whose rebuild has its bodies' table built beside it (memsync.store.beside):
-# their rows of BODIES go there, until it is copied in (merge) or dropped (built_beside).
-_BESIDE: dict[object, Beside] = {}
-
-
-@contextmanager
-def built_beside(conn, beside: Beside | None) -> Iterator[None]:
-    """Around a rebuild's load: its rows of BODIES go to `beside` (None: none, nothing changes)."""
-    if beside is None:
-        yield
-        return
-    _BESIDE[conn] = beside.start()
-    try:
-        yield
-    finally:
-        if _BESIDE.pop(conn, None) is not None:  # not copied in: the load failed
-            beside.abandon()
-
-
-def bodies_connection(conn):
-    """The connection that holds `conn`'s BODIES as a load writes them: the scratch one while a
-    rebuild builds it beside the index (memsync.store.beside), else `conn` itself."""
-    beside = _BESIDE.get(conn)
-    return conn if beside is None else beside.connection
-
-
-def _here(conn) -> tuple[str, ...]:
-    """The full-text tables this connection writes itself."""
-    return tuple(t for t in FTS_COLUMNS if not (t == BODIES and conn in _BESIDE))
-
-
 def _write(conn, command: str | None, seq: int, terms: dict, body_tokens: str) -> None:
     """Insert (command None) or delete ('delete') the FTS rows of one card."""
     values = {**terms, "body": body_tokens}
-    beside = _BESIDE.get(conn)
     for table, columns in FTS_COLUMNS.items():
         row = [values[c] for c in columns]
-        if beside is not None and table == BODIES:
-            beside.put(command, seq, row)
-        elif command:
+        if command:
             conn.execute(_COMMANDS[table], (command, seq, *row))
         else:
             conn.execute(_INSERTS[table], (seq, *row))
@@ -178,16 +123,11 @@ class Waiting:
         now, in seq order (as they would have been written one by one)."""
         if not self.seqs:
             return
-        beside = _BESIDE.get(conn)
         for table, columns in FTS_COLUMNS.items():
             values = ", ".join(("w." if c == "body" else "t.") + c for c in columns)
-            rows = (f"SELECT w.seq, {values} FROM temp.fts_waiting w "
-                    "CROSS JOIN card_terms t ON t.seq = w.seq ORDER BY w.seq")
-            if beside is not None and table == BODIES:
-                for seq, *row in conn.execute(rows).fetchall():
-                    beside.put(None, seq, row)
-            else:
-                conn.execute(f"INSERT INTO {table} (rowid, {', '.join(columns)}) {rows}")
+            conn.execute(f"INSERT INTO {table} (rowid, {', '.join(columns)}) SELECT w.seq, {values} "
+                         "FROM temp.fts_waiting w CROSS JOIN card_terms t ON t.seq = w.seq "
+                         "ORDER BY w.seq")
         conn.execute("DELETE FROM temp.fts_waiting")
         self.seqs.clear()
 
@@ -278,16 +218,9 @@ def bulk_hash_bytes(load_bytes: int, whole_up_to: int = WHOLE_LOAD_HASH_BYTES) -
     return max(BULK_HASH_BYTES, min(PARTED_HASH_BYTES, whole_up_to))
 
 
-def _configure(conn, setting: str, value: int, tables: tuple[str, ...] | None = None) -> None:
-    for table in _here(conn) if tables is None else tables:
+def _configure(conn, setting: str, value: int) -> None:
+    for table in FTS_COLUMNS:
         conn.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('{setting}', {value})")
-
-
-def defer_bodies(conn, hash_bytes: int) -> None:
-    """defer_merges() for BODIES alone, built beside a rebuild (memsync.store.beside)."""
-    _configure(conn, "automerge", 0, (BODIES,))
-    _configure(conn, "crisismerge", BULK_CRISISMERGE, (BODIES,))
-    _configure(conn, "hashsize", hash_bytes, (BODIES,))
 
 
 # meta key, set while a bulk load of many transactions has FTS5's merges deferred
@@ -325,37 +258,15 @@ def merge(conn) -> bool:
     """Each full-text index merged into one segment; returns whether cards_fts, the one that holds
     the bodies, was one already. FTS5 counts a merge that did work as two changes or more, and
     writes out its pending rows at a savepoint: first, so that they are not counted."""
-    beside = _BESIDE.get(conn)
-    if beside is not None:
-        beside.finish()  # its thread merges the bodies' table while this one merges the others
-    was_one = False
-    for table in _here(conn):
-        one = _optimize(conn, table)
-        was_one = one if table == BODIES else was_one
-    if beside is not None:
-        was_one = beside.copy_into(conn)
-        del _BESIDE[conn]
-    return was_one
-
-
-def optimize_bodies(conn) -> bool:
-    return _optimize(conn, BODIES)
-
-
-def _optimize(conn, table: str) -> bool:
-    """Merge `table` into one segment; returns whether it was one already."""
     conn.execute("SAVEPOINT flush")
     conn.execute("RELEASE flush")
-    before = conn.total_changes
-    conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-    return conn.total_changes - before < 2
-
-
-def shadow_tables(conn, table: str) -> list[str]:
-    """The ordinary tables FTS5 keeps `table` in."""
-    return [name for (name,) in conn.execute(
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN (?, ?, ?, ?, ?)",
-        [f"{table}_{part}" for part in ("data", "idx", "docsize", "config", "content")])]
+    was_one = False
+    for table in FTS_COLUMNS:
+        before = conn.total_changes
+        conn.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        if table == "cards_fts":
+            was_one = conn.total_changes - before < 2
+    return was_one
 
 
 # meta key: a bulk load left its full-text rows in one segment at FTS5's lowest level. Each later
