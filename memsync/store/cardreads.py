@@ -83,3 +83,16 @@ class CardReads:
             {"source": r[0], "path": r[1], "message": r[2]}
             for r in self._conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
         ]
+
+    def sources(self) -> set[str]:
+        """Every source the index holds anything of: files, cards or problems."""
+        return {r[0] for r in self._conn.execute(
+            "SELECT source FROM files UNION SELECT source FROM cards UNION SELECT source FROM problems"
+        )}
+
+    def tag_names(self, prefix: str = "", limit: int = 200) -> list[str]:
+        """Tags (folded, as filters match them) starting with `prefix`: shell completion."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return [r[0] for r in self._conn.execute(
+            "SELECT DISTINCT json_each.value FROM cards c, json_each(c.tag_set) "
+            "WHERE json_each.value LIKE ? ESCAPE '\\' ORDER BY 1 LIMIT ?", (escaped + "%", limit))]
