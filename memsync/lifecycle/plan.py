@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memsync import dates
+from memsync.errors import PathOutsideVault, Rejected
 from memsync.lifecycle import sentences
 from memsync.model.indexing import Card
 from memsync.write import frontmatter_edit as fe
@@ -75,11 +76,20 @@ class _Files:
         return self._last[1]
 
     def text(self, rel: str) -> tuple[str, Card] | None:
+        """The file's text and card as this plan has it (None: no file there). Rejected when it
+        cannot be edited safely (not UTF-8, broken frontmatter): the step is left out."""
         change = self.plan.changes.get(rel)
         data = change.after if change else self.original(rel)
         if data is None:
             return None
         return vaultio.editable_text(data, rel)
+
+    def card(self, rel: str) -> tuple[str, Card]:
+        """As `text`, for a file the audit saw: one gone since (no watcher saw it go) is refused."""
+        loaded = self.text(rel)
+        if loaded is None:
+            raise Rejected(_gone(rel))
+        return loaded
 
     def edit(self, rel: str, new_text: str, before: Card, expect: dict) -> None:
         verify_edit(new_text, before, expect)  # Rejected when the frontmatter cannot be edited
@@ -92,12 +102,16 @@ class _Files:
         self.touched.add(rel)
 
 
+def _gone(rel: str) -> str:
+    return f"{rel} is no longer there; run `memsync index`, then consolidate again"
+
+
 def build(vault: Path, report: dict, now: str | None = None, keep_texts: bool = True) -> Plan:
     """The plan for an audit report (memsync.lifecycle.audit.run with every entry listed).
     Without `keep_texts` (a plan only shown, never saved or applied), a file's texts go once
-    its summary is planned: no later step reads them, the moves only ask whether it changed."""
-    from memsync.errors import Rejected
-
+    its summary is planned: no later step reads them, the moves only ask whether it changed.
+    A step whose file cannot be read or edited is left out and listed in `skipped`, with what
+    to do; the other steps are planned all the same."""
     now = now or dates.now_iso()
     plan = Plan(now=now)
     files = _Files(vault, plan)
@@ -129,7 +143,11 @@ def build(vault: Path, report: dict, now: str | None = None, keep_texts: bool = 
             plan.let_go.add(entry["path"])
     destinations = {change.to for change in plan.changes.values() if change.to}
     for entry in report["misfiled"]:
-        _move(files, plan, entry, destinations)
+        try:
+            _move(files, plan, entry, destinations)
+        except (Rejected, PathOutsideVault) as exc:  # a folder rule's folder may be a link out
+            plan.skipped.append({"step": "move", "id": entry["id"], "path": entry["path"],
+                                 "why": exc.message})
     return plan
 
 
@@ -147,14 +165,15 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
                    else "in a read-only source: never changed")
             plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
                                  "source": card["source"], "why": why})
-    loaded = files.text(keeper["path"])
-    if loaded is None or not others:
+    if not others:
         return
-    k_text, k_card = loaded
+    k_text, k_card = files.card(keeper["path"])
     chain: list[tuple[dict, str, Card]] = []
     for card in sorted(others, key=lambda c: -(c["similarity"] or 0)):
         got = files.text(card["path"])
         if got is None:
+            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
+                                 "why": _gone(card["path"])})
             continue
         text, parsed = got
         if parsed.supersedes or parsed.superseded_by or parsed.invalid_at:
@@ -206,10 +225,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
 
 
 def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
-    loaded = files.text(entry["path"])
-    if loaded is None:
-        return
-    text, card = loaded
+    text, card = files.card(entry["path"])
     line = sentences.summary(card.body)
     if not line or card.summary:
         return
@@ -225,9 +241,7 @@ def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> Non
     if rel in plan.changes or rel in plan.let_go:  # its new text was read back whole: it is there
         why: str | None = "changed by another step of this run: it moves on the next one"
     else:
-        loaded = files.text(rel)
-        if loaded is None:
-            return
+        loaded = files.card(rel)
         why = None
         if loaded[1].supersedes or loaded[1].superseded_by:
             why = "other cards point at its path (supersede): move it by hand"
