@@ -11,6 +11,7 @@ needs to open the index or index files is in memsync.session, below it.
 from __future__ import annotations
 
 import os
+import threading
 from contextlib import suppress
 
 from memsync.search import codes
@@ -248,11 +249,24 @@ def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
         return embed_foreground(index, threads or cfg.threads, progress=progress)
 
 
+# One reindex at a time in a process. An MCP server runs its tool calls on threads, and each of
+# several memory_reindex calls at once surveyed the tree before the others had written, so each
+# read and wrote every changed file again (six calls after 3,000 edits: "updated" 2,637 in each).
+# Waiting here, a later call finds what an earlier one wrote, and has nothing left to do.
+_REINDEXING = threading.Lock()
+
+
 def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None,
             allow_mass_removal: bool = False) -> dict:
     """`threads`: worker processes reading the files (None: config.json's, else every core).
     `rebuild` also replaces a damaged index file (memsync.store.salvage): the report's
-    "recovered" says what was kept and what was lost."""
+    "recovered" says what was kept and what was lost. Calls in one process run one at a time."""
+    with _REINDEXING:
+        return _reindex(cfg, rebuild, progress, threads, allow_mass_removal)
+
+
+def _reindex(cfg: Config, rebuild: bool, progress, threads: int | None,
+             allow_mass_removal: bool) -> dict:
     from memsync.watch import lock
 
     from .sources import drop_unconfigured
