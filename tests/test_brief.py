@@ -413,6 +413,43 @@ def test_an_edit_of_one_entity_of_a_memory_graph_tells_the_file(brief_home, cli,
     assert "graph:memory.jsonl" not in titles(brief(cli, brief_home["shop"]), "changed")  # told once
 
 
+def test_a_flagged_title_in_a_changed_file_is_held_back_and_not_pointed_to(brief_home, cli, tmp_path):
+    """A file's item names its first cards; one whose title the scanner flags is counted held
+    back, and its id is left out of `cards` as its title is left out of the text."""
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    key = "ghp_" + "abcdefghijklmnopqrstuvwxyz" + "0123456789"
+    people = [f"Deploy token {key}", "Bob", "Carol", "Dave"]
+
+    def write_graph(extra: str) -> None:
+        lines = [{"type": "entity", "name": name, "entityType": "person",
+                  "observations": [f"{name[:6]} works on the shop", *([extra] if name == "Bob" else [])]}
+                 for name in people]
+        (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    write_graph("")
+    config = tmp_path / "home" / "config.json"
+    settings = json.loads(config.read_text())
+    settings["sources"].append({"name": "graph", "adapter": "mcp-memory", "path": str(graph)})
+    config.write_text(json.dumps(settings))
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    before = brief(cli, brief_home["shop"])["held_back"]
+    time.sleep(1.01 - time.time() % 1)
+    write_graph("Bob moved to Berlin")
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)
+    data = brief(cli, brief_home["shop"])
+    [item] = [i for s in data["sections"] if s["key"] == "changed" for i in s["items"]]
+    index = Index(tmp_path / "home" / "memsync.db")
+    ids = {row["title"]: row["id"] for row in index.cards() if row["source"] == "graph"}
+    index.close()
+    assert key not in json.dumps(data)
+    assert item["cards"] == [ids["Bob"], ids["Carol"]]  # as the line names them
+    assert item["line"] == f"{ids['Bob']} Bob; {ids['Carol']} Carol; …"
+    assert data["held_back"] == before + 1 and "Held back: " in data["text"]
+
+
 def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
     # Most notes of a vault carry no `updated` date: a plan that began from those cards read
     # every one of them on each brief (160-200 ms at 100,000 cards).

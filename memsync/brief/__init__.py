@@ -54,7 +54,8 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
                              "says what is wrong") from None
     finally:
         index.close()
-    most_held_back = sum(CANDIDATES.values())
+    # a changed file's item may hold back each card it would name (store.NAMED), not one
+    most_held_back = sum(CANDIDATES.values()) + (store.NAMED - 1) * CANDIDATES["changed"]
     room = budget - render.fixed_cost(project, most_held_back)
     capped = frozenset(key for key in ROWS if len(found[key]) >= ROWS[key])
     others = found["others"]

@@ -259,6 +259,8 @@ def select(
             left -= cost
             placed.add(_key(row))
             sections[target].items.append(item)
+            if is_file(row):  # the cards it does not name, for a title the scanner flags
+                flagged.update(card_id for card_id, _ in row["named"] if card_id not in item.cards)
     return Selection(sections, len(flagged))
 
 
@@ -274,14 +276,15 @@ def make_item(row: Mapping, note: str, texts: Mapping[int, tuple[str, str | None
 def file_item(row: Mapping, note: str) -> Item:
     """A file of several cards that changed: its time does not say which card did, so the item
     says how many it holds and names the first few (a title the secrets scanner flags is not
-    named), for memory_get."""
-    named = [f"{card_id} {shorten(' '.join(title.split()), TITLE_TOKENS)}" for card_id, title in row["named"]
-             if not secrets.scan_text(title, "title")]
+    named; select counts it held back), for memory_get."""
+    named = [(card_id, title) for card_id, title in row["named"] if not secrets.scan_text(title, "title")]
     count = row["file_cards"]
     which = "its one card" if count == 1 else f"one or more of its {count} cards"
-    line = "; ".join(named) + ("; …" if named and count > len(named) else "")
+    line = "; ".join(f"{card_id} {shorten(' '.join(title.split()), TITLE_TOKENS)}" for card_id, title in named)
+    line += "; …" if named and count > len(named) else ""
+    # `cards` are the ids named, as the text: a flagged card is held back, not pointed to
     return Item(None, row["title"], line, f"{note}: {which}", row["source"], row["path"], None,
-                tuple(card_id for card_id, _ in row["named"]))
+                tuple(card_id for card_id, _ in named))
 
 
 def heading_text(key: str, shown: int, total: int, since_text: str | None, capped: bool = False) -> str:
