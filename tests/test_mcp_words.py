@@ -1,3 +1,5 @@
+import shlex
+
 from memsync.mcp.words import for_model
 
 
@@ -98,6 +100,13 @@ def test_every_cli_flag_a_tool_takes_becomes_its_argument():
                     untranslated.append(f"memsync {command} {flag}")
     assert not untranslated, untranslated
     assert for_model("search without --semantic") == "search without semantic=true"
+
+
+def test_a_path_with_an_apostrophe_reaches_the_tool_whole():
+    # a title such as "Bob's deploy notes" names the file; shlex.quote writes its quote as '"'"'
+    path = ".trash/03-Knowledge/Bob's deploy notes.md"
+    text = f"undo with `memsync delete --restore {shlex.quote(path)}`"
+    assert for_model(text) == f"undo with the memory_delete tool with restore={path}"
 
 
 def test_a_shell_quoted_path_with_spaces_reaches_the_tool_whole():

@@ -13,6 +13,7 @@ as written: titles, paths and values are the user's, not advice.
 from __future__ import annotations
 
 import re
+import shlex
 from typing import overload
 
 TOOL_FOR_COMMAND = {
@@ -42,8 +43,17 @@ _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
 # A flag in prose, with the whole number after it if there is one (`--offset 50`)
 _FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True))
                    + r")(?![\w-])(?: (\d+)(?![\w:/-]|\.\d))?")
-# A command's words: a shell-quoted one ('x y.md', a path with spaces) is one word
+# A command's words when the shell cannot split them (an unbalanced quote): a quoted one is one word
 _WORD = re.compile(r"'[^']*'|\S+")
+
+
+def _words(args: str) -> list[str]:
+    """A command's words as the shell reads them, quotes taken off: the CLI quotes a path for the
+    shell (shlex.quote), so `'x y.md'` is one word and `'Bob'"'"'s notes.md'` is Bob's notes.md."""
+    try:
+        return shlex.split(args)
+    except ValueError:  # not a shell command after all (a quote left open): word by word
+        return [word.strip("'") for word in _WORD.findall(args)]
 
 
 def _arguments(tool: str, words: list[str]) -> list[str] | None:
@@ -63,7 +73,7 @@ def _arguments(tool: str, words: list[str]) -> list[str] | None:
         elif name in VALUE_FLAGS:
             if at + 1 < len(words) and not words[at + 1].startswith("--"):
                 at += 1
-                given.append(f"{name.replace('-', '_')}={words[at].strip(chr(39))}")
+                given.append(f"{name.replace('-', '_')}={words[at]}")
         elif word.startswith("-"):
             return None
         at += 1  # any other word is a placeholder (ID, P) or the search words
@@ -74,7 +84,7 @@ _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 
 def _tool(match: re.Match) -> str:
     tool = TOOL_FOR_COMMAND.get(match[1])
-    given = _arguments(tool, _WORD.findall(match[2])) if tool else None
+    given = _arguments(tool, _words(match[2])) if tool else None
     if tool is None or given is None:
         return match[0] + FOR_THE_USER
     given = [*COMMAND_ARGUMENTS.get(match[1], []), *given]
