@@ -175,6 +175,21 @@ def test_a_second_save_the_same_day_keeps_the_first_and_each_can_be_applied(cli,
     assert {p: (vault / p).read_bytes() for p in twins} == twins  # the first plan did not hold them
 
 
+def test_a_plan_name_that_is_not_there_is_told_with_the_plans_that_are(cli, vault, home):
+    """Which numbers a day's saves took is not guessable: the refusal names the saved plans."""
+    _vault(vault, cli, home)
+    first, second = _saved(cli), _saved(cli)
+    for day in range(1, 6):
+        (home / "consolidate" / f"plan-202001{day:02}.json").write_text("{}")  # older days
+    before = vault_bytes(vault)
+    code, out = cli("consolidate", "--apply", "--plan", first.replace(".json", "-9.json"), "--json")
+    assert code == 1 and out["error"]["code"] == "not_found"
+    message = out["error"]["message"]
+    assert f"plan-20200103.json, plan-20200104.json, plan-20200105.json, {first}, {second} (newest last; 2 older)" in message
+    assert "plan-20200102.json" not in message
+    assert vault_bytes(vault) == before
+
+
 def test_saved_plans_are_ordered_by_day_then_number():
     from memsync.lifecycle import saved
 

@@ -66,6 +66,18 @@ def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
     raise Rejected(f"{MAX_A_DAY} plans were saved today in {folder}; remove the ones reviewed, then save again")
 
 
+LISTED = 5  # saved plans a not-found message names, the newest
+
+
+def _listed(folder: Path) -> str:
+    """The newest saved plans by name, for a --plan that names none of them (the day's second
+    save is -2: which numbers exist is not guessable)."""
+    plans = sorted(folder.glob("plan-*.json"), key=_order) if folder.is_dir() else []
+    names = [p.name for p in plans[-LISTED:]]
+    older = f"; {len(plans) - len(names)} older" if len(plans) > len(names) else ""
+    return f"{', '.join(names)} (newest last{older}), in {folder}" if names else ""
+
+
 def load(cfg: Config, name: str) -> tuple[Path, dict]:
     """A saved plan by its file name in the home's consolidate folder, or by its path."""
     path = Path(name).expanduser()
@@ -74,9 +86,11 @@ def load(cfg: Config, name: str) -> tuple[Path, dict]:
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise NotFound(f"no saved plan {name!r}; `memsync consolidate --save` leaves one in "
-                       f"{runs.folder(cfg)} (plan-YYYYMMDD.json, plan-YYYYMMDD-2.json for a second "
-                       "save that day)") from None
+        there = _listed(runs.folder(cfg))
+        raise NotFound(f"no saved plan {name!r}; " + (
+            f"the saved plans are {there}" if there else
+            f"`memsync consolidate --save` leaves one in {runs.folder(cfg)} (plan-YYYYMMDD.json, "
+            "plan-YYYYMMDD-2.json for a second save that day)")) from None
     except (OSError, ValueError) as exc:
         raise Rejected(f"the saved plan {path} cannot be read ({exc}); save a new one with "
                        "`memsync consolidate --save`") from None
