@@ -175,6 +175,27 @@ def test_a_second_save_the_same_day_keeps_the_first_and_each_can_be_applied(cli,
     assert {p: (vault / p).read_bytes() for p in twins} == twins  # the first plan did not hold them
 
 
+def test_a_save_after_the_days_first_plan_was_removed_is_numbered_after_the_last(cli, vault, home):
+    """The day's first plan reviewed and deleted by hand: the next save took its free name,
+    which sorts before -2, so a plain --apply compared its plan with the older -2."""
+    _vault(vault, cli, home)
+    first = _saved(cli)
+    twins = ("03-Knowledge/db.md", "03-Knowledge/db-copy.md")
+    write_card(vault, twins[0], "staging db", TWIN)  # the second plan merges these too
+    write_card(vault, twins[1], "staging db copy", TWIN + " Ask ops for the key.")
+    cli("index")
+    second = _saved(cli)
+    (home / "consolidate" / first).unlink()  # reviewed
+    for rel in twins:
+        (vault / rel).unlink()
+    cli("index")
+    code, shown = cli("consolidate", "--save", "--json")
+    assert code == 0 and Path(shown["saved"]).name == first.replace(".json", "-3.json")
+    assert Path(shown["kept"]).name == second
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["run"] and "differs_from" not in done  # compared with the newest
+
+
 def test_a_plan_name_that_is_not_there_is_told_with_the_plans_that_are(cli, vault, home):
     """Which numbers a day's saves took is not guessable: the refusal names the saved plans."""
     _vault(vault, cli, home)

@@ -43,6 +43,17 @@ def _order(path: Path) -> tuple:
     return (named.group(1), int(named.group(2) or 1), "") if named else ("", 0, path.name)
 
 
+def _plan_path(folder: Path, day: str, n: int) -> Path:
+    return folder / (f"plan-{day}.json" if n == 1 else f"plan-{day}-{n}.json")
+
+
+def _last_of_day(folder: Path, day: str) -> int:
+    """The number of the day's newest saved plan (1: plan-YYYYMMDD.json), 0 when there is none."""
+    numbers = [int(named.group(2) or 1) for path in folder.glob(f"plan-{day}*.json")
+               if (named := _NAME.fullmatch(path.name)) and named.group(1) == day]
+    return max(numbers, default=0)
+
+
 def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
     """Leave the plan in the home as plan-YYYYMMDD.json (private), file contents included; a
     plan saved earlier the same day is kept, this one is numbered after it (plan-YYYYMMDD-2.json):
@@ -55,11 +66,14 @@ def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
               "stamped": built.now, "changes": changes}
     folder = private.mkdir(runs.folder(cfg))
     day = time.strftime("%Y%m%d")
+    # after the day's last plan, not in a gap one removed left (plan-YYYYMMDD.json reviewed and
+    # deleted): the newest plan must be the one a plain --apply and a listing take as newest
+    last = _last_of_day(folder, day)
     with atomic.Staged(folder, json.dumps(record, ensure_ascii=False, indent=1).encode(),
                        private.FILE_MODE) as staged:
-        earlier = None
-        for n in range(1, MAX_A_DAY + 1):
-            path = folder / (f"plan-{day}.json" if n == 1 else f"plan-{day}-{n}.json")
+        earlier = _plan_path(folder, day, last) if last else None
+        for n in range(last + 1, MAX_A_DAY + 1):
+            path = _plan_path(folder, day, n)
             if staged.link(path):  # never over a plan saved before (two saves at once included)
                 return path, earlier
             earlier = path
