@@ -129,3 +129,12 @@ def read_hits(text: str) -> list[dict]:
             assert found and not found[-1]["snippet"], f"a line out of place: {line!r}"
             found[-1]["snippet"] = line
     return found
+
+
+def indexed_herons(vault: Path, cli, count: int, text: str) -> None:
+    """`count` heron cards in 03-Knowledge, `text` formatted with each one's number, indexed."""
+    from .conftest import write_card
+
+    for n in range(count):
+        write_card(vault, f"03-Knowledge/heron {n}.md", f"heron {n}", text.format(n=n))
+    cli("index")

@@ -377,6 +377,27 @@ def test_an_edit_of_another_agents_file_is_told_by_the_files_time(brief_home, cl
     assert notes["code:GEMINI.md"] == "changed: one or more of its 2 cards"
 
 
+def add_graph_source(tmp_path, graph) -> None:
+    """A memory graph (mcp-memory) at `graph` added to the home's sources."""
+    config = tmp_path / "home" / "config.json"
+    settings = json.loads(config.read_text())
+    settings["sources"].append({"name": "graph", "adapter": "mcp-memory", "path": str(graph)})
+    config.write_text(json.dumps(settings))
+
+
+def changed_file_item(cli, brief_home, tmp_path) -> tuple[dict, dict, dict]:
+    """Once the graph changed: `memsync index`, then the brief, its one changed item, and the
+    graph's card ids by title."""
+    assert cli("index")[0] == 0
+    time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice
+    data = brief(cli, brief_home["shop"])
+    [item] = [i for s in data["sections"] if s["key"] == "changed" for i in s["items"]]
+    index = Index(tmp_path / "home" / "memsync.db")
+    ids = {row["title"]: row["id"] for row in index.cards() if row["source"] == "graph"}
+    index.close()
+    return data, item, ids
+
+
 def test_an_edit_of_one_entity_of_a_memory_graph_tells_the_file(brief_home, cli, tmp_path):
     graph = tmp_path / "graph"
     graph.mkdir()
@@ -389,22 +410,13 @@ def test_an_edit_of_one_entity_of_a_memory_graph_tells_the_file(brief_home, cli,
         (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
 
     write_graph(["Alice likes tea"])
-    config = tmp_path / "home" / "config.json"
-    settings = json.loads(config.read_text())
-    settings["sources"].append({"name": "graph", "adapter": "mcp-memory", "path": str(graph)})
-    config.write_text(json.dumps(settings))
+    add_graph_source(tmp_path, graph)
     assert cli("index")[0] == 0
     time.sleep(1.01 - time.time() % 1)  # a change in the second of a brief is told twice: not here
     brief(cli, brief_home["shop"])
     time.sleep(1.01 - time.time() % 1)
     write_graph(["Alice likes tea", "Alice moved to Berlin"])  # one entity of four changed
-    assert cli("index")[0] == 0
-    time.sleep(1.01 - time.time() % 1)
-    data = brief(cli, brief_home["shop"])
-    [item] = [i for s in data["sections"] if s["key"] == "changed" for i in s["items"]]
-    index = Index(tmp_path / "home" / "memsync.db")
-    ids = {row["title"]: row["id"] for row in index.cards() if row["source"] == "graph"}
-    index.close()
+    data, item, ids = changed_file_item(cli, brief_home, tmp_path)
     assert item["title"] == "graph:memory.jsonl" and item["id"] is None and item["file"]
     assert item["note"] == "changed: one or more of its 4 cards"
     assert item["cards"] == [ids[name] for name in people[:3]]  # the first few, for memory_get
@@ -428,26 +440,29 @@ def test_a_flagged_title_in_a_changed_file_is_held_back_and_not_pointed_to(brief
         (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
 
     write_graph("")
-    config = tmp_path / "home" / "config.json"
-    settings = json.loads(config.read_text())
-    settings["sources"].append({"name": "graph", "adapter": "mcp-memory", "path": str(graph)})
-    config.write_text(json.dumps(settings))
+    add_graph_source(tmp_path, graph)
     assert cli("index")[0] == 0
     time.sleep(1.01 - time.time() % 1)
     before = brief(cli, brief_home["shop"])["held_back"]
     time.sleep(1.01 - time.time() % 1)
     write_graph("Bob moved to Berlin")
-    assert cli("index")[0] == 0
-    time.sleep(1.01 - time.time() % 1)
-    data = brief(cli, brief_home["shop"])
-    [item] = [i for s in data["sections"] if s["key"] == "changed" for i in s["items"]]
-    index = Index(tmp_path / "home" / "memsync.db")
-    ids = {row["title"]: row["id"] for row in index.cards() if row["source"] == "graph"}
-    index.close()
+    data, item, ids = changed_file_item(cli, brief_home, tmp_path)
     assert key not in json.dumps(data)
     assert item["cards"] == [ids["Bob"], ids["Carol"]]  # as the line names them
     assert item["line"] == f"{ids['Bob']} Bob; {ids['Carol']} Carol; …"
     assert data["held_back"] == before + 1 and "Held back: " in data["text"]
+
+
+def query_plan(tmp_path, sql: str) -> str:
+    """SQLite's plan for a brief query over the newest FILES_LOOKED changes, in a new index."""
+    from memsync.store import brief as store
+
+    index = Index(tmp_path / "plan.db")
+    try:
+        return " | ".join(row[3] for row in index._conn.execute(
+            "EXPLAIN QUERY PLAN " + sql, (0, 20, store.FILES_LOOKED)))
+    finally:
+        index.close()
 
 
 def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
@@ -455,12 +470,7 @@ def test_the_changed_files_are_found_from_the_newest_file_down(tmp_path):
     # every one of them on each brief (160-200 ms at 100,000 cards).
     from memsync.store import brief as store
 
-    index = Index(tmp_path / "plan.db")
-    try:
-        plan = " | ".join(row[3] for row in index._conn.execute(
-            "EXPLAIN QUERY PLAN " + store.CHANGED_FILES, (0, 20, store.FILES_LOOKED)))
-    finally:
-        index.close()
+    plan = query_plan(tmp_path, store.CHANGED_FILES)
     assert "SEARCH file_changes USING COVERING INDEX file_changes_by_time" in plan, plan
     assert "cards_updated" not in plan and "SCAN c" not in plan, plan
 
@@ -470,12 +480,7 @@ def test_the_changed_files_of_many_cards_are_found_through_indexes_only(tmp_path
     # cards_file, never read row by row, and only the newest changes are looked through.
     from memsync.store import brief as store
 
-    index = Index(tmp_path / "plan.db")
-    try:
-        plan = " | ".join(row[3] for row in index._conn.execute(
-            "EXPLAIN QUERY PLAN " + store.CHANGED_MANY, (0, 20, store.FILES_LOOKED)))
-    finally:
-        index.close()
+    plan = query_plan(tmp_path, store.CHANGED_MANY)
     assert "SEARCH file_changes USING COVERING INDEX file_changes_by_time" in plan, plan
     assert "SEARCH c USING COVERING INDEX cards_file" in plan and "SCAN c" not in plan, plan
 

@@ -7,15 +7,13 @@ from memsync import config
 from memsync.mcp import server as mcp_server
 
 from .conftest import write_card
-from .mcp_helpers import scenario, server_log, text_of
+from .mcp_helpers import indexed_herons, scenario, server_log, text_of
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
 
 
 def test_a_limit_out_of_range_says_it_was_clamped(server_log, vault, cli):
-    for n in range(25):
-        write_card(vault, f"03-Knowledge/heron {n}.md", f"heron {n}", f"the grey heron number {n} fishes here")
-    cli("index")
+    indexed_herons(vault, cli, 25, "the grey heron number {n} fishes here")
 
     async def body(session):
         for asked, used in ((0, 1), (50, 20)):

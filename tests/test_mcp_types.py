@@ -5,15 +5,13 @@ error naming the argument, never a traceback and never a guess."""
 from __future__ import annotations
 
 from .conftest import write_card
-from .mcp_helpers import refused, scenario, server_log, text_of
+from .mcp_helpers import indexed_herons, refused, scenario, server_log, text_of
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
 
 
 def test_a_number_as_a_string_or_a_whole_float_is_read_as_the_number(server_log, vault, cli):
-    for n in range(4):
-        write_card(vault, f"03-Knowledge/heron {n}.md", f"heron {n}", f"a grey heron waits at the river bank, {n}")
-    cli("index")
+    indexed_herons(vault, cli, 4, "a grey heron waits at the river bank, {n}")
 
     async def body(session):
         for limit in ("2", 2.0, 2):

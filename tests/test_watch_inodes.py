@@ -165,6 +165,16 @@ def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
     assert pairing.hold_vanished(Batch(moves=[first, second])) == ([], [first, second])
 
 
+def two_cards(vault, first: str, second: str) -> tuple[str, str, dict]:
+    """Two cards of texts of their own, indexed by the running watcher: their texts, and each
+    text's card id."""
+    one, two = mark(), mark()
+    put(vault, first, one)
+    put(vault, second, two)
+    converge({first: one, second: two})
+    return one, two, {one: card_id(first), two: card_id(second)}
+
+
 @pytest.mark.parametrize("at_once", [False, True])
 @pytest.mark.parametrize("away", ["new folder", "out and back"])
 def test_cards_swapped_then_one_moved_where_watchdog_cannot_pair_it_keep_their_ids(
@@ -175,11 +185,7 @@ def test_cards_swapped_then_one_moved_where_watchdog_cannot_pair_it_keep_their_i
     the move, each card keeps its id: the file at b.md is not taken for a's card renamed over
     b's, nor the new file for the other card of the swap."""
     proc = watcher()
-    one, two = mark(), mark()
-    put(vault, "a.md", one)
-    put(vault, "b.md", two)
-    converge({"a.md": one, "b.md": two})
-    ids = {one: card_id("a.md"), two: card_id("b.md")}
+    one, two, ids = two_cards(vault, "a.md", "b.md")
     if at_once:  # the watcher reads every event of what follows at once, when it goes on
         proc.proc.send_signal(signal.SIGSTOP)
     try:
@@ -206,11 +212,7 @@ def test_two_cards_swapped_then_their_folder_renamed_at_once_keep_their_ids(vaul
     """The swap and the folder's rename come in one batch (the watcher stopped meanwhile): the
     folder's rename takes both cards on, and the swap is told from the files where they are now."""
     proc = watcher()
-    one, two = mark(), mark()
-    put(vault, "d/a.md", one)
-    put(vault, "d/b.md", two)
-    converge({"d/a.md": one, "d/b.md": two})
-    ids = {one: card_id("d/a.md"), two: card_id("d/b.md")}
+    one, two, ids = two_cards(vault, "d/a.md", "d/b.md")
     proc.proc.send_signal(signal.SIGSTOP)
     try:
         exchange(vault / "d/a.md", vault / "d/b.md")
