@@ -74,10 +74,7 @@ def test_a_plain_apply_of_the_saved_plan_says_nothing_more(cli, vault, home):
 def test_a_plan_saved_without_its_file_contents_is_refused(cli, vault, home):
     _vault(vault, cli, home)
     name = _saved(cli)
-    path = home / "consolidate" / name
-    old = json.loads(path.read_text())
-    del old["changes"]
-    path.write_text(json.dumps(old))
+    _edit_saved(home, name, lambda plan: plan.pop("changes"))
     before = vault_bytes(vault)
     code, out = cli("consolidate", "--apply", "--plan", name, "--json")
     assert code == 1 and "--save" in out["error"]["message"] and vault_bytes(vault) == before
@@ -92,15 +89,23 @@ def _refused(cli, vault, name) -> str:
     return out["error"]["message"]
 
 
-def _edit_move(home, name, **fields) -> None:
+def _edit_saved(home, name, edit) -> None:
+    """Change the saved plan `name` by hand: `edit` is given its JSON to change in place."""
     path = home / "consolidate" / name
     plan = json.loads(path.read_text())
-    for item in plan["changes"]:
-        if item["to"] != item["rel"]:
-            item.update(fields)
-            for key in [k for k, v in fields.items() if v is None]:
-                del item[key]
+    edit(plan)
     path.write_text(json.dumps(plan))
+
+
+def _edit_move(home, name, **fields) -> None:
+    def edit(plan: dict) -> None:
+        for item in plan["changes"]:
+            if item["to"] != item["rel"]:
+                item.update(fields)
+                for key in [k for k, v in fields.items() if v is None]:
+                    del item[key]
+
+    _edit_saved(home, name, edit)
 
 
 @pytest.mark.parametrize("fields", [{"to": "../outside.md"}, {"to": ".obsidian/oops.md"},
@@ -121,11 +126,13 @@ def test_a_plan_edited_by_hand_to_leave_the_cards_is_refused_whole(cli, vault, h
 def test_a_plan_edited_to_end_two_files_at_one_name_is_refused_whole(cli, vault, home):
     _vault(vault, cli, home)
     name = _saved(cli)
-    path = home / "consolidate" / name
-    plan = json.loads(path.read_text())
+    plan = json.loads((home / "consolidate" / name).read_text())
     move = next(item for item in plan["changes"] if item["to"] != item["rel"])
-    next(item for item in plan["changes"] if item["rel"].endswith("backup.md"))["to"] = move["to"]
-    path.write_text(json.dumps(plan))
+
+    def edit(plan: dict) -> None:
+        next(item for item in plan["changes"] if item["rel"].endswith("backup.md"))["to"] = move["to"]
+
+    _edit_saved(home, name, edit)
     assert f"two of its file changes name {move['to']}" in _refused(cli, vault, name)
 
 

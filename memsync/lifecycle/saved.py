@@ -43,6 +43,11 @@ def _order(path: Path) -> tuple:
     return (named.group(1), int(named.group(2) or 1), "") if named else ("", 0, path.name)
 
 
+def _saved_plans(folder: Path) -> list[Path]:
+    """The plans saved in `folder`, oldest first (_order)."""
+    return sorted(folder.glob("plan-*.json"), key=_order) if folder.is_dir() else []
+
+
 def _plan_path(folder: Path, day: str, n: int) -> Path:
     return folder / (f"plan-{day}.json" if n == 1 else f"plan-{day}-{n}.json")
 
@@ -86,7 +91,7 @@ LISTED = 5  # saved plans a not-found message names, the newest
 def _listed(folder: Path) -> str:
     """The newest saved plans by name, for a --plan that names none of them (the day's second
     save is -2: which numbers exist is not guessable)."""
-    plans = sorted(folder.glob("plan-*.json"), key=_order) if folder.is_dir() else []
+    plans = _saved_plans(folder)
     names = [p.name for p in plans[-LISTED:]]
     older = f"; {len(plans) - len(names)} older" if len(plans) > len(names) else ""
     return f"{', '.join(names)} (newest last{older}), in {folder}" if names else ""
@@ -239,7 +244,7 @@ def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
 def newest_unapplied(cfg: Config) -> tuple[Path, dict] | None:
     """The newest saved plan, when it was saved after the latest run (one before it is stale)."""
     folder = runs.folder(cfg)
-    plans = sorted(folder.glob("plan-*.json"), key=_order) if folder.is_dir() else []
+    plans = _saved_plans(folder)
     if not plans:
         return None
     try:
