@@ -3,24 +3,23 @@
 Each path is resolved CLI option > environment variable > config.json > default, and we remember
 which layer won so `memsync paths` can say it. A relative path in config.json is relative to the
 folder that holds config.json, so a watcher, an MCP server started by a desktop app and the CLI
-read the same folders whatever directory each was started in.
+read the same folders whatever directory each was started in. memsync.configjson reads the
+file, checks each value, and edits it.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
-import memsync.adapters as adapters
 from memsync import private
 from memsync.store import vaults
 
-from . import lifecycle_config
+from . import configjson, lifecycle_config
+from .configjson import absolute_path
 from .errors import BadEnvironment
 from .model import IgnoredSource, Source
 from .overlap import sort_out
@@ -28,8 +27,6 @@ from .overlap import sort_out
 ENV_HOME = "MEMSYNC_HOME"
 ENV_DB = "MEMSYNC_DB"
 ENV_VAULT = "MEMSYNC_VAULT"
-SOURCE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
-SOURCE_NAME_RULE = "1-40 letters, digits, '-' or '_'"
 RELOAD_WITHIN = 10.0  # seconds: a running watcher takes up a changed config.json by then
 
 
@@ -154,14 +151,6 @@ class Config:
                 "embedded until it is")
 
 
-def absolute_path(path: Path) -> Path:
-    """`path` made absolute, with no ".." left in it (`paths`, the watcher, every message and
-    config.json show the folder itself, not home/../notes). A ".." is resolved as the kernel does,
-    through any symlink before it; a path without one keeps its symlinks as written."""
-    path = path.expanduser().absolute()
-    return Path(os.path.realpath(path)) if ".." in path.parts else path
-
-
 def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path) -> Setting:
     if cli:
         return Setting(absolute_path(Path(cli)), "cli")
@@ -173,127 +162,25 @@ def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path
     return Setting(default, "default")
 
 
-def _from_config_file(value: str, home: Path) -> Path:
-    """A path written in config.json: `~` expanded, relative to the data home (the folder that
-    holds config.json), never to the working directory of whichever process reads it."""
-    return absolute_path(home / Path(value).expanduser())
-
-
-def _read_config_file(path: Path) -> dict:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadEnvironment(f"{path} is not valid JSON ({exc}); fix or remove it") from None
-    if not isinstance(data, dict):
-        raise BadEnvironment(f"{path} must hold a JSON object with keys like db, vault, sources")
-    return data
-
-
-# config.json is edited by hand: every value is checked here, so a wrong type is one clear
-# message naming the file and the key, never a traceback from deep inside some command.
-
-
-def _shown(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
-def _path_value(data: dict, key: str, config_file: Path) -> Path | None:
-    where, value = str(config_file), data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise BadEnvironment(
-            f"{where}: {key!r} must be a path (a non-empty string), not {_shown(value)}; "
-            "fix it or remove the key"
-        )
-    return _from_config_file(value, config_file.parent)
-
-
-def _sources(entries: object, config_file: Path) -> tuple[Source, ...]:
-    if entries is None:
-        return ()
-    if not isinstance(entries, list):
-        raise BadEnvironment(
-            f"{config_file}: 'sources' must be a list of {{\"name\", \"adapter\", \"path\"}} "
-            f"objects, not {_shown(entries)}"
-        )
-    out: list[Source] = []
-    for i, entry in enumerate(entries):
-        where = f"{config_file}: sources[{i}]"
-        if not isinstance(entry, dict):
-            raise BadEnvironment(
-                f"{where} must be an object with name, adapter and path, not {_shown(entry)}"
-            )
-        missing = [key for key in ("name", "adapter", "path") if key not in entry]
-        if missing:
-            raise BadEnvironment(f"{where} lacks {', '.join(missing)}; a source needs name, "
-                                 "adapter and path")
-        name = entry["name"]
-        if not isinstance(name, str) or not SOURCE_NAME.fullmatch(name):
-            raise BadEnvironment(f"{where}: name must be {SOURCE_NAME_RULE}, not {_shown(name)}")
-        if name == "vault":
-            raise BadEnvironment(f"{where}: the name 'vault' is reserved for the writable vault")
-        if any(s.name == name for s in out):
-            raise BadEnvironment(f"{where}: a second source named {name!r}; names must differ")
-        if entry["adapter"] not in adapters.NAMES:
-            raise BadEnvironment(f"{where}: adapter must be one of {', '.join(adapters.NAMES)}, "
-                                 f"not {_shown(entry['adapter'])}")
-        path = entry["path"]
-        if not isinstance(path, str) or not path.strip():
-            raise BadEnvironment(
-                f"{where}: path must be a folder path (a non-empty string), not {_shown(path)}"
-            )
-        root = str(_from_config_file(path, config_file.parent))
-        out.append(Source(name=name, adapter=entry["adapter"], root=root))
-    return tuple(out)
-
-
 def load(home: str | None = None, db: str | None = None, vault: str | None = None) -> Config:
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
     config_file = home_setting.path / "config.json"
-    file_data = _read_config_file(config_file)
-    configured = _path_value(file_data, "vault", config_file)
+    file_data = configjson.read(config_file)
+    configured = configjson.path_value(file_data, "vault", config_file)
     vault_setting = _pick(vault, ENV_VAULT, configured, home_setting.path / "vault")
     cfg = Config(
         home=home_setting,
         db=_index_for(vault_setting.path, home_setting.path,
-                      _pick(db, ENV_DB, _path_value(file_data, "db", config_file),
+                      _pick(db, ENV_DB, configjson.path_value(file_data, "db", config_file),
                             home_setting.path / vaults.DEFAULT_DB)),
         vault=vault_setting,
-        listed_sources=_sources(file_data.get("sources"), config_file),
-        semantic=_flag(file_data, "semantic", config_file),
+        listed_sources=configjson.sources(file_data.get("sources"), config_file),
+        semantic=configjson.flag(file_data, "semantic", config_file),
         configured_vault=configured,
-        lifecycle=_lifecycle(file_data, config_file),
-        threads=_count(file_data, "threads", config_file),
+        lifecycle=configjson.lifecycle(file_data, config_file),
+        threads=configjson.count(file_data, "threads", config_file),
     )
     return cfg
-
-
-def _lifecycle(data: dict, config_file: Path) -> lifecycle_config.Settings:
-    try:
-        return lifecycle_config.read(data, str(config_file))
-    except ValueError as exc:
-        raise BadEnvironment(f"{exc}; fix it or remove the key") from None
-
-
-def _flag(data: dict, key: str, config_file: Path) -> bool:
-    value = data.get(key, False)
-    if not isinstance(value, bool):
-        raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {_shown(value)}")
-    return value
-
-
-def _count(data: dict, key: str, config_file: Path) -> int | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise BadEnvironment(f"{config_file}: {key!r} must be a whole number of at least 1, "
-                             f"not {_shown(value)}")
-    return value
 
 
 def _index_for(vault: Path, home: Path, chosen: Setting) -> Setting:
@@ -327,60 +214,3 @@ def file_signature(path: Path) -> tuple | None:
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
-def append_source_entry(cfg: Config, source: Source) -> None:
-    """Add a read-only source at the end of config.json's list."""
-    data = _read_config_file(cfg.config_file)
-    entry = {"name": source.name, "adapter": source.adapter, "path": source.root}
-    data["sources"] = [*(data.get("sources") or []), entry]
-    _write_config_file(cfg, data)
-
-
-def remove_source_entry(cfg: Config, name: str) -> None:
-    """Take the source named `name` out of config.json's list."""
-    data = _read_config_file(cfg.config_file)
-    data["sources"] = [e for e in data.get("sources") or [] if e.get("name") != name]
-    _write_config_file(cfg, data)
-
-
-# Both edit the entries as written: the others keep their order, their paths as the user wrote
-# them (relative or with ~) and any key memsync does not know.
-
-
-def _write_config_file(cfg: Config, data: dict) -> None:
-    """Write config.json atomically."""
-    private.mkdir(cfg.home.path)
-    temp = cfg.config_file.with_name(f".config.json.{os.getpid()}.tmp")
-    try:
-        temp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        private.restrict(temp)
-        os.replace(temp, cfg.config_file)
-    finally:
-        temp.unlink(missing_ok=True)
-
-
-def configured_vault_text(cfg: Config) -> str | None:
-    """config.json's "vault" exactly as written (None when absent)."""
-    value = _read_config_file(cfg.config_file).get("vault")
-    return value if isinstance(value, str) else None
-
-
-def write_vault(cfg: Config, vault: Path) -> None:
-    """Make `vault` (absolute) the configured vault in config.json; every other key is kept."""
-    data = _read_config_file(cfg.config_file)
-    data["vault"] = str(vault)
-    _write_config_file(cfg, data)
-
-
-def declined_sources(cfg: Config) -> list[dict]:
-    """The agent memory sources the user said no to in `memsync init` ({"adapter", "path"}),
-    so a second run does not ask again."""
-    entries = _read_config_file(cfg.config_file).get("declined")
-    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
-
-
-def write_declined(cfg: Config, entries: list[dict]) -> None:
-    data = _read_config_file(cfg.config_file)
-    data["declined"] = entries
-    _write_config_file(cfg, data)

@@ -15,6 +15,7 @@ from memsync.store import vaults
 from memsync.watch import lock
 
 from . import config as config_mod
+from . import configjson
 from .errors import BadArgument, BadEnvironment
 
 
@@ -26,7 +27,7 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
     if not home.is_dir():
         private.mkdir(home)
         changes.append(f"created the data home {home}")
-    vault = config_mod.absolute_path(Path(target)) if target else cfg.vault.path
+    vault = configjson.absolute_path(Path(target)) if target else cfg.vault.path
     default_vault = home / "vault"
     if not vault.is_dir():
         if vault.exists():
@@ -36,8 +37,8 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
                               "check the path")
         vault.mkdir(parents=True)
         changes.append(f"created the vault folder {vault}")
-    if config_mod.configured_vault_text(cfg) != str(vault):
-        config_mod.write_vault(cfg, vault)
+    if configjson.configured_vault_text(cfg.config_file) != str(vault):
+        configjson.write_vault(cfg.config_file, vault)
         changes.append(f"wrote the vault {vault} into {cfg.config_file}")
     if cfg.db.origin in ("default", "vault"):  # memsync.db goes with the configured vault
         if vaults.needs_swap(home, vault) and lock.status(cfg.lock_file).get("live"):

@@ -19,11 +19,10 @@ import memsync.adapters as adapters
 from memsync.store import tally
 from memsync.store.index import Index
 
-from .config import (
-    RELOAD_WITHIN,
+from .config import RELOAD_WITHIN, Config
+from .configjson import (
     SOURCE_NAME,
     SOURCE_NAME_RULE,
-    Config,
     absolute_path,
     append_source_entry,
     remove_source_entry,
@@ -64,7 +63,7 @@ def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
         clash = overlap(new, other)
         if clash:
             raise BadArgument(clash)
-    append_source_entry(cfg, new)
+    append_source_entry(cfg.config_file, new)
     report = index_now(cfg, new)
     result = {"status": "added", "name": name, "adapter": adapter, "path": str(root),
               "indexed_files": report.scanned,
@@ -96,7 +95,7 @@ def remove(cfg: Config, name: str) -> dict:
     # change, and getting there first would leave this count at 0.
     with closing(Index(cfg.db.path)) as index:
         report = drop_unconfigured(replace(cfg, listed_sources=kept), index)
-    remove_source_entry(cfg, name)
+    remove_source_entry(cfg.config_file, name)
     return {"status": "removed", "name": name, "removed": report.removed,
             "note": "its cards are gone from the index; " + WATCHER.format("stops watching it")}
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .. import api, clients, discover, obsidian_vaults, onboard
+from .. import api, clients, configjson, discover, obsidian_vaults, onboard
 from .. import config as config_mod
 from .. import sources as sources_mod
 from ..errors import MemsyncError
@@ -98,7 +98,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     notes = [f"Obsidian knows the vault {path}: to use it, run `memsync init --vault {path}`"
              for path in offered]
     added, declined, skipped = [], [], 0
-    said_no = config_mod.declined_sources(cfg)
+    said_no = configjson.declined_sources(cfg.config_file)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
         entry = onboard.offer_dict(found)
         key = onboard.declined_key(entry)
@@ -112,13 +112,13 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
             added.append(entry)
             if key in said_no:
                 said_no.remove(key)
-                config_mod.write_declined(cfg, said_no)
+                configjson.write_declined(cfg.config_file, said_no)
             cfg = config_mod.reload(cfg)
         else:
             declined.append(entry)
             if answer is False and key not in said_no:
                 said_no.append(key)
-                config_mod.write_declined(cfg, said_no)
+                configjson.write_declined(cfg.config_file, said_no)
     with progress_bar("indexing", enabled=not as_json) as progress:
         report = api.reindex(cfg, progress=progress)
     change = onboard.index_changed(report)
