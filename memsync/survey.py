@@ -36,7 +36,7 @@ from memsync.store import folderstamps
 from memsync.store.index import Index
 
 from . import folders as folder_stamps
-from . import readerbudget, readers, reading, treewalk
+from . import readerbudget, reading, treewalk, workerpool
 from .exclusions import Exclusions
 from .folders import FolderStamp
 from .pathnames import printable, storable
@@ -167,13 +167,13 @@ def _shared(db: Path, source: str, adapter_name: str, excluded: Exclusions,
         if not granted:
             return None
         try:
-            pool = readers.Pool(granted, reading.watch_parent, "fork")
+            pool = workerpool.Pool(granted, reading.watch_parent, "fork")
         except (OSError, ValueError):
             return None
         try:
             # round robin, so each group mixes the big subtrees a sample leaves with small ones
             groups = [parts[i :: PARTS_PER_WORKER * workers] for i in range(PARTS_PER_WORKER * workers)]
-            return readers.every_result(pool, [
+            return workerpool.every_result(pool, [
                 functools.partial(survey_parts, db, source, adapter_name, excluded, group, asked, rules,
                                   every, root)
                 for group in groups if group])

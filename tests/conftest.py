@@ -44,11 +44,11 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_sessionfinish(session, exitstatus):
     """Tests kill writers mid-load, and a killed writer leaves its readers' hand-over folder
-    (memsync.readers) for the next pool to remove: removed at the end of the run instead, so a
+    (memsync.workerpool) for the next pool to remove: removed at the end of the run instead, so a
     run leaves nothing in /dev/shm."""
-    from memsync import readers
+    from memsync import workerpool
 
-    readers._sweep(readers.handover_root())
+    workerpool._sweep(workerpool.handover_root())
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import memsync.adapters as adapters
-from memsync import config, readerbudget, readers, reading, survey, sync, treewalk
+from memsync import config, readerbudget, reading, survey, sync, treewalk, workerpool
 from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
@@ -171,7 +171,7 @@ def test_workers_started_beside_other_threads_give_the_same_index(vault, tmp_pat
     other = threading.Thread(target=stop.wait)
     other.start()
     try:
-        assert readers.start_method() in ("forkserver", "spawn")
+        assert workerpool.start_method() in ("forkserver", "spawn")
         got = rebuilt(tmp_path / "threaded.db", workers=2)
     finally:
         stop.set()
@@ -356,7 +356,7 @@ def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_pat
     index.close()
     # the folder its readers handed looks over in is left, and goes with the next pool
     writer = proc.stdout.split()[1]
-    left = list(Path(readers.handover_root()).glob(f"{readers.HANDOVER_PREFIX}{writer}-*"))
+    left = list(Path(workerpool.handover_root()).glob(f"{workerpool.HANDOVER_PREFIX}{writer}-*"))
     assert len(left) == 1
     rebuilt(db, workers=2)
     assert not left[0].exists()
@@ -460,13 +460,13 @@ def test_the_writer_keeps_a_core_of_its_own(vault, tmp_path, monkeypatch):
     # the writer, which reads too when they fall behind
     fill(vault)
     sizes = []
-    start = readers.Pool.__init__
+    start = workerpool.Pool.__init__
 
     def counted(pool, workers, *args, **kwargs):
         sizes.append(workers)
         start(pool, workers, *args, **kwargs)
 
-    monkeypatch.setattr(readers.Pool, "__init__", counted)
+    monkeypatch.setattr(workerpool.Pool, "__init__", counted)
     for workers in (2, 3):
         index = Index(tmp_path / f"cores-{workers}.db")
         try:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memsync import processes, readers, reading
+from memsync import processes, readers, reading, workerpool
 from memsync.reading import Look
 
 CHUNK = [("a.md", None), ("b.md", None)]
@@ -31,12 +31,12 @@ def looks_of(chunk):
 def slow_reader(chunk):
     """A reader that takes longer than several checks. At module level, so that a forked
     reader finds it by name."""
-    time.sleep(3 * readers.CHECK_S)
+    time.sleep(3 * workerpool.CHECK_S)
     return [reading.packed(look) for look in looks_of(chunk)]
 
 
-def pool(workers: int = 1) -> readers.Pool:
-    return readers.Pool(workers)
+def pool(workers: int = 1) -> workerpool.Pool:
+    return workerpool.Pool(workers)
 
 
 def next_within(flight, seconds: float = 20):
@@ -50,7 +50,7 @@ def next_within(flight, seconds: float = 20):
     return got[0]
 
 
-def broken_pool() -> readers.Pool:
+def broken_pool() -> workerpool.Pool:
     """A pool whose one reader was killed, once it refuses work."""
     broken = pool()
     pid = broken.executor.submit(os.getpid).result()
@@ -192,9 +192,9 @@ def test_closing_a_pool_whose_manager_failed_ends_the_workers_it_left(tmp_path, 
 
 @pytest.mark.parametrize("method", multiprocessing.get_all_start_methods())
 def test_a_pool_knows_its_workers_however_they_were_started(method):
-    shared = readers.Pool(1, method=method)
+    shared = workerpool.Pool(1, method=method)
     try:
-        pid = readers._taken(shared.submit(os.getpid).result(timeout=60))
+        pid = workerpool.received(shared.submit(os.getpid).result(timeout=60))
         assert [worker.pid for worker in shared.running_workers()] == [pid]
     finally:
         shared.close()
@@ -215,9 +215,9 @@ def test_a_reader_sends_back_only_a_file_name_and_the_looks_come_from_the_file(t
     looks = [Look(f"{i}.md", "absent") for i in range(500)]
     folder = tmp_path / "hand-over"
     folder.mkdir()
-    name = readers._hand_over(str(folder), lambda chunk: [reading.packed(look) for look in looks], CHUNK)
+    name = workerpool._hand_over(str(folder), lambda chunk: [reading.packed(look) for look in looks], CHUNK)
     assert len(pickle.dumps(name)) < select.PIPE_BUF
-    assert [reading.unpacked(row) for row in readers._taken(name)] == looks
+    assert [reading.unpacked(row) for row in workerpool.received(name)] == looks
     assert list(folder.iterdir()) == []  # taken, and gone
 
 
@@ -263,8 +263,8 @@ def killed_on_three(n: int) -> int:
     return n
 
 
-def every_result_within(jobs, seconds: float = 20, gather=readers.every_result):
-    """gather (readers.every_result) over a two-worker pool, in a thread, so a wait for ever
+def every_result_within(jobs, seconds: float = 20, gather=workerpool.every_result):
+    """gather (workerpool.every_result) over a two-worker pool, in a thread, so a wait for ever
     fails the test; and the pool's folder, which must be gone after it. What gather raised is
     given back in its place."""
     shared = pool(2)
@@ -298,7 +298,7 @@ def test_work_shared_out_whole_gives_nothing_when_one_worker_fails_or_dies(job):
 
 def test_work_shared_out_raises_what_a_job_raised_or_that_a_worker_died():
     # the embedding engines (memsync.semantic.pool) say which it was
-    failed = every_result_within([functools.partial(fail_on_three, n) for n in range(8)], gather=readers.results)
+    failed = every_result_within([functools.partial(fail_on_three, n) for n in range(8)], gather=workerpool.results)
     assert isinstance(failed, ValueError) and str(failed) == "three"
-    died = every_result_within([functools.partial(killed_on_three, n) for n in range(8)], gather=readers.results)
+    died = every_result_within([functools.partial(killed_on_three, n) for n in range(8)], gather=workerpool.results)
     assert isinstance(died, BrokenProcessPool)

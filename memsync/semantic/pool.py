@@ -24,7 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
 from memsync.errors import MemsyncError
-from memsync.readers import Pool, results, start_method
+from memsync.workerpool import Pool, results, start_method
 
 from .encoder import DIM, MODEL, Encoder
 
