@@ -300,6 +300,28 @@ def test_watcher_modules_stay_small():
     assert sizes and max(sizes.values()) <= 300, sizes
 
 
+MODULE_LINES = 400  # STYLE.md: one concept per module, a few hundred lines at most
+
+
+def oversized() -> list[str]:
+    """A line for each module of memsync (adapters too) longer than MODULE_LINES."""
+    sizes = {shown(p): len(p.read_text(encoding="utf-8").splitlines()) for p in modules().values()}
+    return [f"{path} has {lines} lines, over {MODULE_LINES}: split it by concept into modules of "
+            "a few hundred lines (STYLE.md), each named by what it holds"
+            for path, lines in sorted(sizes.items()) if lines > MODULE_LINES]
+
+
+def test_every_module_stays_small():
+    assert oversized() == []
+
+
+def test_the_size_rule_names_a_module_too_long(tmp_path):
+    with planted(tmp_path, "x = 1\n" * (MODULE_LINES + 1)) as path:
+        assert oversized() == [f"{path} has {MODULE_LINES + 1} lines, over {MODULE_LINES}: split "
+                               "it by concept into modules of a few hundred lines (STYLE.md), "
+                               "each named by what it holds"]
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
