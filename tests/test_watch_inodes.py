@@ -146,8 +146,14 @@ def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
     for name in ("a.md", "b.md"):
         (tmp_path / name).write_text("x")
     pairing = Pairing(lambda _source: str(tmp_path))
-    now = time.monotonic()
-    first, second = ("vault", "a.md", "b.md", False, now), ("vault", "b.md", "a.md", False, now)
+
+    def halves() -> tuple[tuple, tuple]:
+        # stamped now, just before their batch: a hold is measured from when the move was seen,
+        # and opening an index on a busy machine took longer than the hold itself
+        now = time.monotonic()
+        return ("vault", "a.md", "b.md", False, now), ("vault", "b.md", "a.md", False, now)
+
+    first, second = halves()
     alone = Batch(moves=[first], paths={"vault": ["a.md", "b.md"]})
     assert pairing.hold_vanished(alone) == ([], [first])
     assert alone.paths == {"vault": []}  # its ends are looked at with it, later
@@ -158,10 +164,12 @@ def test_the_first_half_of_a_swap_waits_for_the_second(tmp_path):
     index = Index(tmp_path / "index.db")
     try:
         index.replace_file("vault", "b.md", [], [], Signature(1, 0, 0, 1), "h", 0)  # a card at b.md
+        first, second = halves()
         assert pairing.hold_vanished(Batch(moves=[first]), index) == ([], [first])
     finally:
         index.close()
     # and the two halves, the second waiting for a rename from a.md, wait together
+    first, second = halves()
     assert pairing.hold_vanished(Batch(moves=[first, second])) == ([], [first, second])
 
 
