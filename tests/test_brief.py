@@ -385,6 +385,24 @@ def add_graph_source(tmp_path, graph) -> None:
     config.write_text(json.dumps(settings))
 
 
+def write_people(graph, observations: dict[str, list[str]]) -> None:
+    """The graph's memory.jsonl: a `person` entity for each name, with its observations."""
+    lines = [{"type": "entity", "name": name, "entityType": "person", "observations": seen}
+             for name, seen in observations.items()]
+    (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+GITHUB_TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz" + "0123456789"
+
+
+def write_flagged_graph(graph, bob_also: str = "") -> None:
+    """Four people, the first named with a GitHub token (a title the secrets scanner flags);
+    `bob_also`: one more observation of Bob's."""
+    people = [f"Deploy token {GITHUB_TOKEN}", "Bob", "Carol", "Dave"]
+    write_people(graph, {name: [f"{name[:6]} works on the shop", *([bob_also] if bob_also and name == "Bob" else [])]
+                         for name in people})
+
+
 def changed_file_item(cli, brief_home, tmp_path) -> tuple[dict, dict, dict]:
     """Once the graph changed: `memsync index`, then the brief, its one changed item, and the
     graph's card ids by title."""
@@ -404,10 +422,7 @@ def test_an_edit_of_one_entity_of_a_memory_graph_tells_the_file(brief_home, cli,
     people = ["Alice", "Bob", "Carol", "Dave"]
 
     def write_graph(alice: list[str]) -> None:
-        lines = [{"type": "entity", "name": name, "entityType": "person",
-                  "observations": alice if name == "Alice" else [f"{name} works on the shop"]}
-                 for name in people]
-        (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        write_people(graph, {name: alice if name == "Alice" else [f"{name} works on the shop"] for name in people})
 
     write_graph(["Alice likes tea"])
     add_graph_source(tmp_path, graph)
@@ -430,22 +445,14 @@ def test_a_flagged_title_in_a_changed_file_is_held_back_and_not_pointed_to(brief
     back, and its id is left out of `cards` as its title is left out of the text."""
     graph = tmp_path / "graph"
     graph.mkdir()
-    key = "ghp_" + "abcdefghijklmnopqrstuvwxyz" + "0123456789"
-    people = [f"Deploy token {key}", "Bob", "Carol", "Dave"]
-
-    def write_graph(extra: str) -> None:
-        lines = [{"type": "entity", "name": name, "entityType": "person",
-                  "observations": [f"{name[:6]} works on the shop", *([extra] if name == "Bob" else [])]}
-                 for name in people]
-        (graph / "memory.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-
-    write_graph("")
+    key = GITHUB_TOKEN
+    write_flagged_graph(graph)
     add_graph_source(tmp_path, graph)
     assert cli("index")[0] == 0
     time.sleep(1.01 - time.time() % 1)
     before = brief(cli, brief_home["shop"])["held_back"]
     time.sleep(1.01 - time.time() % 1)
-    write_graph("Bob moved to Berlin")
+    write_flagged_graph(graph, "Bob moved to Berlin")
     data, item, ids = changed_file_item(cli, brief_home, tmp_path)
     assert key not in json.dumps(data)
     assert item["cards"] == [ids["Bob"], ids["Carol"]]  # as the line names them

@@ -8,7 +8,7 @@ the budget leaves after them.
 from __future__ import annotations
 
 from memsync.brief.project import Project
-from memsync.brief.select import SECTION_ORDER, Selection, heading_text
+from memsync.brief.select import SECTION_ORDER, Section, Selection, heading_text
 from memsync.brief.tokens import estimate
 
 SEARCH_LINE = ("More: memory_search with a few keywords or identifiers (shell: `memsync search "
@@ -45,7 +45,7 @@ def markdown(project: Project, selection: Selection, since_text: str | None) -> 
         section = selection.sections[key]
         if not section.items:
             continue
-        lines += ["", heading_text(key, len(section.items), section.total, since_text, section.capped)]
+        lines += ["", heading_text(key, section.shown(), section.total, since_text, section.capped)]
         lines += [item.text() for item in section.items]
     lines += ["", *footer(selection.held_back)]
     return "\n".join(lines) + "\n"
@@ -58,10 +58,13 @@ def as_dict(project: Project, selection: Selection, since_iso: str | None, budge
         "budget": budget,
         "tokens": estimate(text),
         "held_back": selection.held_back,
-        "sections": [
-            {"key": key, "total": selection.sections[key].total, "capped": selection.sections[key].capped,
-             "items": [item.to_dict() for item in selection.sections[key].items]}
-            for key in SECTION_ORDER
-        ],
+        "sections": [_section_dict(selection.sections[key]) for key in SECTION_ORDER],
         "text": text,
     }
+
+
+def _section_dict(section: Section) -> dict:
+    # "shown" is the count the heading's "(N of M)" gives: a file's item in the project section
+    # tells the cards it names
+    return {"key": section.key, "total": section.total, "shown": section.shown(), "capped": section.capped,
+            "items": [item.to_dict() for item in section.items]}

@@ -80,6 +80,13 @@ class Section:
     capped: bool = False  # more qualified than the query returned: total is a lower bound
     items: list[Item] = field(default_factory=list)
 
+    def shown(self) -> int:
+        """What the items tell, in the unit of `total`: the project section counts cards, so a
+        file's item there counts the cards it names; elsewhere a file's item is one change."""
+        if self.key != "project":
+            return len(self.items)
+        return sum(1 if item.id is not None else len(item.cards) for item in self.items)
+
 
 @dataclass
 class Selection:
@@ -176,6 +183,11 @@ def _key(row: Mapping) -> object:
     return ("file", row["source"], row["path"]) if is_file(row) else row["id"]
 
 
+def _named(row: Mapping) -> set[int]:
+    """The ids of the cards a file's row would name (none for a card's row)."""
+    return {card_id for card_id, _ in row["named"]} if is_file(row) else set()
+
+
 def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[int, str] | None]) -> str | None:
     """Why this card counts as changed since `since` (a timestamp in whole seconds), or None if it
     does not. Cards carry whole seconds too, so a change in the very second of the last brief
@@ -234,9 +246,14 @@ def select(
     candidates["changed"] = changed[:CANDIDATES["changed"]]
     used = ranked([r for r in used_rows if r["id"] not in in_project], helpful, newest=False)
     candidates["used"] = [(r, "") for r in used[:CANDIDATES["used"]]]
+    in_used = {r["id"] for r in used}
 
-    # A project card that changed is shown once, in the project section, with what changed.
-    changed_elsewhere = sum(1 for row, _ in changed if is_file(row) or row["id"] not in in_project)
+    # A project card that changed is shown once, in the project section, with what changed; so is
+    # a changed file whose cards (those it names) are all the project's, a project's GEMINI.md.
+    def belongs(row: Mapping) -> bool:
+        return _named(row) <= in_project if is_file(row) else row["id"] in in_project
+
+    changed_elsewhere = sum(1 for row, _ in changed if not belongs(row))
     totals = {"project": len(project), "changed": changed_elsewhere, "used": len(used)}
     sections = {key: Section(key, totals[key], key in capped) for key in SECTION_ORDER}
     # each heading at its longest ("(N-1 of N)"): what it says is known only at the end
@@ -246,7 +263,7 @@ def select(
     placed: set[object] = set()
     for key in FILL_ORDER:
         for row, note in candidates[key]:
-            target = "project" if key == "changed" and not is_file(row) and row["id"] in in_project else key
+            target = "project" if key == "changed" and belongs(row) else key
             if _key(row) in placed:
                 continue  # shown already, with what changed
             item = file_item(row, note) if is_file(row) else make_item(row, note, texts)
@@ -259,8 +276,14 @@ def select(
             left -= cost
             placed.add(_key(row))
             sections[target].items.append(item)
-            if is_file(row):  # the cards it does not name, for a title the scanner flags
-                flagged.update(card_id for card_id, _ in row["named"] if card_id not in item.cards)
+            if is_file(row):
+                named = _named(row)
+                placed.update(named)  # told by the file's item: not an item of their own again
+                flagged.update(named - set(item.cards))  # not named, for a title the scanner flags
+                # the sections that count cards leave out those told (or held back) by this item
+                for other_key, members in (("project", in_project), ("used", in_used)):
+                    gone = named & members
+                    sections[other_key].total -= len(gone - set(item.cards) if other_key == target else gone)
     return Selection(sections, len(flagged))
 
 
