@@ -121,3 +121,27 @@ def test_entries_of_copies_emptied_from_the_trash_by_hand_go_at_the_next_write(c
     (vault / ".trash/03-Knowledge/mail relay-2.md").unlink()
     assert cli("delete", "--purge", ".trash/03-Knowledge/mail relay.md")[0] == 0
     assert not record.exists()  # nothing left to name
+
+
+def test_doctor_reports_the_entries_of_copies_emptied_by_hand_and_fix_drops_them(cli, vault, two_in_the_trash):
+    """Until the next write of the record, `doctor` says which entries name copies that are gone,
+    and `doctor --fix` drops them, leaving every other file of the vault as it was."""
+    record = vault / ".trash" / trashnames.RECORD
+    _delete_twice(cli, "backup host")
+    other = ".trash/03-Knowledge/backup host-2.md"
+    for copy in (vault / ".trash/03-Knowledge").glob("staging db*.md"):
+        copy.unlink()
+    assert cli("index")[0] == 0
+    notes = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file() and p != record}
+    code, result = cli("doctor", "--json")
+    assert code == 1
+    [finding] = [f for f in result["findings"] if f["check"] == "trash"]
+    assert finding["paths"] == [SECOND] and finding["fixable"] and "memsync doctor --fix" in finding["fix"]
+    assert json.loads(record.read_text()) == {SECOND: PATH, other: "03-Knowledge/backup host.md"}  # only looked
+    code, result = cli("doctor", "--fix", "--json")
+    assert code == 0 and result["sound"], result
+    assert f"dropped 1 entry of copies no longer in the trash from {trashnames.RECORD_REL}" in result["fixed"]
+    assert json.loads(record.read_text()) == {other: "03-Knowledge/backup host.md"}
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file() and p != record} == notes
+    code, data = cli("delete", "--restore", other, "--json")  # the entry kept still names its copy
+    assert code == 0 and data["path"] == "03-Knowledge/backup host.md"

@@ -32,7 +32,8 @@ def human(result: dict) -> str:
 
 @command(main, "doctor")
 @click.option("--fix", is_flag=True,
-              help="Repair what lives in the index and the home; never writes a vault or source byte.")
+              help="Repair what lives in the index and the home (and memsync's own files in the vault); "
+                   "never writes a note's or source's byte.")
 @click.option("--finish-writes", is_flag=True,
               help="Also finish (or undo) an interrupted supersede, as the next write command would.")
 @click.option("--fix-pairs", is_flag=True,

@@ -24,7 +24,7 @@ from memsync.store.connection import failure_kind
 from memsync.store.index import Index
 from memsync.sync import MAX_FILE_BYTES, Indexer, mass_removal
 from memsync.watch import lock
-from memsync.write import journal, pairs, vaultio
+from memsync.write import journal, pairs, trashnames, vaultio
 
 SHOWN = 5  # paths named in one message; the JSON lists them all
 REINDEX = "run `memsync index` (or `memsync doctor --fix`)"
@@ -35,13 +35,15 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | leftover | permissions
+    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | leftover | trash | permissions
     message: str
     fix: str  # what to do, in a sentence
-    fixable: bool = False  # `doctor --fix` repairs it without writing a vault or source byte
+    # `doctor --fix` repairs it without writing a note's byte (in the vault it touches only
+    # memsync's own files: temp files of killed writers, the trash's name record)
+    fixable: bool = False
     paths: list[str] = field(default_factory=list)
     source: str | None = None
-    # what --fix does: sync | settle | finish | rebuild | migrate | retire | drop | set_aside | unlock | sweep | tighten;
+    # what --fix does: sync | settle | finish | rebuild | migrate | retire | drop | set_aside | unlock | sweep | prune | tighten;
     # unpair is done by --fix-pairs only (it edits a vault card)
     action: str | None = None
 
@@ -281,6 +283,19 @@ def temp_files(cfg: Config) -> list[Finding]:
                     paths=left, action="sweep")]
 
 
+def trash_names(cfg: Config) -> list[Finding]:
+    """Entries of the trash's name record (memsync.write.trashnames) whose copy left the trash
+    without memsync: a file put at that path later would be restored under the recorded name."""
+    gone = trashnames.stale(cfg.vault.path)
+    if not gone:
+        return []
+    return [Finding("trash", f"the trash's name record {trashnames.RECORD_REL} still names "
+                    f"{len(gone):,} {'copy' if len(gone) == 1 else 'copies'} no longer in the trash (emptied by hand or by "
+                    f"another tool): {named(gone)}", "run `memsync doctor --fix` to drop those "
+                    "entries (the next delete, restore or purge drops them too)", fixable=True,
+                    paths=gone, source="vault", action="prune")]
+
+
 def permissions(cfg: Config) -> list[Finding]:
     mine = (cfg.vault.path, *(Path(s.root) for s in cfg.sources))
     loose = private.open_paths(cfg.home.path, cfg.db.path, skip=mine)
@@ -307,7 +322,7 @@ def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Findi
 
 def home_checks(cfg: Config) -> list[Finding]:
     return (half_done_writes(cfg) + sources(cfg) + semantic_extra(cfg) + stale_lock(cfg)
-            + temp_files(cfg) + permissions(cfg))
+            + temp_files(cfg) + trash_names(cfg) + permissions(cfg))
 
 
 def writable(cfg: Config) -> list[Finding]:

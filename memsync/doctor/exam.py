@@ -4,8 +4,9 @@
 created, not migrated) and the data home. `run` adds the repairs of `--fix`, which touch only
 what lives in the index and the home: drifted files go through the one indexer path again, a
 damaged full-text index is rebuilt, stray ids are retired, settled journal entries dropped, a
-stale lock removed, loose modes tightened. No vault or source byte is written, except by the
-two flags that say so: `--finish-writes` completes an interrupted supersede exactly as the next
+stale lock removed, loose modes tightened. No note's or source's byte is written (in the vault,
+only memsync's own files: temp files of killed writers and the trash's name record, whose stale
+entries are dropped), except by the two flags that say so: `--finish-writes` completes an interrupted supersede exactly as the next
 write command would, and `--fix-pairs` edits the vault cards whose supersede partner is gone
 (through the write side: the card left behind is made valid again), naming each file changed.
 """
@@ -21,12 +22,13 @@ from memsync.config import Config
 from memsync.doctor import checks, leftovers
 from memsync.doctor.checks import Finding, home_checks, index_checks, supersede_state
 from memsync.errors import BadEnvironment
+from memsync.model import TRASH
 from memsync.output import plural
 from memsync.pathnames import file_part
 from memsync.store import health, migrations, tally
 from memsync.store.connection import DB_ERRORS
 from memsync.store.index import Index
-from memsync.write import journal
+from memsync.write import journal, trashnames
 
 BUSY_WAIT = 5.0  # seconds a check waits for another process's write lock before it says busy
 
@@ -125,7 +127,7 @@ def summary(cfg: Config) -> dict:
 # --- repairs ----------------------------------------------------------------------------------
 
 def repair(cfg: Config, findings: list[Finding]) -> list[str]:
-    """Fix what can be fixed without writing a vault or source byte; returns what was done."""
+    """Fix what can be fixed without writing a note's or source's byte; returns what was done."""
     from memsync.watch.lock import (
         remove_stale,  # the watcher's own probe; imports watchdog, so late
     )
@@ -141,6 +143,8 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     swept = leftovers.sweep([p for f in todo if f.action == "sweep" for p in f.paths])
     if swept:
         done.append(f"removed {plural(len(swept), 'temp file')} of killed memsync processes")
+    if any(f.action == "prune" for f in todo):
+        done += _prune_trash_names(cfg)
     for f in todo:
         if f.action == "set_aside":
             done += _set_aside(Path(f.paths[0]))
@@ -184,6 +188,21 @@ def _retire(cfg: Config, index: Index, finding: Finding) -> int:
                 index.clear_stats_for_path("vault", path)
                 count += 1
     return count
+
+
+def _prune_trash_names(cfg: Config) -> list[str]:
+    """Drop the name record's entries of copies gone from the trash: memsync's own file beside
+    the copies, not a card, so no note's byte changes."""
+    try:
+        with journal.writing(cfg.home.path):  # as every write of the record
+            gone = trashnames.prune(cfg.vault.path)
+    except OSError as exc:
+        raise BadEnvironment(f"doctor --fix could not rewrite {cfg.vault.path / trashnames.RECORD_REL} "
+                             f"({exc}); make {cfg.vault.path / TRASH} writable and run it again") from None
+    if not gone:
+        return []
+    entries = "1 entry" if len(gone) == 1 else f"{len(gone):,} entries"
+    return [f"dropped {entries} of copies no longer in the trash from {trashnames.RECORD_REL}"]
 
 
 def _set_aside(path: Path) -> list[str]:

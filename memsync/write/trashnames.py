@@ -11,6 +11,7 @@ restored under the name it has in the trash, as without one.
 A copy can leave the trash without memsync (emptied by hand, by Obsidian, by a sync tool): its
 entry is dropped the next time the record is written, so the record holds only copies still
 there and never hands a stale name to another file that later lands at the same trash path.
+Until that write, `memsync doctor` reports such entries (`stale`) and `--fix` drops them (`prune`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,19 @@ def original(vault: Path, trash_rel: str) -> str | None:
     if any(part.startswith(".") for part in name.split("/")):
         return None  # `..`, `.`, the trash itself, a dot-folder: never where a card was
     return name
+
+
+def stale(vault: Path) -> list[str]:
+    """The trash paths the record names whose copy has left the trash without memsync."""
+    return sorted(rel for rel in _read(vault) if not os.path.lexists(vault / rel))
+
+
+def prune(vault: Path) -> list[str]:
+    """Drop the entries `stale` names (under the home's write lock); returns them."""
+    gone = stale(vault)
+    if gone:
+        forget(vault, gone)
+    return gone
 
 
 def forget(vault: Path, trash_rels: list[str]) -> None:
