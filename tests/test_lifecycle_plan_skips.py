@@ -95,3 +95,33 @@ def test_a_folder_rule_leading_out_of_the_vault_leaves_the_move_out(cli, vault, 
     assert plan["moves"] == [] and [s["path"] for s in plan["summaries"]] == ["03-Knowledge/backup.md"]
     assert "outside the vault" in _skipped(plan)[("move", "03-Knowledge/oops.md")]
     assert list(outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("emptied", [b"", b"  \n\n", b"---\ntitle: deploy\nkind: mistake\n---\n\n"],
+                         ids=["0 bytes", "blank lines", "frontmatter alone"])
+@pytest.mark.parametrize("step", ["keeper", "merged", "summary", "move"])
+def test_a_file_emptied_after_the_index_leaves_its_step_out_saying_so(cli, vault, home, emptied, step):
+    """No watcher saw the file emptied: its step is not planned on the text it no longer has (a
+    merge would supersede an empty file, a move carry it off), and the reason says what happened."""
+    write_card(vault, "03-Knowledge/deploy.md", "deploy", EN + "Check the logs after a reload.")
+    write_card(vault, "03-Knowledge/deploy-notes.md", "deploy notes", EN)
+    write_card(vault, "03-Knowledge/deploy-copy.md", "deploy copy", EN)
+    write_card(vault, "03-Knowledge/backup.md", "backup", LONG)
+    write_card(vault, "03-Knowledge/oops.md", "oops", FINE, kind="mistake")
+    _rules(home)
+    cli("index")
+    code, before = cli("consolidate", "--json")
+    assert code == 0 and len(before["merges"][0]["merged"]) == 2
+    rel = {"keeper": "03-Knowledge/deploy.md", "merged": before["merges"][0]["merged"][0]["path"],
+           "summary": "03-Knowledge/backup.md", "move": "03-Knowledge/oops.md"}[step]
+    (vault / rel).write_bytes(emptied)
+    code, plan = cli("consolidate", "--json")
+    assert code == 0, plan
+    [why] = [s["why"] for s in plan["skipped"]]
+    assert why.startswith(f"{rel} holds no text now (emptied after the index last read it)")
+    assert "put its text back" in why and "run `memsync index`" in why
+    touched = {rel for key in ("merges", "summaries", "moves") for s in plan[key] for rel in s["touches"]}
+    assert rel not in touched  # and every other step is still planned:
+    assert len(plan["moves"]) == (step != "move") and len(plan["summaries"]) == (step != "summary")
+    assert [len(m["merged"]) for m in plan["merges"]] == ([] if step == "keeper" else [1] if step == "merged" else [2])
+    assert (vault / rel).read_bytes() == emptied

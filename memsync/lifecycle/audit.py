@@ -95,7 +95,7 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
     for r in valid:
         folder = rules.get(r.kind or "")
         if folder and r.source in writable and not r.path.startswith(folder + "/"):
-            misfiled.append(entry(r, kind=r.kind, folder=folder,
+            misfiled.append(entry(r, kind=r.kind, folder=folder, chars=r.chars,
                                   to=posixpath.join(folder, posixpath.basename(r.path))))
 
     from memsync.write import pairs  # the supersede-pointer check doctor runs too

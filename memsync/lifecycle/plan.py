@@ -84,11 +84,14 @@ class _Files:
             return None
         return vaultio.editable_text(data, rel)
 
-    def card(self, rel: str) -> tuple[str, Card]:
-        """As `text`, for a file the audit saw: one gone since (no watcher saw it go) is refused."""
+    def card(self, rel: str, chars: int = 0) -> tuple[str, Card]:
+        """As `text`, for a file the audit saw (its body `chars` long): one gone since, or
+        emptied since (no watcher saw it), is refused."""
         loaded = self.text(rel)
         if loaded is None:
             raise Rejected(_gone(rel))
+        if _emptied(loaded[1], chars):
+            raise Rejected(_emptied_why(rel))
         return loaded
 
     def edit(self, rel: str, new_text: str, before: Card, expect: dict) -> None:
@@ -104,6 +107,17 @@ class _Files:
 
 def _gone(rel: str) -> str:
     return f"{rel} is no longer there; run `memsync index`, then consolidate again"
+
+
+def _emptied(card: Card, chars: int) -> bool:
+    """Whether a card the index read with a body of `chars` has none now (0 bytes, blank lines,
+    its frontmatter alone): emptied since, and no step the audit planned for its text holds."""
+    return chars > 0 and not card.body.strip()
+
+
+def _emptied_why(rel: str) -> str:
+    return (f"{rel} holds no text now (emptied after the index last read it); put its text back, "
+            "or if it was emptied on purpose run `memsync index`, then consolidate again")
 
 
 def build(vault: Path, report: dict, now: str | None = None, keep_texts: bool = True) -> Plan:
@@ -167,7 +181,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
                                  "source": card["source"], "why": why})
     if not others:
         return
-    k_text, k_card = files.card(keeper["path"])
+    k_text, k_card = files.card(keeper["path"], keeper["chars"])
     chain: list[tuple[dict, str, Card]] = []
     for card in sorted(others, key=lambda c: -(c["similarity"] or 0)):
         got = files.text(card["path"])
@@ -176,6 +190,10 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
                                  "why": _gone(card["path"])})
             continue
         text, parsed = got
+        if _emptied(parsed, card["chars"]):
+            plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
+                                 "why": _emptied_why(card["path"])})
+            continue
         if parsed.supersedes or parsed.superseded_by or parsed.invalid_at:
             plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
                                  "why": "it has a supersede history of its own: merge it by hand"})
@@ -225,7 +243,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
 
 
 def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
-    text, card = files.card(entry["path"])
+    text, card = files.card(entry["path"], entry["chars"])
     line = sentences.summary(card.body)
     if not line or card.summary:
         return
@@ -241,7 +259,7 @@ def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> Non
     if rel in plan.changes or rel in plan.let_go:  # its new text was read back whole: it is there
         why: str | None = "changed by another step of this run: it moves on the next one"
     else:
-        loaded = files.card(rel)
+        loaded = files.card(rel, entry.get("chars", 0))
         why = None
         if loaded[1].supersedes or loaded[1].superseded_by:
             why = "other cards point at its path (supersede): move it by hand"
