@@ -86,6 +86,8 @@ class Batches:
                     index.set_problem(source, printable(look.path), problem)
                     if look.state in ("bad_name", "too_large", "unreadable"):
                         report.problems.append({"path": printable(look.path), "message": problem})
+                    if look.state == "unreadable":
+                        report.denied.append((source, printable(look.path)))
                 elif look.state == "unchanged":
                     report.unchanged += 1
                 elif look.state == "touched":

@@ -35,6 +35,7 @@ class FileProblems:
             for path in sorted(shown):
                 self.index.set_problem(source, path, FOLDER_DENIED)
                 report.problems.append({"path": path, "message": FOLDER_DENIED})
+                report.denied.append((source, path))
         return shown
 
     def _forget_problems_of_gone_files(self, source: str, gone: frozenset[str] | set[str]) -> None:

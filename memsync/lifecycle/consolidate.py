@@ -41,14 +41,26 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     from memsync import session
     from memsync.lifecycle.opening import index_of
 
+    denied: list[str] = []
     with index_of(cfg) as index:
         if catch_up:
-            session.indexer(cfg, index).reconcile()
+            denied = [path for source, path in session.indexer(cfg, index).reconcile().denied
+                      if source == "vault"]
         report = audit.run(cfg, index, threshold, listed=10**9)
     # only what the plan is made of: the other sections list every card at 100,000 cards
     steps = {key: report[key] for key in plan.SECTIONS}
     del report
-    return plan.build(vaultio.root(cfg), steps, keep_texts=keep_texts)
+    built = plan.build(vaultio.root(cfg), steps, keep_texts=keep_texts)
+    # Left out of the index by the catch-up, so of the audit: no step names them, this does.
+    built.skipped += [{"step": "read", "path": path, "why": _out_of_reach(path)} for path in denied]
+    return built
+
+
+def _out_of_reach(path: str) -> str:
+    what = "folder" if path.endswith("/") else "file"
+    return (f"this {what} cannot be read (permission denied), so its cards are out of the index "
+            f"and of this plan; make it readable (chmod u+r{'x' if what == 'folder' else ''}), "
+            "then consolidate again")
 
 
 def apply(cfg: Config, threshold: float | None = None) -> dict:

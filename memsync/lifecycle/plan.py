@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memsync import dates
 from memsync.errors import PathOutsideVault, Rejected
-from memsync.lifecycle import sentences
+from memsync.lifecycle import access, sentences
 from memsync.model.indexing import Card
 from memsync.write import frontmatter_edit as fe
 from memsync.write import vaultio
@@ -68,11 +68,13 @@ class _Files:
         # it, and its change starts from the bytes it read, not from a second read (which cost
         # as much again at 100,000 cards).
         self._last: tuple[str, bytes | None] = ("", None)
+        self.writable: dict[str, bool] = {}  # folder -> whether we may write in it (access.unwritable)
 
     def original(self, rel: str) -> bytes | None:
-        """The file's bytes on disk (None: no regular file there)."""
+        """The file's bytes on disk (None: no regular file there); Rejected when it may not be
+        read."""
         if self._last[0] != rel:
-            self._last = (rel, vaultio.read_bytes(vaultio.inside(self.vault, rel)))
+            self._last = (rel, access.read(self.vault, rel))
         return self._last[1]
 
     def text(self, rel: str) -> tuple[str, Card] | None:
@@ -98,6 +100,9 @@ class _Files:
         verify_edit(new_text, before, expect)  # Rejected when the frontmatter cannot be edited
         change = self.plan.changes.get(rel)
         if change is None:
+            blocked = access.unwritable(self.vault, rel, known=self.writable)
+            if blocked:
+                raise Rejected(blocked)
             original = self.original(rel)
             assert original is not None
             change = self.plan.changes[rel] = FileChange(rel, original, original)
@@ -265,6 +270,8 @@ def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> Non
             why = "other cards point at its path (supersede): move it by hand"
         elif vaultio.read_bytes(vaultio.inside(files.vault, to)) is not None or to in destinations:
             why = f"{to} is taken"
+        else:
+            why = access.unwritable(files.vault, rel, to, files.writable)
     if why:
         plan.skipped.append({"step": "move", "id": entry["id"], "path": rel, "why": why})
         return

@@ -20,6 +20,7 @@ from memsync import dates, notes, private
 from memsync.adapters import hidden
 from memsync.config import Config
 from memsync.errors import NotFound, PathOutsideVault, Rejected
+from memsync.lifecycle import access
 from memsync.lifecycle.plan import FileChange, Plan
 from memsync.write import atomic, runs, vaultio
 from memsync.write import frontmatter_edit as fe
@@ -184,12 +185,15 @@ def _applied(at_end: bytes | None, item: dict, stamped: str | None) -> bool:
 
 def _why_not(vault: Path, item: dict, at: str, stamped: str | None = None) -> tuple[str | None, bytes | None]:
     """(why the file cannot take its change now, or None; its bytes now)."""
-    now = vaultio.read_bytes(vaultio.inside(vault, item["rel"]))
+    try:
+        now = access.read(vault, item["rel"])
+    except Rejected as exc:
+        return exc.message, None
     moved = item["to"] != item["rel"]
     if _sha(now) == item["before"]:
         if moved and os.path.lexists(vaultio.inside(vault, item["to"])):
             return f"{item['to']} was taken after the plan was saved ({at})", now
-        return None, now
+        return access.unwritable(vault, item["rel"], item["to"]), now
     at_end = vaultio.read_bytes(vaultio.inside(vault, item["to"])) if moved else now
     if _applied(at_end, item, stamped) and (not moved or now is None):
         return f"{item['to']} is already as the plan leaves it", now

@@ -56,6 +56,9 @@ class SyncReport:
     moved: int = 0
     problems: list[dict] = field(default_factory=list)
     retry: list[str] = field(default_factory=list)  # paths still being written: look again
+    # (source, path as shown) of the files and folders we may not read: their cards are out
+    # (consolidate says so beside its plan, which cannot touch them)
+    denied: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     readers: int = 1  # processes that read and parsed the files (1: this one alone)
 
@@ -64,6 +67,7 @@ class SyncReport:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.problems.extend(other.problems)
         self.retry.extend(other.retry)
+        self.denied.extend(other.denied)
         self.readers = max(self.readers, other.readers)
 
     @property

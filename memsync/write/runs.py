@@ -155,6 +155,17 @@ def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction:
                 raise Rejected(f"{item['to']} was edited while run {run} was being written; "
                                "nothing of it was kept: look at the plan again and rerun it")
             _bring(cfg, vault, run, item, state, target)
+    except OSError as exc:
+        # A file or folder we may not write (or a full disk): finishing would meet it again, so
+        # the files already written go back, and the run is refused as a whole.
+        try:
+            for item in files:
+                _bring(cfg, vault, run, item, _state(vault, item), source)
+        except (OSError, MemsyncError):
+            entry.release()  # the next consolidate settles it
+            raise _refused(run, direction, exc, settled=False) from None
+        entry.finish()
+        raise _refused(run, direction, exc, settled=True) from None
     except BaseException:
         try:
             _settle(cfg, vault, run, files, target, source)
@@ -164,6 +175,17 @@ def transition(cfg: Config, vault: Path, run: str, files: list[dict], direction:
         entry.finish()
         raise
     entry.finish()
+
+
+def _refused(run: str, direction: str, exc: OSError, settled: bool) -> Rejected:
+    """A run stopped by a file it could not write, said with what to do."""
+    what = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+    if settled:
+        return Rejected(f"run {run} could not {direction} ({what}); nothing of it was kept: fix that "
+                        "(a folder memsync may not write, a file where a folder should be, a full "
+                        "disk), then run it again")
+    return Rejected(f"run {run} could not {direction} ({what}), nor put back what it had written; "
+                    "once that is fixed, the next `memsync consolidate` settles it")
 
 
 def _settle(cfg: Config, vault: Path, run: str, files: list[dict], target: str, source: str) -> str:
