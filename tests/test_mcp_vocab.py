@@ -122,7 +122,9 @@ def test_a_write_to_a_read_only_source_is_refused_with_what_to_do_instead(server
             assert "read-only source 'agent'" in text and "the memory_capture tool" in text, text
             assert "memsync capture" not in text
         text = await refused(session, "memory_delete", id=card_id)
-        assert "`memsync sources --remove agent` (for the user to run)" in text, text
+        assert text == (f"card {card_id} comes from the read-only source 'agent' (egret.md); "
+                        "memsync never writes there: to leave its cards out of search, remove the "
+                        "source (`memsync sources --remove agent`, for the user to run)"), text
 
     scenario(body)(server_log)
     assert (other / "egret.md").read_bytes() == before

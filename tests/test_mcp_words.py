@@ -1,5 +1,7 @@
 import shlex
 
+from memsync import api, config, dates
+from memsync.doctor.checks import REINDEX
 from memsync.mcp.words import for_model
 
 
@@ -48,6 +50,24 @@ def test_what_only_a_person_can_do_is_left_as_written_and_said_to_be_the_users()
     # memory_reindex cannot confirm a mass removal: that yes is the person's
     text = "if you removed those files, confirm with `memsync index --allow-mass-removal`"
     assert for_model(text) == text + " (for the user to run)"
+
+
+def test_a_command_for_the_user_inside_parentheses_opens_no_second_pair():
+    """The advice's own parentheses hold the command: "(`memsync sources --remove x` (for the user
+    to run))" read badly, so the words follow a comma there, closed by one when more follow."""
+    assert (for_model("remove the source (`memsync sources --remove agent`)")
+            == "remove the source (`memsync sources --remove agent`, for the user to run)")
+    assert for_model(REINDEX) == "run the memory_reindex tool (or `memsync doctor --fix`, for the user to run)"
+    stale = api.staleness(config.load(), ["2020-01-01T00:00:00+0000"], now=dates.stamp_seconds(
+        "2020-01-01T00:03:00+0000"))
+    assert [for_model(s) for s in stale] == [
+        "no watcher running; index last updated 3 min ago (`memsync watch`, for the user to run, "
+        "keeps it live; the memory_reindex tool catches it up)"]
+    # parentheses closed before it, or inside a quoted path, leave it outside any
+    assert (for_model("card 3 (a.md); run `memsync purge` now")
+            == "card 3 (a.md); run `memsync purge` (for the user to run) now")
+    assert (for_model("source 'x (old' can go: `memsync sources --remove x`")
+            == "source 'x (old' can go: `memsync sources --remove x` (for the user to run)")
 
 
 def test_doctor_is_the_stats_tool_with_its_check():

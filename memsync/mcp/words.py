@@ -39,6 +39,10 @@ ARGUMENT_FLAGS = SWITCH_FLAGS + VALUE_FLAGS
 TAKES_ID = ("memory_get", "memory_update", "memory_supersede", "memory_delete")
 # Said after a command no tool can run, so a model passes it on instead of trying it.
 FOR_THE_USER = " (for the user to run)"
+# The same inside the advice's own parentheses, where a second pair read as "(... `memsync
+# sources --remove x` (for the user to run))"; a comma closes it before any words that follow.
+FOR_THE_USER_INSIDE = ", for the user to run"
+_ENDS_CLAUSE = tuple(").,;:")
 _COMMAND = re.compile(r"`memsync (\w+)([^`]*)`")
 # A flag in prose, with the whole number after it if there is one (`--offset 50`)
 _FLAG = re.compile(r"(?<![\w-])--(" + "|".join(sorted(ARGUMENT_FLAGS, key=len, reverse=True))
@@ -82,11 +86,15 @@ def _arguments(tool: str, words: list[str]) -> list[str] | None:
 _VERBATIM = re.compile(r"(`[^`]*`|(?<!\w)'[^'\n]*'(?!\w)|\"[^\"\n]*\")")
 
 
-def _tool(match: re.Match) -> str:
+def _tool(match: re.Match, inside: bool = False, then: str = "") -> str:
+    """A command as its tool, or as written and said to be the user's; `inside`: it stands
+    within parentheses, and `then` is the prose after it."""
     tool = TOOL_FOR_COMMAND.get(match[1])
     given = _arguments(tool, _words(match[2])) if tool else None
     if tool is None or given is None:
-        return match[0] + FOR_THE_USER
+        if not inside:
+            return match[0] + FOR_THE_USER
+        return match[0] + FOR_THE_USER_INSIDE + ("" if not then or then.startswith(_ENDS_CLAUSE) else ",")
     given = [*COMMAND_ARGUMENTS.get(match[1], []), *given]
     return f"the {tool} tool" + (f" with {', '.join(given)}" if given else "")
 
@@ -109,12 +117,16 @@ def for_model(text: str | None) -> str | None:
     if not text:
         return text
     out = []
+    depth = 0  # parentheses open in the prose so far (those in quoted values do not count)
     # split() keeps the verbatim pieces at the odd places
-    for place, part in enumerate(_VERBATIM.split(text)):
+    pieces = _VERBATIM.split(text)
+    for place, part in enumerate(pieces):
         if place % 2 == 0:
             out.append(_FLAG.sub(_flag, part))
+            for char in part:
+                depth = depth + 1 if char == "(" else max(depth - 1, 0) if char == ")" else depth
         elif part.startswith("`") and (command := _COMMAND.fullmatch(part)):
-            out.append(_tool(command))
+            out.append(_tool(command, depth > 0, pieces[place + 1]))
         else:
             out.append(part)
     return "".join(out)
