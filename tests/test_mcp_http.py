@@ -170,7 +170,8 @@ def test_the_bearer_scheme_is_case_insensitive(http_server):
 
 
 @pytest.mark.parametrize("bind", [[], ["--http", "127.0.0.2:0"], ["--http", "[0:0:0:0:0:0:0:1]:0"],
-                                  ["--http", "LOCALHOST:0"], ["--http", "127.1:0"]])
+                                  ["--http", "LOCALHOST:0"], ["--http", "127.1:0"],
+                                  ["--http", "localhost.:0"]])
 def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind):
     """DNS rebinding: a web page's request reaching this machine by another name. The SDK guards
     127.0.0.1, localhost and ::1 as written; every other loopback bind once served any site."""
@@ -208,6 +209,12 @@ def test_loopback_is_the_default_and_remote_needs_both_flags():
     assert parse_bind("localhost:80") == ("localhost", 80)
     # names have no case, and the system reads IPv4 short forms: bound and checked in full
     assert parse_bind("LOCALHOST:80") == ("localhost", 80)
+    # the fully qualified name is the same name; a name of two dots, or the root alone, is none
+    assert parse_bind("localhost.:80") == ("localhost", 80)
+    assert parse_bind("127.0.0.1.:80") == ("127.0.0.1", 80)
+    assert parse_bind("localhost..:80") == ("localhost.", 80)
+    assert parse_bind(".:80") == (".", 80)
+    assert not any(is_loopback(h) for h in ("localhost.", "."))
     for short in ("127.1", "0x7f.1", "2130706433"):
         assert parse_bind(f"{short}:80") == ("127.0.0.1", 80)
     assert parse_bind("10.1:80") == ("10.0.0.1", 80)
@@ -312,4 +319,28 @@ def test_a_loopback_host_is_accepted_in_any_case_and_without_a_port(http_server,
     for evil in ("EVIL.example", f"Evil.Example:{port}", f"LOCALHOST.evil.example:{port}"):
         reply = httpx2.post(server.url, json=INITIALIZE, headers={"Host": evil, **accept}, timeout=DEADLINE)
         assert reply.status_code == 421, evil
+    assert server.stop() == 0
+
+
+@pytest.mark.parametrize("name", ["localhost.", "LocalHost.", "127.0.0.1."])
+def test_a_loopback_name_with_its_trailing_dot_is_the_same_name(http_server, name):
+    """`localhost.` is the fully qualified form of localhost (a browser sends it as typed), once
+    refused with 421; a name that only starts or ends like it stays refused."""
+    server = http_server()
+    port = server.url.split(":")[2].split("/")[0]
+    accept = {"Accept": "application/json, text/event-stream"}
+    for host in (f"{name}:{port}", name):
+        for origin in ({}, {"Origin": f"http://{host}"}, {"Origin": f"http://localhost.:{port}"}):
+            reply = httpx2.post(server.url, json=INITIALIZE, headers={"Host": host, **origin, **accept},
+                                timeout=DEADLINE)
+            assert reply.status_code == 200, (host, origin, reply.status_code, reply.text)
+            assert '"memsync"' in reply.text
+    for evil in ("evil.example.", f"evil.example.:{port}", f"localhost.evil.example:{port}",
+                 f"localhost.evil.example.:{port}", f"localhost..:{port}", f".:{port}", "."):
+        reply = httpx2.post(server.url, json=INITIALIZE, headers={"Host": evil, **accept}, timeout=DEADLINE)
+        assert reply.status_code == 421, evil
+    for evil in (f"http://evil.example.:{port}", f"http://localhost.evil.example.:{port}",
+                 "http://localhost..", "null"):
+        reply = httpx2.post(server.url, json=INITIALIZE, headers={"Origin": evil, **accept}, timeout=DEADLINE)
+        assert reply.status_code == 403, evil
     assert server.stop() == 0

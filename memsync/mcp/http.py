@@ -47,11 +47,12 @@ def parse_bind(text: str) -> tuple[str, int]:
 
 
 def canonical_host(host: str) -> str:
-    """The host as it is bound and checked: names in lower case (LOCALHOST is localhost), and an
-    IPv4 address in one of the short forms the system also reads (127.1, 0x7f.1, 2130706433)
+    """The host as it is bound and checked: names in lower case (LOCALHOST is localhost) and
+    without the root's trailing dot (`localhost.` is the fully qualified form of localhost), and
+    an IPv4 address in one of the short forms the system also reads (127.1, 0x7f.1, 2130706433)
     written out in full, so the loopback check and the rebinding guard see the address the
     socket gets."""
-    host = host.lower()
+    host = _without_root_dot(host.lower())
     if _IPV4_SHORT.fullmatch(host):
         with suppress(OSError):  # not an address after all (999.1): a name, left as it is
             return socket.inet_ntoa(socket.inet_aton(host))
@@ -59,6 +60,13 @@ def canonical_host(host: str) -> str:
 
 
 _IPV4_SHORT = re.compile(r"[0-9a-fx.]+")  # inet_aton's alphabet; it reads past a blank, so no blanks
+
+
+def _without_root_dot(name: str) -> str:
+    """One trailing dot off (`localhost.` -> localhost): the same name in DNS. Only one: a name
+    ending in two (`localhost..`) is no name at all, and stays as written to be refused, as does
+    the root alone (`.`, which would be left empty: every address, to a bind)."""
+    return name[:-1] if name.endswith(".") and name != "." else name
 
 
 def is_loopback(host: str) -> bool:
@@ -117,18 +125,36 @@ def rebinding_guard(host: str):
                                      allowed_origins=[f"http://{h}" for h in hosts])
 
 
-class LowerCaseHost:
-    """ASGI middleware: the Host and Origin headers in lower case before the rebinding guard reads
-    them. Host names have no case (`LOCALHOST` is localhost, as memsync reads a bind), but the
-    SDK's guard compares the headers as written, so `Host: LOCALHOST:8765` got 421. Only the
-    case changes: a name the guard does not allow stays refused."""
+def plain_host(value: bytes) -> bytes:
+    """A Host header (`name[:port]`) as canonical_host writes its name: lower case, no trailing
+    dot, the port kept."""
+    value = value.lower()
+    if value.startswith(b"["):  # an IPv6 address has no dot to drop
+        return value
+    name, colon, port = value.rpartition(b":") if b":" in value else (value, b"", b"")
+    return _without_root_dot(name.decode("latin-1")).encode("latin-1") + colon + port
+
+
+def plain_origin(value: bytes) -> bytes:
+    """An Origin header (`scheme://host[:port]`, or `null`) with its host made plain."""
+    scheme, sep, host = value.partition(b"://")
+    return scheme.lower() + sep + plain_host(host) if sep else value.lower()
+
+
+class PlainHost:
+    """ASGI middleware: the Host and Origin headers made plain before the rebinding guard reads
+    them, as memsync reads a bind. The SDK's guard compares them as written, so a loopback name
+    in another form got 421: `Host: LOCALHOST:8765` (names have no case), `Host: localhost.:8765`
+    (the fully qualified name, which a browser sends as typed). Only the form changes: a name
+    the guard does not allow (`localhost.evil.example`, `evil.example.`) stays refused."""
 
     def __init__(self, app):
         self.app = app
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            headers = [(name, value.lower() if name in (b"host", b"origin") else value)
+            plain = {b"host": plain_host, b"origin": plain_origin}
+            headers = [(name, plain[name](value) if name in plain else value)
                        for name, value in scope.get("headers") or []]
             scope = {**scope, "headers": headers}
         await self.app(scope, receive, send)
@@ -214,7 +240,7 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     live = LiveIndex(cfg)
     app = build(cfg, live, structured).streamable_http_app(
         streamable_http_path=PATH, host=host, transport_security=rebinding_guard(host))
-    calls = Calls(LowerCaseHost(app))
+    calls = Calls(PlainHost(app))
     served: Callable[..., Any] = calls  # an ASGI app
     if token:
         served = RequireToken(calls, token)
