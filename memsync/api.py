@@ -11,7 +11,7 @@ needs to open the index or index files is in memsync.session, below it.
 from __future__ import annotations
 
 import os
-import threading
+from collections.abc import Callable
 from contextlib import suppress
 
 from memsync.search import codes
@@ -249,19 +249,18 @@ def embed(cfg: Config, progress=None, threads: int | None = None) -> dict:
         return embed_foreground(index, threads or cfg.threads, progress=progress)
 
 
-# One reindex at a time in a process. An MCP server runs its tool calls on threads, and each of
-# several memory_reindex calls at once surveyed the tree before the others had written, so each
-# read and wrote every changed file again (six calls after 3,000 edits: "updated" 2,637 in each).
-# Waiting here, a later call finds what an earlier one wrote, and has nothing left to do.
-_REINDEXING = threading.Lock()
-
-
 def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | None = None,
-            allow_mass_removal: bool = False) -> dict:
+            allow_mass_removal: bool = False,
+            waiting: Callable[[int | None], None] | None = None) -> dict:
     """`threads`: worker processes reading the files (None: config.json's, else every core).
     `rebuild` also replaces a damaged index file (memsync.store.salvage): the report's
-    "recovered" says what was kept and what was lost. Calls in one process run one at a time."""
-    with _REINDEXING:
+    "recovered" says what was kept and what was lost. Reindexes of one index run one at a time,
+    across processes too (memsync.reindexlock): a later one finds what an earlier one wrote
+    (six MCP calls at once after 3,000 edits each read and wrote 2,637 files). `waiting` is
+    told, once, when this one waits for another process's, with its pid where known."""
+    from .reindexlock import turn
+
+    with turn(cfg.db.path, waiting):
         return _reindex(cfg, rebuild, progress, threads, allow_mass_removal)
 
 

@@ -11,6 +11,7 @@ watcher ran or not).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
@@ -48,7 +49,8 @@ def listing(cfg: Config) -> dict:
     return {"sources": [entry(s, why.get(s.name)) for s in (cfg.vault_source, *cfg.listed_sources)]}
 
 
-def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
+def add(cfg: Config, name: str, adapter: str, path: str,
+        waiting: Callable[[int | None], None] | None = None) -> dict:
     if not SOURCE_NAME.fullmatch(name or "") or name == "vault":
         raise BadArgument(f"a source name is {SOURCE_NAME_RULE}, and not 'vault'")
     if adapter not in adapters.NAMES:
@@ -64,7 +66,7 @@ def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
         if clash:
             raise BadArgument(clash)
     append_source_entry(cfg.config_file, new)
-    report = index_now(cfg, new)
+    report = index_now(cfg, new, waiting)
     result = {"status": "added", "name": name, "adapter": adapter, "path": str(root),
               "indexed_files": report.scanned,
               "note": f"indexed its {report.scanned} file(s) now; "
@@ -74,11 +76,15 @@ def add(cfg: Config, name: str, adapter: str, path: str) -> dict:
     return result
 
 
-def index_now(cfg: Config, source: Source) -> SyncReport:
-    """Read a source just added, so its cards are searchable at once, not at the next index."""
+def index_now(cfg: Config, source: Source,
+              waiting: Callable[[int | None], None] | None = None) -> SyncReport:
+    """Read a source just added, so its cards are searchable at once, not at the next index.
+    In the index's reindex turn (memsync.reindexlock; `waiting` as for api.reindex): a watcher
+    follows the new entry within seconds and reconciles the source too."""
+    from .reindexlock import turn
     from .sync import Indexer  # the write path: parsing pulls in YAML
 
-    with closing(Index(cfg.db.path)) as index:
+    with turn(cfg.db.path, waiting), closing(Index(cfg.db.path)) as index:
         return Indexer(index, [source]).reconcile(source.name)
 
 

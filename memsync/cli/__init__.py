@@ -88,6 +88,18 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
         click.echo(f"memsync: warning: {problem}; {install_hint()}", err=True)
 
 
+def waiting_note(cfg: config_mod.Config, progress=None):
+    """What `memsync index` says when it waits its turn behind another process's reindex of the
+    same index (memsync.reindexlock): on stderr, on a line of its own past a progress bar."""
+
+    def say(pid: int | None) -> None:
+        by = f" (pid {pid})" if pid else ""
+        click.echo(("\n" if progress else "") + f"memsync: waiting for another reindex of {cfg.db.path}"
+                   f"{by} to end; this one then indexes what is left (Ctrl-C stops waiting)", err=True)
+
+    return say
+
+
 FINISHING = "finishing"
 
 

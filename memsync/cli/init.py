@@ -11,7 +11,7 @@ from .. import config as config_mod
 from .. import sources as sources_mod
 from ..errors import MemsyncError
 from ..store import vaults
-from . import Context, command, emit, main, progress_bar
+from . import Context, command, emit, main, progress_bar, waiting_note
 
 
 def _ask(found) -> bool | None:
@@ -120,7 +120,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
                 said_no.append(key)
                 configjson.write_declined(cfg.config_file, said_no)
     with progress_bar("indexing", enabled=not as_json) as progress:
-        report = api.reindex(cfg, progress=progress)
+        report = api.reindex(cfg, progress=progress, waiting=waiting_note(cfg, progress))
     change = onboard.index_changed(report)
     if change:
         changes.append(change)

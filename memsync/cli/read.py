@@ -19,6 +19,7 @@ from . import (
     emit,
     main,
     progress_bar,
+    waiting_note,
     warn_ignored_sources,
 )
 
@@ -61,7 +62,7 @@ def index(obj: Context, as_json: bool, rebuild: bool, embed: bool, threads: int 
     warn_ignored_sources(obj.cfg)
     with progress_bar("indexing", enabled=not as_json) as progress:
         report = api.reindex(obj.cfg, rebuild=rebuild, progress=progress, threads=threads,
-                             allow_mass_removal=allow_mass_removal)
+                             allow_mass_removal=allow_mass_removal, waiting=waiting_note(obj.cfg, progress))
     if not embed:
         emit(report, as_json, output.index_report)
         return

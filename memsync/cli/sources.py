@@ -6,7 +6,7 @@ import click
 from click.core import ParameterSource
 
 from .. import sources as sources_mod
-from . import Context, command, complete, emit, main
+from . import Context, command, complete, emit, main, waiting_note
 
 
 def _human(data: dict) -> str:
@@ -51,7 +51,7 @@ def sources(obj: Context, as_json: bool, add_name, adapter, path, remove_name):
     if add_name:
         if not path:
             raise click.UsageError("--add needs --path DIR")
-        data = sources_mod.add(obj.cfg, add_name, adapter, path)
+        data = sources_mod.add(obj.cfg, add_name, adapter, path, waiting_note(obj.cfg))
     elif remove_name:
         data = sources_mod.remove(obj.cfg, remove_name)
     else:

@@ -14,6 +14,7 @@ from . import (
     command,
     emit,
     main,
+    waiting_note,
     warn_empty_vault,
     warn_ignored_sources,
     warn_semantic_unavailable,
@@ -43,7 +44,7 @@ def watch(obj: Context, as_json: bool, verbose: int, allow_mass_removal: bool):
     from .. import api
 
     if allow_mass_removal:  # confirmed: catch up now, so the watcher starts from the disk as it is
-        api.reindex(cfg, allow_mass_removal=True)
+        api.reindex(cfg, allow_mass_removal=True, waiting=waiting_note(cfg))
     else:
         api.check_removal(cfg)  # an unmounted or unsynced folder stops us here, cards kept
     from ..semantic.background import idle_work
