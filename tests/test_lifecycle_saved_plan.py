@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -32,9 +33,24 @@ def test_a_saved_plan_is_applied_as_saved_not_planned_anew(cli, vault, home):
     assert code == 0 and done["run"] and done["merges"] == shown["merges"] and done["moves"] == shown["moves"]
     assert {p: (vault / p).read_bytes() for p in twins} == twins  # not in the reviewed plan: untouched
     after = vault_bytes(vault)
+    # A merge writes the time it is carried out where the saved plan wrote the time of its
+    # making (`updated`, `invalid_at`): the same second, or a later one when the clock ticked.
+    written = set()
     for item in shown["changes"]:
         if item["after"] is not None:
-            assert after[item["to"]].decode() == item["after"]
+            text = after[item["to"]].decode()
+            written |= set(re.findall(r"^(?:updated|invalid_at): (.+)$", text, flags=re.M))
+            applied_at = _stamp_in(text, item["after"], shown["stamped"])
+            assert text == item["after"].replace(shown["stamped"], applied_at)
+    assert len(written) <= 1 and all(when >= shown["stamped"] for when in written)
+
+
+def _stamp_in(text: str, saved: str, stamped: str) -> str:
+    """The time `text` holds on the line where `saved` held the plan's making, `stamped`."""
+    for line, saved_line in zip(text.splitlines(), saved.splitlines()):
+        if stamped in saved_line:
+            return line.partition(": ")[2]
+    return stamped
 
 
 def test_the_steps_whose_files_changed_since_are_left_out_and_said(cli, vault, home):
