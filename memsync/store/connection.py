@@ -84,14 +84,17 @@ def unversioned_error(found: migrations.Unversioned, path: Path) -> BadEnvironme
 # Whether a connection kept waiting says so on stderr (_pages); a session-start hook, which says
 # at most one line there, turns it off (`memsync brief --hook`, memsync.cli.brief).
 SAY_WAITS = True
+QUIET_WAIT_MS = 500  # a wait this short goes unsaid (_pages)
 
 
 def _pages(conn: sqlite3.Connection, path: Path) -> int:
     """The file's page count, the connection's first read, and its busy timeout set. Only a load
     through a rollback journal (memsync.store.journal) keeps a reader out, until it commits:
     half a minute at 100,000 cards. A connection that must wait for one says so first, so that
-    a person at a search knows why it is slow."""
-    conn.execute("PRAGMA busy_timeout = 0")
+    a person at a search knows why it is slow. Not for a moment's wait (QUIET_WAIT_MS): other
+    processes opening a new index at once hold it for that long while one of them makes it
+    (its switch to the WAL), and each of the others was told of a load that was not there."""
+    conn.execute(f"PRAGMA busy_timeout = {QUIET_WAIT_MS}")
     try:
         return conn.execute("PRAGMA page_count").fetchone()[0]
     except sqlite3.OperationalError as exc:

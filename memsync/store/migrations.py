@@ -69,11 +69,23 @@ OUR_TABLES = frozenset({"card_ids", "card_stats", "cards"})
 
 def unversioned(conn) -> Unversioned | None:
     """What is wrong with a file that has tables and no schema version; None when it has a
-    version, or no tables (a new or empty file: migrating makes it an index)."""
-    if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
-        return None
-    tables = [name for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    version, or no tables (a new or empty file: migrating makes it an index).
+
+    Both are read in one read transaction: as two statements of their own, a process that made
+    the schema of a new index between them (its tables and version committed at once) showed
+    tables without their version, and one of four processes opening a new index at once was
+    told it had lost its schema version."""
+    own = not conn.in_transaction
+    if own:
+        conn.execute("BEGIN")
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] != 0:
+            return None
+        tables = [name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    finally:
+        if own:
+            conn.execute("COMMIT")
     return Unversioned(tables) if tables else None
 
 
