@@ -7,7 +7,6 @@ Renames is part of memsync.sync.Indexer, which holds the state used here.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -75,18 +74,30 @@ class Renames:
 
     def exchanged(self, source: str, a: str, b: str, where: Mapping[str, str] | None = None) -> bool:
         """Whether renames a->b then b->a, not applied yet, were one swap (RENAME_EXCHANGE,
-        reported as those two renames): both files are still there. Had a->b replaced b, b would
-        be gone after b->a, and the card at b taken back to a would be a's, as applying them in
-        turn says. Where one of the two has moved on since the swap (a rename out of the vault,
-        into a folder too new to be watched), the one left tells: it is the file the index knew
-        at the other path, by its inode (after the two renames in turn, a would be a's own).
-        `where`: the paths the files at a and b went to by later renames, where they did."""
+        reported as those two renames) rather than a->b over b's file and back. `where`: the
+        paths the files at a and b went to by later renames, where they did.
+
+        Both files still there: a swap, since b's would be gone after the renames in turn. One
+        of the two moved on since (a rename out of the vault, into a folder too new to be
+        watched) or replaced by an editor's save: the one left tells by its inode, the file the
+        index knew at the other path (a swap) or a's own file back at a (the renames in turn).
+        Neither tells (nothing is left at either path, or only a file the index never knew
+        there): a swap. Both readings then leave a's card to be paired by its content, and only
+        a swap keeps b's card for the same pairing; taken in turn, a swap whose two files both
+        moved on lost b's id.
+        """
         now_at = {p: (where or {}).get(p, p) for p in (a, b)}
-        if all(os.path.lexists(self._full(source, now_at[p])) for p in (a, b)):
+        root = self.sources[source].root
+        here = {p: reading.current_signature(root, now_at[p]) for p in (a, b)}
+        if here[a] is not None and here[b] is not None:
             return True
+        ino = {}
+        for p in (a, b):
+            state = self.index.file_state(source, p) if storable(p) else None
+            ino[p] = state[0].ino if state else None
         for at, other in ((a, b), (b, a)):
-            here = reading.current_signature(self.sources[source].root, now_at[at])
-            state = self.index.file_state(source, other) if storable(other) else None
-            if here is not None and state is not None and state[0].ino == here.ino:
+            found = here[at]
+            if found is not None and ino[other] is not None and found.ino == ino[other]:
                 return True
-        return False
+        own = here[a]
+        return not (own is not None and own.ino == ino[a])

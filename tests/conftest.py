@@ -3,6 +3,7 @@ and real `memsync watch` processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -171,6 +173,23 @@ class Proc:
                 pytest.fail(f"no {needle!r} from the watcher: {self.stderr()}")
             time.sleep(0.01)
 
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the watcher (SIGSTOP) for the body, so it reads every event the body makes at
+        once when it goes on (SIGCONT). The kernel stops the threads one by one, after kill()
+        has returned: the body begins only once every one of them is stopped, or the watcher
+        could look at the disk halfway through it."""
+        self.proc.send_signal(signal.SIGSTOP)
+        try:
+            deadline = time.monotonic() + WATCH_DEADLINE
+            while not all_stopped(self.proc.pid):
+                if time.monotonic() > deadline:
+                    pytest.fail("the watcher did not stop on SIGSTOP")
+                time.sleep(0.001)
+            yield
+        finally:
+            self.proc.send_signal(signal.SIGCONT)
+
     def stop(self, sig=signal.SIGTERM) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
@@ -180,6 +199,18 @@ class Proc:
             self.proc.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
             self.proc.wait()
             pytest.fail(f"the watcher did not stop: {self.stderr()}")
+
+
+def all_stopped(pid: int) -> bool:
+    """Whether every thread of process `pid` is stopped by a signal (state T in its stat)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:  # a thread that has just ended
+            continue
+        if stat[stat.rindex(")") + 2] != "T":
+            return False
+    return True
 
 
 @pytest.fixture

@@ -174,6 +174,19 @@ def test_held_renames_go_back_to_the_head_of_the_line():
     assert [(m[1], m[2]) for m in p.take(0.05).moves] == [("a.md", "b.md"), ("b.md", "c.md")]
 
 
+def test_an_end_of_a_held_rename_waits_for_it():
+    """An edit of b.md while the swap a<->b waits is looked at with the swap, not before it,
+    when the index still has the other card at b.md."""
+    p = Pending(quiet=0.05)
+    p.hold([("vault", "a.md", "b.md", False, 0.0), ("vault", "b.md", "a.md", False, 0.0)], until=0.5)
+    p.add("vault", sync("b.md"), now=0.0)
+    p.add("vault", sync("c.md"), now=0.0)
+    assert p.take(0.1).paths == {"vault": ["c.md"]}
+    assert p.next_due() == pytest.approx(0.5)  # nothing else due meanwhile: no busy wake-ups
+    batch = p.take(0.5)
+    assert len(batch.moves) == 2 and sorted(batch.paths["vault"]) == ["a.md", "b.md"]
+
+
 def test_a_folder_reconcile_absorbs_the_paths_below_it():
     p = Pending(quiet=0.05)
     p.add("vault", Action("tree", "d"), now=0.0)

@@ -1,13 +1,14 @@
 """`memsync watch` as a real process while a card's inode, not its text, changes: its mode
-(chmod 000 and back), a second name for it (a hard link), two cards swapped in one rename."""
+(chmod 000 and back), a second name for it (a hard link), two cards swapped in one rename (and
+then moved on before the watcher looked)."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -194,22 +195,16 @@ def test_cards_swapped_then_one_moved_where_watchdog_cannot_pair_it_keep_their_i
     b's, nor the new file for the other card of the swap."""
     proc = watcher()
     one, two, ids = two_cards(vault, "a.md", "b.md")
-    if at_once:  # the watcher reads every event of what follows at once, when it goes on
-        proc.proc.send_signal(signal.SIGSTOP)
-    try:
+    # at once: the watcher reads every event of what follows at once, when it goes on
+    with proc.paused() if at_once else contextlib.nullcontext():
         exchange(vault / "a.md", vault / "b.md")
         if not at_once:
             converge({"a.md": two, "b.md": one})
         if away == "new folder":
-            target = "new/a.md"
-            os.mkdir(vault / "new")
-            os.rename(vault / "a.md", vault / target)
+            target = into_new_folder(vault, "a.md", "new")
         else:
             target = "c.md"
-            os.rename(vault / "a.md", tmp_path / "a.md")
-            os.rename(tmp_path / "a.md", vault / target)
-    finally:
-        proc.proc.send_signal(signal.SIGCONT)
+            out_and_back(vault, "a.md", tmp_path, target)
     converge({target: two, "b.md": one})
     settle_to_rebuild(config.load(), tmp_path)
     assert {one: card_id("b.md"), two: card_id(target)} == ids
@@ -221,15 +216,75 @@ def test_two_cards_swapped_then_their_folder_renamed_at_once_keep_their_ids(vaul
     folder's rename takes both cards on, and the swap is told from the files where they are now."""
     proc = watcher()
     one, two, ids = two_cards(vault, "d/a.md", "d/b.md")
-    proc.proc.send_signal(signal.SIGSTOP)
-    try:
+    with proc.paused():
         exchange(vault / "d/a.md", vault / "d/b.md")
         os.rename(vault / "d", vault / "e")
-    finally:
-        proc.proc.send_signal(signal.SIGCONT)
     converge({"e/a.md": two, "e/b.md": one})
     settle_to_rebuild(config.load(), tmp_path)
     assert {one: card_id("e/b.md"), two: card_id("e/a.md")} == ids
+    assert proc.stop() == 0, proc.stderr()
+
+
+def out_and_back(vault: Path, rel: str, outside: Path, new: str) -> None:
+    """Out of the vault and back under another name: watchdog reports a deletion (half a second
+    late) and a new file, no rename."""
+    os.rename(vault / rel, outside / "away.md")
+    os.rename(outside / "away.md", vault / new)
+
+
+def saved_by_vim(vault: Path, rel: str, marker: str) -> None:
+    """vim's default save: the file renamed to a backup name, written anew, the backup removed."""
+    os.rename(vault / rel, vault / f"{rel}~")
+    put(vault, rel, marker)
+    os.unlink(vault / f"{rel}~")
+
+
+def saved_by_rename(vault: Path, rel: str, marker: str) -> None:
+    """A save through a temp file renamed over the card (write-file-atomic, Syncthing)."""
+    put(vault, ".save.tmp", marker)
+    os.replace(vault / ".save.tmp", vault / rel)
+
+
+def into_new_folder(vault: Path, rel: str, folder: str) -> str:
+    os.mkdir(vault / folder)
+    os.rename(vault / rel, vault / folder / rel)
+    return f"{folder}/{rel}"
+
+
+@pytest.mark.parametrize("case", ["both out and back", "both into new folders", "one saved by rename",
+                                  "one saved by vim", "one deleted", "one edited in place"])
+def test_cards_swapped_then_both_moved_on_at_once_keep_their_ids(vault, tmp_path, watcher, case):
+    """After the swap (a.md holds two's text, b.md one's), both files move on before the
+    watcher looks (it is stopped meanwhile, so every event comes at once): where neither path
+    holds a file of the swap any more, the two renames are still a swap, and each card keeps its
+    id where its text went (a new file of its content takes it up, however late watchdog reports
+    the deletion); an edit of one waits for the swap."""
+    proc = watcher()
+    one, two, ids = two_cards(vault, "a.md", "b.md")
+    edited = f"{one} edited"
+    with proc.paused():
+        exchange(vault / "a.md", vault / "b.md")
+        if case == "both into new folders":
+            at = {two: into_new_folder(vault, "a.md", "n1"), one: into_new_folder(vault, "b.md", "n2")}
+        else:
+            out_and_back(vault, "a.md", tmp_path, "c.md")
+            at = {two: "c.md", one: "b.md"}
+        if case == "both out and back":
+            out_and_back(vault, "b.md", tmp_path, "d.md")
+            at[one] = "d.md"
+        elif case == "one saved by rename":
+            saved_by_rename(vault, "b.md", edited)
+        elif case == "one saved by vim":
+            saved_by_vim(vault, "b.md", edited)
+        elif case == "one deleted":
+            os.unlink(vault / "b.md")
+            del at[one]
+        elif case == "one edited in place":
+            with open(vault / "b.md", "a", encoding="utf-8") as handle:
+                handle.write("An edit.\n")
+    converge({rel: text for text, rel in at.items()}, gone=set() if one in at else {one})
+    settle_to_rebuild(config.load(), tmp_path)
+    assert {text: card_id(rel) for text, rel in at.items()} == {text: ids[text] for text in at}
     assert proc.stop() == 0, proc.stderr()
 
 
@@ -267,6 +322,42 @@ def test_a_card_swapped_with_a_file_not_indexed_yet_keeps_its_id(vault):
         assert index.card_by_path("vault", "one.md")["id"] != before
     finally:
         index.close()
+
+
+@contextlib.contextmanager
+def two_indexed(vault: Path):
+    """a.md and b.md indexed, without a watcher: an indexer, and each path's card id."""
+    put(vault, "a.md", mark())
+    put(vault, "b.md", mark())
+    work, index = indexer()
+    try:
+        work.reconcile()
+        yield work, {rel: index.card_by_path("vault", rel)["id"] for rel in ("a.md", "b.md")}
+    finally:
+        index.close()
+
+
+def test_renames_there_and_back_whose_files_both_moved_on_are_taken_for_a_swap(vault, tmp_path):
+    """Nothing left at either path tells a swap from a->b over b's file and back: taken for a
+    swap, each id goes with its text, to be paired by content where the file turns up (taken in
+    turn, b's card was dropped, its id lost)."""
+    with two_indexed(vault) as (work, ids):
+        exchange(vault / "a.md", vault / "b.md")
+        for name in ("a.md", "b.md"):
+            os.rename(vault / name, tmp_path / name)
+        work.move_many("vault", [("a.md", "b.md"), ("b.md", "a.md")], [])
+        assert work.index.card_by_path("vault", "b.md")["id"] == ids["a.md"]
+        assert work.index.card_by_path("vault", "a.md")["id"] == ids["b.md"]
+
+
+def test_renames_there_and_back_that_bring_a_file_back_are_taken_in_turn(vault):
+    """a->b over b's file, then b->a: a's own file (its inode) is back at a, b's is gone."""
+    with two_indexed(vault) as (work, ids):
+        os.rename(vault / "a.md", vault / "b.md")
+        os.rename(vault / "b.md", vault / "a.md")
+        work.move_many("vault", [("a.md", "b.md"), ("b.md", "a.md")], ["a.md", "b.md"])
+        assert work.index.card_by_path("vault", "a.md")["id"] == ids["a.md"]
+        assert work.index.card_by_path("vault", "b.md") is None
 
 
 def test_a_folder_closed_and_opened_again_shows_its_cards(vault, watcher):

@@ -11,6 +11,7 @@ reconcile of the affected subtree. One watcher per data home, enforced by a lock
     observing.py  the watchdog observer, its handlers and its health checks
     following.py  noticing and re-reading a changed config.json
     pairing.py    applying a batch so renamed cards keep their ids
+    ghosts.py     cards dropped because their file vanished, whose ids may yet come back
     watcher.py    the Watcher: start, stop, waits, and what watchdog's threads call
     loop.py       its worker thread, which owns the state it works on
     idle.py       the idle-work seam (IdleWork): background jobs between batches

@@ -21,16 +21,14 @@ from memsync.watch import plan
 
 from ..model.indexing import SyncReport
 from ..pathnames import printable, storable
+from .ghosts import Ghosts
 
 PAIR_WINDOW = 2.0  # how long a new file's content is remembered to pair it with a late deletion
 # How long a card whose file vanished is kept, in case its content shows up elsewhere or the
 # rename that explains it is on its way; one quiet window, as a longer wait makes the second look
 # coincide with a quick `delete --restore` (which puts the file back before its id). A rename
-# reported later than this still carries the card's id on, as a ghost (GHOST_WINDOW).
+# reported later than this still carries the card's id on, as a ghost (memsync.watch.ghosts).
 VANISH_GRACE = 0.05
-# How long the id of a card dropped because its file vanished waits for a late rename to carry
-# it on (a folder renamed twice, the second rename reported after the first was applied).
-GHOST_WINDOW = 2 * PAIR_WINDOW
 # How long a rename whose source path is taken again waits for the rename back that would make
 # it one half of a swap; the two are reported one event after the other.
 SWAP_WAIT = 0.05
@@ -44,10 +42,11 @@ class Pairing:
         self.arrived: dict[Key, tuple[str, float]] = {}  # (source, hash) -> path, when
         self.held: dict[Key, float] = {}  # deletions waiting for a second look
         self.hashes: dict[Key, tuple[str, float]] = {}  # renamed: (hash, when)
-        self.ghosts: dict[Key, float] = {}  # dropped because the file vanished: when
+        self.ghosts = Ghosts()  # cards dropped because their file vanished
 
     def forget(self, sources) -> None:
-        for memory in (self.arrived, self.held, self.hashes, self.ghosts):
+        self.ghosts.forget(sources)
+        for memory in (self.arrived, self.held, self.hashes):
             for key in [k for k in memory if k[0] in sources]:
                 del memory[key]
 
@@ -63,7 +62,7 @@ class Pairing:
         vanished cards held back (unless `final`: then nothing waits)."""
         index = indexer.index
         report = SyncReport()
-        ghosts = self._ghosts(source)
+        ghosts = self.ghosts.paths(source)
         pairs, moved_trees = plan.expand_moves(
             moves, lambda: set(index.file_states(source)) | ghosts,
             lambda a, b: all(os.path.lexists(self.full(source, p)) for p in (a, b)),
@@ -73,7 +72,7 @@ class Pairing:
             # the files (their hashes, the new files remembered) trades places as the cards do.
             swapped = plan.swaps(pairs, functools.partial(indexer.exchanged, source))
             self._carry_hashes(index, source, pairs, swapped)
-            self._carry_ghost_ids(indexer, source, pairs, ghosts)
+            self.ghosts.carry_along(indexer, source, pairs, ghosts)
             report.merge(indexer.move_many(source, pairs, paths=(), swapped=lambda a, b: (a, b) in swapped))
             self._follow_arrivals(source, pairs, swapped)
         candidates = dict.fromkeys([*(p for pair in pairs for p in pair), *paths])
@@ -100,51 +99,23 @@ class Pairing:
         if renames or to_sync:
             report.merge(indexer.move_many(source, renames, paths=to_sync))
         indexer.note_denied_folders(source, denied, report)
-        now = time.monotonic()
+        new: dict[str, str] = {}  # indexed as new files: path -> content hash
         for path in to_sync:
             if path not in states:
                 continue
             state = index.file_state(source, path)
             if states[path] is None and state is not None:
-                self.arrived[(source, state[1])] = (path, now)
-            if state is None and states[path] is not None:
-                self.ghosts[(source, path)] = now  # dropped: its id may yet be carried on
+                new[path] = state[1]
+            if state is None and states[path] is not None:  # dropped: its id may yet come back
+                self.ghosts.drop(source, path, vanished.get(path) or states[path][1])
             elif state is not None:
-                self.ghosts.pop((source, path), None)
+                self.ghosts.back(source, path)
+        adopted = self.ghosts.adopt(indexer, source, new, report)
+        now = time.monotonic()
+        for path, content in new.items():
+            if path not in adopted:
+                self.arrived[(source, content)] = (path, now)
         return report, held
-
-    def _ghosts(self, source: str) -> set[str]:
-        now = time.monotonic()
-        for key, when in list(self.ghosts.items()):
-            if now - when > GHOST_WINDOW:
-                del self.ghosts[key]
-        return {path for (name, path) in self.ghosts if name == source}
-
-    def _carry_ghost_ids(self, indexer, source: str, pairs, ghosts: set[str]) -> None:
-        """Renames of cards already dropped from the index carry their ids on.
-
-        The worker sees the disk a moment after each event: a card whose folder was renamed
-        twice can be gone from the first new path before the second rename is reported, and is
-        dropped. Its id is still bound to that path; moving the binding along the renames that
-        follow gives it back when the card is indexed where it ended up.
-        """
-        if not ghosts:
-            return
-        now = time.monotonic()
-        ghosts, carried = set(ghosts), []
-        for src, dst in pairs:
-            if src in ghosts and indexer.index.file_state(source, src) is None:
-                ghosts.discard(src)
-                ghosts.add(dst)
-                carried.append((src, dst))
-            else:
-                ghosts.discard(dst)  # something else lands there
-        if not carried:
-            return
-        indexer.carry_ids(source, carried)
-        for src, dst in carried:
-            self.ghosts.pop((source, src), None)
-            self.ghosts[(source, dst)] = now
 
     def _carry_hashes(self, index, source: str, pairs: list[tuple[str, str]],
                       swapped: set[tuple[str, str]]) -> None:

@@ -164,6 +164,12 @@ class Pending:
             _when, op, source, path = heapq.heappop(self._later)
             due.append((op, source, path))
             batch.rechecks += op == "tree"
+        # An end of a rename held back waits for it, and is looked at with it: looked at alone,
+        # it would be taken for the card the index still has there (before the rename).
+        waiting = {("sync", m[0], end) for m in self._moves if not m[3] for end in m[1:3]}
+        for key in waiting.intersection(due):
+            self._forget(key)
+        due = [key for key in due if key not in waiting]
         if not (due or batch.moves):
             return batch
         for key in dict.fromkeys(due):
