@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 
 from memsync.adapters import Adapter
@@ -48,12 +48,13 @@ class Batches:
                             rel, stored)
 
     def _apply(self, source, looks, stored, report, vanished: Sequence[str] = (),
-               recheck: bool = True) -> None:
+               recheck: bool = True, spare: Collection[str] = ()) -> None:
         """Apply one batch of looks in one transaction. `stored` is updated as rows change.
 
         A new file whose content equals a file that disappeared (in this batch, or in
         `vanished`) is that file moved: it keeps its id and stats. `recheck`: the looks were
         taken before the transaction began, so each is checked again inside it (_still_true).
+        An indexed file of `spare` found absent keeps its card, listed in `report.vanished`.
         """
         index = self.index
         gone_by_hash: dict[str, str] = {}
@@ -77,6 +78,9 @@ class Batches:
                 report.hashed += look.hashed
                 if look.state in ("absent", "too_large", "bad_name", "unreadable"):
                     if previous and index.file_state(source, look.path):
+                        if look.state == "absent" and look.path in spare and self._indexable(source, look.path):
+                            report.vanished.append(look.path)  # gone from the disk, not by its name
+                            continue
                         index.remove_file(source, look.path)
                         report.removed += 1
                         if look.state == "absent" and self._in_trash(source, look.path, previous[1]):

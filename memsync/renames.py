@@ -7,7 +7,7 @@ Renames is part of memsync.sync.Indexer, which holds the state used here.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from . import reading
@@ -30,7 +30,8 @@ class Renames:
     adapters: dict[str, Adapter]
 
     if TYPE_CHECKING:  # the Indexer's own methods
-        def sync_paths(self, source: str, paths: Iterable[str]) -> SyncReport: ...
+        def sync_paths(self, source: str, paths: Iterable[str],
+                       spare: Collection[str] = ()) -> SyncReport: ...
         def _full(self, source: str, rel: str) -> str: ...
 
     def move(self, source: str, src: str, dst: str) -> SyncReport:
@@ -39,7 +40,7 @@ class Renames:
 
     def move_many(
         self, source: str, pairs: Sequence[tuple[str, str]], paths: Iterable[str],
-        swapped: Callable[[str, str], bool] | None = None,
+        swapped: Callable[[str, str], bool] | None = None, spare: Collection[str] = (),
     ) -> SyncReport:
         """Renames seen in the order they happened (a swap, a chain a->b->c, a folder's files).
 
@@ -48,7 +49,7 @@ class Renames:
         Then `paths` (normally every end of every pair, and whatever else changed) are synced in
         one batch. `swapped(a, b)` says whether a->b directly followed by b->a was one swap
         (default: exchanged(), asked as each comes); a caller that carries its own knowledge of
-        the files along the same renames decides it once, for both.
+        the files along the same renames decides it once, for both. `spare`: as sync_paths.
         """
         swapped = swapped or functools.partial(self.exchanged, source)
         adapter = self.adapters[source]
@@ -68,7 +69,7 @@ class Renames:
                         continue
                     moved += self.index.move_file(source, src, dst)
                     i += 1
-        report = self.sync_paths(source, paths)
+        report = self.sync_paths(source, paths, spare)
         report.moved += moved
         return report
 

@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
 import memsync.adapters as adapters
@@ -106,8 +106,11 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
 
     # --- public API -----------------------------------------------------------------------
 
-    def sync_paths(self, source: str, paths: Iterable[str]) -> SyncReport:
-        """Bring the given paths (relative to the source root) up to date, in one transaction."""
+    def sync_paths(self, source: str, paths: Iterable[str], spare: Collection[str] = ()) -> SyncReport:
+        """Bring the given paths (relative to the source root) up to date, in one transaction.
+        The indexed files of `spare` that are gone when read keep their cards for now, listed
+        in the report's `vanished`: the caller saw them a moment ago (the watcher, which gives
+        a vanished card a grace period, memsync.watch.pairing)."""
         started = time.perf_counter()
         paths = list(dict.fromkeys(paths))
         self.excluded[source].refresh()
@@ -117,7 +120,7 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
         stored.update((p, self.index.file_state(source, p)) for p in others)
         looks += [self._look(source, p, stored[p]) for p in others]
         report = SyncReport(scanned=len(looks))
-        self._apply(source, looks, stored, report)
+        self._apply(source, looks, stored, report, spare=spare)
         report.seconds = time.perf_counter() - started
         return report
 

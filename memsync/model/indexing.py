@@ -59,6 +59,9 @@ class SyncReport:
     # (source, path as shown) of the files and folders we may not read: their cards are out
     # (consolidate says so beside its plan, which cannot touch them)
     denied: list[tuple[str, str]] = field(default_factory=list)
+    # files gone between the caller's look and their read, whose cards were spared for now
+    # (Indexer.sync_paths' `spare`)
+    vanished: list[str] = field(default_factory=list)
     seconds: float = 0.0
     readers: int = 1  # processes that read and parsed the files (1: this one alone)
 
@@ -68,6 +71,7 @@ class SyncReport:
         self.problems.extend(other.problems)
         self.retry.extend(other.retry)
         self.denied.extend(other.denied)
+        self.vanished.extend(other.vanished)
         self.readers = max(self.readers, other.readers)
 
     @property

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from memsync.watch import plan
 
+from .. import reading
 from ..model.indexing import SyncReport
 from ..pathnames import printable, storable
 from .ghosts import Ghosts
@@ -86,10 +87,12 @@ class Pairing:
             candidates.update(dict.fromkeys(
                 p for p in sorted(indexer.problem_paths(source, tree or None)) if p not in shown))
         states = {p: index.file_state(source, p) for p in candidates if storable(p)}
+        # Not a regular file there (gone, or a folder or symlink in its place): a look would find
+        # the card absent, so it waits out its grace first.
         vanished = {
             p: state[1] or self.hashes.get((source, p), ("", 0))[0]
             for p, state in states.items()
-            if state is not None and not os.path.lexists(self.full(source, p))
+            if state is not None and reading.current_signature(self.root_of(source), p) is None
         }
         renames = self._pair_with_arrivals(source, vanished)
         to_sync, held = self._hold_deletions(
@@ -97,7 +100,15 @@ class Pairing:
         )
         to_sync += [b for _a, b in renames if b not in to_sync]
         if renames or to_sync:
-            report.merge(indexer.move_many(source, renames, paths=to_sync))
+            # A file there a moment ago may be gone when it is read (a save by delete and
+            # create): the indexer spares its card, which waits out the same grace.
+            spare = set() if final else {p for p in to_sync if states.get(p) and p not in vanished}
+            part = indexer.move_many(source, renames, paths=to_sync, spare=spare)
+            for path in part.vanished:
+                self.held[(source, path)] = time.monotonic()
+                held[path] = self.held[(source, path)] + VANISH_GRACE
+            part.vanished = []
+            report.merge(part)
         indexer.note_denied_folders(source, denied, report)
         new: dict[str, str] = {}  # indexed as new files: path -> content hash
         for path in to_sync:
