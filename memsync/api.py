@@ -101,7 +101,7 @@ def staleness(cfg: Config, updates: list[str | None], now: float | None = None) 
         return said
     from memsync.watch import lock  # only for an old index
 
-    if not lock.status(cfg.lock_file)["live"]:
+    if not lock.watching(cfg)["live"]:
         said.append(f"no watcher running; index last updated {_ago(age)} ago (`memsync watch` "
                     "keeps it live; `memsync index` catches it up)")
     return said
@@ -114,7 +114,7 @@ def unfinished(cfg: Config, since: str | None) -> list[str]:
         return []
     from memsync.watch import lock  # only for such an index
 
-    doing = " (a watcher is running: it may be doing that now)" if lock.status(cfg.lock_file)["live"] else ""
+    doing = " (a watcher is running: it may be doing that now)" if lock.watching(cfg)["live"] else ""
     return [f"the first index, begun {since}, stopped before its end: only some of the files are "
             f"in the index; run `memsync index` to finish it{doing}"]
 
@@ -219,7 +219,7 @@ def stats(cfg: Config) -> dict:
         "reads": counted.reads,
         "trash": {"files": trash_count, "bytes": trash_bytes},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
-        "watcher": lock.status(cfg.lock_file),
+        "watcher": lock.watching(cfg),
     }
     if semantic:
         result["semantic"] = semantic
@@ -279,7 +279,7 @@ def _reindex(cfg: Config, rebuild: bool, progress, threads: int | None,
         except DB_ERRORS as exc:  # busy or unreadable, not damaged: nothing was touched
             raise as_error(exc, cfg.db.path) from None
     with open_index(cfg) as index:
-        if not lock.status(cfg.lock_file).get("live"):
+        if not lock.watching(cfg).get("live"):
             # No watcher runs, so none of an older memsync is left to write: schema 18's triggers
             # for one go before the load, which they would slow (Index.end_upgrade_window).
             index.end_upgrade_window()
@@ -301,7 +301,7 @@ def _not_watched_elsewhere(cfg: Config) -> None:
     writing into the file set aside, and the new index would never hear of later edits."""
     from memsync.watch import lock
 
-    holder = lock.status(cfg.lock_file)
+    holder = lock.watching(cfg)
     if holder.get("live") and holder.get("pid") != os.getpid():
         raise BadEnvironment(
             f"the index at {cfg.db.path} is damaged and a watcher (pid {holder.get('pid')}) has it "

@@ -104,7 +104,7 @@ def integrity(cfg: Config, index: Index, writable: bool = True) -> list[Finding]
 def drift(cfg: Config, index: Index) -> list[Finding]:
     """Files that changed, vanished or appeared without the index knowing."""
     found = []
-    live = lock.status(cfg.lock_file)["live"]
+    live = lock.watching(cfg)["live"]
     for source in cfg.sources:
         if not Path(source.root).is_dir():
             continue  # said by the sources check
@@ -136,7 +136,7 @@ def unfinished_load(cfg: Config, index: Index) -> list[Finding]:
     since = index.unfinished_since()
     if not left and since is None:
         return []
-    live = lock.status(cfg.lock_file)["live"]
+    live = lock.watching(cfg)["live"]
     note = " (a watcher is running: it may be doing that index now)" if live else ""
     if since is not None:  # the files it never reached are missing: a reconcile finishes it
         return [Finding("load", f"the first index, begun {since}, stopped before its end: only "

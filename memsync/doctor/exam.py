@@ -128,8 +128,9 @@ def summary(cfg: Config) -> dict:
 
 def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     """Fix what can be fixed without writing a note's or source's byte; returns what was done."""
-    from memsync.watch.lock import (
-        remove_stale,  # the watcher's own probe; imports watchdog, so late
+    from memsync.watch.lock import (  # the watcher's own probe; imports watchdog, so late
+        index_lock_file,
+        remove_stale,
     )
 
     todo = [f for f in findings if f.fixable]
@@ -138,8 +139,10 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     if loose:
         changed = private.tighten([Path(p) for p in loose])
         done.append(f"made {len(changed)} paths private")
-    if any(f.action == "unlock" for f in todo) and remove_stale(cfg.lock_file):
-        done.append(f"removed the stale watcher lock {cfg.lock_file}")
+    if any(f.action == "unlock" for f in todo):
+        for stale in (cfg.lock_file, index_lock_file(cfg.db.path)):  # a killed watcher left both
+            if remove_stale(stale):
+                done.append(f"removed the stale watcher lock {stale}")
     swept = leftovers.sweep([p for f in todo if f.action == "sweep" for p in f.paths])
     if swept:
         done.append(f"removed {plural(len(swept), 'temp file')} of killed memsync processes")

@@ -5,9 +5,11 @@
 The watchdog handlers only record hints; a single worker thread owns the index connection, takes
 whatever is due, and lets the indexer decide from the disk at that moment. Anything the event
 stream cannot vouch for (an inotify overflow, a dead observer, a new or vanished folder) becomes a
-reconcile of the affected subtree. One watcher per data home, enforced by a lock file.
+reconcile of the affected subtree. One watcher per data home and per index file, enforced by
+lock files.
 
-    lock.py       the lock file: one watcher per data home
+    lock.py       the lock files: one watcher per data home, and one beside each index file
+    elders.py     watchers of an older memsync, which take only their home's lock
     observing.py  the watchdog observer, its handlers and its health checks
     following.py  noticing and re-reading a changed config.json
     pairing.py    applying a batch so renamed cards keep their ids

@@ -1,4 +1,10 @@
-"""One watcher per data home: the lock file that says which process it is."""
+"""One watcher per data home and per index file: the lock files that say which process it is.
+
+A watcher takes two: `<home>/watch.lock`, and `<index>.watch-lock` beside the index file it
+writes, which every watcher of that file takes whatever its home (two homes whose config.json
+name the same index, or --db / MEMSYNC_DB). A watcher of a memsync from before the second one
+takes only the first: memsync.watch.elders finds it, where the system lets it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import fcntl
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .. import dates, private
@@ -18,23 +24,39 @@ class WatcherLocked(BadEnvironment):
     code = "watcher_locked"
 
 
+# What a lock file's record holds. A later memsync that finds watchers another way must go on
+# taking these files too, so that a watcher of this one still sees it.
+FORMAT = 1
+INDEX_LOCK_TAIL = ".watch-lock"
+
+
+def index_lock_file(db: Path) -> Path:
+    """The lock beside an index file, which every watcher of that file takes."""
+    return db.with_name(db.name + INDEX_LOCK_TAIL)
+
+
 class WatchLock:
-    """`<home>/watch.lock`: JSON naming the holder, held with flock for as long as it lives.
+    """A lock file (`<home>/watch.lock`, or the one beside the index): JSON naming the holder,
+    held with flock for as long as it lives.
 
     The kernel drops the flock when the holder dies, even by kill -9, so a lock file whose flock
     can be taken is stale whatever pid it names (pids get reused). The file appears complete in
     one step (written aside, then hard-linked into place), so readers never see it half written.
     """
 
-    def __init__(self, path: Path, vault: str):
+    def __init__(self, path: Path, vault: str, record: dict | None = None,
+                 refusal: Callable[[dict], str] | None = None):
         self.path = path
         self.vault = vault
+        self.record = record or {}  # what more the file says of its holder
+        self.refusal = refusal  # the holder's record -> why we may not start
         self._fd: int | None = None
         self._ino = 0
 
     def acquire(self) -> None:
         private.mkdir(self.path.parent)
-        record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso()}
+        record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso(),
+                  "format": FORMAT, **self.record}
         aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
         fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         try:
@@ -74,6 +96,8 @@ class WatchLock:
 
     def _held_message(self) -> str:
         holder = _read_json(self.path)
+        if self.refusal is not None:
+            return self.refusal(holder)
         pid = holder.get("pid", "unknown")
         since = f", since {holder['since']}" if holder.get("since") else ""
         return (
@@ -144,11 +168,37 @@ def status(path: Path) -> dict:
             try:
                 fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                return {"live": True, "pid": holder.get("pid"), "vault": holder.get("vault"),
+                live = {"live": True, "pid": holder.get("pid"), "vault": holder.get("vault"),
                         "since": holder.get("since")}
+                return {**live, "home": holder["home"]} if holder.get("home") else live
     except (OSError, ValueError):
         return {"live": False}
     return {"live": False, "stale_pid": holder.get("pid")}
+
+
+def watching(cfg) -> dict:
+    """status() of the watcher that keeps `cfg`'s index live: this home's, or else one of another
+    home writing the same index file (it holds the lock beside it, and says its home)."""
+    found = status(cfg.lock_file)
+    if found["live"]:
+        return found
+    beside = status(index_lock_file(cfg.db.path))
+    return beside if beside["live"] else found
+
+
+def index_refusal(index: Path, schema: int, holder: dict) -> str:
+    """Why a watcher may not start while `holder` (its lock's record) writes `index`."""
+    pid = holder.get("pid", "unknown")
+    said = [f"pid {pid}", f"home {holder.get('home', 'unknown')}"]
+    if holder.get("since"):
+        said.append(f"since {holder['since']}")
+    theirs = holder.get("schema")
+    if isinstance(theirs, int) and theirs != schema:
+        age = "an older" if theirs < schema else "a newer"
+        said.append(f"{age} memsync, index schema {theirs} against this one's {schema}")
+    return (f"another memsync watcher ({', '.join(said)}) already writes the index {index}, and "
+            f"two watchers would both write it; stop that one first (kill {pid}), or give this "
+            "home an index of its own (--db, MEMSYNC_DB or \"db\" in config.json)")
 
 
 def _read_json(path: Path) -> dict:

@@ -7,6 +7,7 @@ threads only ever hold that condition for a moment to record hints.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -19,9 +20,9 @@ from memsync.write import vault
 
 from ..config import Config
 from ..model.indexing import SyncReport
-from . import apart
+from . import apart, elders, lock
 from .idle import IdleWork
-from .lock import WatchLock
+from .lock import WatcherLocked, WatchLock
 from .loop import WorkerLoop
 from .observing import Observation, OverflowAlarm
 
@@ -42,6 +43,7 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self._alarm = OverflowAlarm(self)
         self._lock = WatchLock(cfg.lock_file, str(cfg.vault.path))
+        self._index_lock: WatchLock | None = None  # beside the index: taken in start()
 
     # What the worker owns, as its owner reads it.
 
@@ -80,6 +82,7 @@ class Watcher:
         self.cfg.ensure_vault()
         self._lock.acquire()
         try:
+            self._lock_index()
             # A supersede whose process died between its two files is finished or rolled back by
             # the write side before we index either file.
             for step in vault.recover(self.cfg):
@@ -98,6 +101,22 @@ class Watcher:
         except BaseException:
             self._teardown()
             raise
+
+    def _lock_index(self) -> None:
+        """Take the lock beside the index file, which every watcher of that file takes whatever
+        its home; and make sure no watcher of an older memsync, which takes only its home's,
+        has the file open (memsync.watch.elders)."""
+        from memsync.store.migrations import MIGRATIONS
+
+        db, schema = self.cfg.db.path, len(MIGRATIONS)
+        self._index_lock = WatchLock(
+            lock.index_lock_file(db), str(self.cfg.vault.path),
+            record={"home": str(self.cfg.home.path), "index": str(db), "schema": schema},
+            refusal=functools.partial(lock.index_refusal, db, schema))
+        self._index_lock.acquire()
+        older = elders.older_watchers(db)
+        if older:
+            raise WatcherLocked(elders.refusal(db, *older[0]))
 
     def _end_upgrade_window(self) -> None:
         """We hold the watcher lock: no watcher of an older schema is left to write the index,
@@ -147,6 +166,8 @@ class Watcher:
     def _teardown(self) -> None:
         self._eyes.stop()
         logging.getLogger("watchdog").removeHandler(self._alarm)
+        if self._index_lock is not None:
+            self._index_lock.release()
         self._lock.release()
 
     def wait_started(self, timeout: float) -> bool:
