@@ -83,9 +83,10 @@ class Renames:
         watched) or replaced by an editor's save: the one left tells by its inode, the file the
         index knew at the other path (a swap) or a's own file back at a (the renames in turn).
         Neither tells (nothing is left at either path, or only a file the index never knew
-        there): a swap. Both readings then leave a's card to be paired by its content, and only
-        a swap keeps b's card for the same pairing; taken in turn, a swap whose two files both
-        moved on lost b's id.
+        there): a swap, the likelier of the two, since two renames reach one batch together
+        when one step made them, or a program within milliseconds. With nothing left at either
+        path, both readings leave a's card to be paired by its content where it turns up, and
+        only a swap keeps b's card for the same; taken in turn, b's id was lost.
         """
         now_at = {p: (where or {}).get(p, p) for p in (a, b)}
         root = self.sources[source].root

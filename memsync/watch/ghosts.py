@@ -92,9 +92,10 @@ class Ghosts:
         if not moves:
             return set()
         indexer.carry_ids(source, moves)  # drops the new cards, to index them again under the old ids
+        report.added -= len(moves)  # counted as new a moment ago
         again = indexer.sync_paths(source, [path for _ghost, path in moves])
-        report.added -= again.added  # counted as new a moment ago: they were moved
-        report.moved += again.added
+        again.moved, again.added = again.moved + again.added, 0  # back under their ids: moved
+        report.merge(again)  # with its retries, should a file be changing meanwhile
         for ghost, _path in moves:
             self.back(source, ghost)
         return {path for _ghost, path in moves}
