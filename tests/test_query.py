@@ -104,11 +104,26 @@ def test_a_prefix_is_cut_back_to_the_head_its_stems_share():
     assert p.term_expr("deployment", True) == '"deplo" *'
 
 
+def test_the_prefix_tiers_also_match_a_long_words_heads_as_whole_words():
+    tiers = dict(query.plan("postgresql ecs-postgresql").tiers)
+    heads = '"postgresq" OR "postgres" OR "postgre" OR "postgr"'
+    assert tiers["all"] == '"postgresql" AND "ecs postgresql"'  # the exact tiers as typed
+    assert tiers["all-prefix"] == (f'("postgresql" * OR {heads}) AND ("ecs postgresql" * OR '
+                                   '"ecs postgresq" OR "ecs postgres" OR "ecs postgre" OR "ecs postgr")')
+    assert query.cuts("python3", "python3") == ["python"]
+    assert query.cuts("ticket1234", "ticket1234") == ["ticket"]  # never another number
+    assert query.cuts("nodejs", "nodejs") == []  # heads of 5 (under of understand): too often a word
+    assert query.cuts("deployment", "deplo") == []  # its bridge's prefix reaches every head already
+    assert len(query.cuts("x" * 40, "x" * 40)) == query.MAX_CUTS
+    assert query.cuts("2026120601", "2026120601") == [] and query.cuts("数据库迁移", "数据库迁移") == []
+
+
 def test_two_words_the_index_holds_joined_are_one_clause_of_the_all_tiers():
     p = query.plan("back up the database", weak=frozenset({"the"}), held_joined=frozenset({"backup"}))
     tiers = dict(p.tiers)
     assert tiers["all"] == '(("back" AND "up") OR "backup") AND "database"'
-    assert tiers["all-prefix"] == '(("back" * AND "up" *) OR "backup" *) AND "database" *'
+    assert tiers["all-prefix"] == ('(("back" * AND "up" *) OR "backup" *) '
+                                   'AND ("database" * OR "databas" OR "databa")')  # cuts: MIN_CUT
     assert "backup" not in tiers["any"]  # the `any` tiers match the words as typed
     assert dict(p.held)["all"] == '(("back" AND "up") OR "backup") AND "the" AND "database"'
     assert query.plan("back up", weak=frozenset({"up"}), held_joined=frozenset({"backup"})).tiers[0] == (

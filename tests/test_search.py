@@ -397,6 +397,20 @@ def test_deploy_and_deployment_reach_each_other_by_prefix(vault, cli):
     assert all(h["matched"] == "all" for h in out["hits"][:4])
 
 
+def test_postgres_and_postgresql_reach_each_other(vault, cli):
+    # a word that is the head of a longer identifier: a prefix one way, a cut (query.cuts) the other
+    write_card(vault, "orders.md", "Orders service", "The orders service keeps its rows in PostgreSQL 16.")
+    write_card(vault, "backups.md", "Nightly backups", "Our postgres backups run at 02:00 with pg_dump.")
+    write_card(vault, "cache.md", "Cache", "Redis holds the sessions; it is not backed up.")
+    sync()
+    for text, exact, reached in (("postgres", "backups.md", "orders.md"), ("PostgreSQL", "orders.md", "backups.md")):
+        code, out = cli("search", text, "--json")
+        assert code == 0 and [(h["path"], h["matched"]) for h in out["hits"]] == [
+            (exact, "all"), (reached, "all-prefix")], text
+    code, out = cli("search", "postgresql backups", "--json")
+    assert out["hits"][0]["path"] == "backups.md" and out["matched"] == "all-prefix"
+
+
 def test_a_split_compound_finds_the_card_holding_it_as_one_word(vault, cli):
     write_card(vault, "backup.md", "Nightly backup", "Nightly backup of the production database with pg_dump.")
     for n in range(6):
