@@ -12,6 +12,7 @@ import gc
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
@@ -50,9 +51,26 @@ CARD_ID = CardId()
 
 def emit(data: dict, as_json: bool, human) -> None:
     if as_json:
-        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        for piece in json_pieces(data):
+            click.echo(piece, nl=False)
+        click.echo()
     else:
         click.echo(human(data))
+
+
+def json_pieces(data: dict, size: int = 1 << 16) -> Iterator[str]:
+    """json.dumps(data) (ensure_ascii off, indent 2) in pieces of about `size` characters, to be
+    written as they come: a consolidate plan over 100,000 cards is 21 MB of JSON, and made whole
+    (its millions of small pieces, then the string, then its bytes) it took 110 MiB more."""
+    batch: list[str] = []
+    held = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, indent=2).iterencode(data):
+        batch.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            yield "".join(batch)
+            batch, held = [], 0
+    yield "".join(batch)
 
 
 def fail(err: MemsyncError, as_json: bool) -> None:
