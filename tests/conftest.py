@@ -90,6 +90,13 @@ def compiler_at_hand() -> bool:
     return shutil.which((sysconfig.get_config_var("CC") or "cc").split()[0]) is not None
 
 
+def every_code_point(step: int, placed) -> Iterator[tuple[int, str]]:
+    """Texts that hold every code point, `step` of them a text, each written as `placed(char)`
+    makes it (among neighbours of each kind): what a C twin of a Python cut is compared on."""
+    for start in range(0, sys.maxunicode + 1, step):
+        yield start, "".join(placed(chr(c)) for c in range(start, min(start + step, sys.maxunicode + 1)))
+
+
 def write_card(vault: Path, rel: str, title: str | None = None, body: str = "", **meta) -> Path:
     """Write a card file the way a person would; returns its path."""
     path = vault / rel

@@ -89,8 +89,9 @@ def test_the_wheel_holds_every_file_of_the_package(dist):
     names = set(zipfile.ZipFile(wheel).namelist())
     wanted = {f"{SHIPPED_TREES[tree]}/{rel}" for tree, rel in source_files()
               if Path(rel).suffix not in C_SOURCES}
-    if compiler_at_hand():  # the token stream in C (setup.py); optional where there is none
-        wanted.add("memsync/_tokenstream" + sysconfig.get_config_var("EXT_SUFFIX"))
+    if compiler_at_hand():  # the token stream and the overlaps in C (setup.py); optional without
+        wanted |= {f"memsync/{name}" + sysconfig.get_config_var("EXT_SUFFIX")
+                   for name in ("_tokenstream", "_overlap")}
     missing = sorted(wanted - names)
     assert not missing, f"the wheel lacks {missing}: check packages / package_data in setup.py"
 
@@ -116,12 +117,15 @@ def test_the_installed_wheel_names_its_own_wheel_to_add_the_extra(installed, dis
     assert f"-m pip install '{wheel}[semantic]'" in hint and "'memsync[semantic]'" not in hint
 
 
-def test_the_installed_wheel_cuts_text_with_the_c_stream_it_built(installed, tmp_path):
+def test_the_installed_wheel_uses_the_c_extensions_it_built(installed, tmp_path):
     if not compiler_at_hand():
-        pytest.skip("no C compiler: the wheel is built without the C stream")
+        pytest.skip("no C compiler: the wheel is built without the C extensions")
     proc = subprocess.run([str(installed / "python"), "-I", "-c",
-                           "from memsync import cjk, _tokenstream; "
-                           "assert cjk._stream is _tokenstream.stream; print(cjk.to_index_text('同步Sync'))"],
+                           "from memsync import cjk, _tokenstream, _overlap; "
+                           "from memsync.lifecycle import shingles; "
+                           "assert cjk._stream is _tokenstream.stream; "
+                           "assert shingles._candidates_in_c is _overlap.candidates; "
+                           "print(cjk.to_index_text('同步Sync'))"],
                           capture_output=True, text=True, cwd=tmp_path, env=clean_env())
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[0] == "同步 步 sync"

@@ -4,15 +4,13 @@ contentless FTS5 row is deleted by handing FTS5 its tokens again."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync import cjk
 
-from .conftest import compiler_at_hand
+from .conftest import compiler_at_hand, every_code_point
 from .test_cjk import MIXED
 
 try:
@@ -35,10 +33,7 @@ needs_c = pytest.mark.skipif(_tokenstream is None, reason="memsync._tokenstream 
 def test_every_code_point_is_cut_alike_in_c_and_in_python():
     # each code point after the one before it, before and after a Han character, doubled, and
     # around a Latin letter: every kind of neighbour the two cuts tell apart
-    step = 0x4000
-    for start in range(0, sys.maxunicode + 1, step):
-        text = "".join(f"{chr(c)}中{chr(c)}{chr(c)}a{chr(c)}"
-                       for c in range(start, min(start + step, sys.maxunicode + 1)))
+    for start, text in every_code_point(0x4000, lambda c: f"{c}中{c}{c}a{c}"):
         assert _tokenstream.stream(text) == cjk.stream_of(text), hex(start)
 
 
