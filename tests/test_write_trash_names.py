@@ -145,3 +145,30 @@ def test_doctor_reports_the_entries_of_copies_emptied_by_hand_and_fix_drops_them
     assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file() and p != record} == notes
     code, data = cli("delete", "--restore", other, "--json")  # the entry kept still names its copy
     assert code == 0 and data["path"] == "03-Knowledge/backup host.md"
+
+
+def test_entries_in_a_trash_folder_memsync_may_not_look_into_are_kept(cli, vault, two_in_the_trash):
+    """A trash folder without the right to look into it hides its copies; it does not empty
+    them. Neither doctor (its name record and its ids bound to trash paths) nor the next write
+    of the record takes them for gone."""
+    from .test_denied_folders import memsync  # the installed memsync, without root's reads
+
+    record = vault / ".trash" / trashnames.RECORD
+    kept = {SECOND: PATH}
+    assert json.loads(record.read_text()) == kept
+    folder = vault / ".trash/03-Knowledge"
+    folder.chmod(0o000)
+    try:
+        code, result = memsync("doctor", "--fix", "--json")
+        assert isinstance(result, dict), result
+        assert not [f for f in result["findings"] if f["check"] in ("trash", "id")], result
+        assert json.loads(record.read_text()) == kept
+        code, card = memsync("capture", "--title", "mail relay", "--body", BODY, "--kind", "project",
+                             "--json")
+        assert code == 0 and isinstance(card, dict), card
+        assert memsync("delete", str(card["id"]))[0] == 0  # a write of the record for another folder's copy
+        assert json.loads(record.read_text()) == kept
+    finally:
+        folder.chmod(0o755)
+    code, data = cli("delete", "--restore", SECOND, "--json")
+    assert code == 0 and data["path"] == PATH and data["id"] == two_in_the_trash[1]

@@ -180,12 +180,12 @@ def stray_ids(cfg: Config, index: Index) -> list[Finding]:
     gets it back if the file returns (an undo, a git checkout)."""
     vault = cfg.vault.path
     rows = health.ids_under(index, "vault", TRASH)
-    def exists(rel: str) -> bool:
-        return Path(vault, *file_part(rel).split("/")).exists()
+    def missing(rel: str) -> bool:  # in a folder memsync may not look into: there
+        return trashnames.gone(Path(vault, *file_part(rel).split("/")))
 
     # Back at its place (a restore the index has not seen yet): the drift check says so, and
     # the sync that fixes it gives the card its id back.
-    gone = sorted(p for p in rows if not exists(p) and not exists(p[len(TRASH) + 1:]))
+    gone = sorted(p for p in rows if missing(p) and missing(p[len(TRASH) + 1:]))
     if not gone:
         return []
     return [Finding(

@@ -53,10 +53,24 @@ def _write(vault: Path, names: dict[str, str]) -> None:
         staged.replace(_path(vault))
 
 
+def gone(path: Path) -> bool:
+    """Whether nothing is at `path`, as far as memsync can tell. A folder memsync may not look
+    into (its mode, another user's) says nothing either way, and what is in it counts as there:
+    taken for gone, every entry (or id) of the copies it hides would be dropped while they are
+    still in the trash."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def _update(vault: Path, names: dict[str, str], wanted: dict[str, str]) -> None:
     """Write `wanted` less the entries of copies no longer in the trash, when that differs from
     the record as read (`names`)."""
-    kept = {rel: name for rel, name in wanted.items() if os.path.lexists(vault / rel)}
+    kept = {rel: name for rel, name in wanted.items() if not gone(vault / rel)}
     if kept != names:
         _write(vault, kept)
 
@@ -86,7 +100,7 @@ def original(vault: Path, trash_rel: str) -> str | None:
 
 def stale(vault: Path) -> list[str]:
     """The trash paths the record names whose copy has left the trash without memsync."""
-    return sorted(rel for rel in _read(vault) if not os.path.lexists(vault / rel))
+    return sorted(rel for rel in _read(vault) if gone(vault / rel))
 
 
 def prune(vault: Path) -> list[str]:
