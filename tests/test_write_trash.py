@@ -413,3 +413,54 @@ def test_a_new_file_at_the_old_name_is_kept_by_the_recovery(cli, vault, card):
     assert cli("capture", "--title", "another card", "--body", "the backup drive is the blue one in the hall cupboard", "--json")[0] == 0
     assert "written since" in (vault / rel).read_text(encoding="utf-8")
     assert (vault / trash_rel).read_text(encoding="utf-8") != (vault / rel).read_text(encoding="utf-8")
+
+
+def test_a_trash_folder_memsync_may_not_read_or_change_is_said_and_kept(cli, vault, card):
+    """Run without root's rights: a restore or purge of a copy in a folder memsync may not look
+    into says why and what to do, not "nothing at"; emptying the trash deletes what it can and
+    names the folders it left as they were; nothing in them is lost."""
+    from .test_denied_folders import memsync  # the installed memsync, without root's reads
+
+    _, other = cli("capture", "--title", "prod db", "--body", BODY.replace("stage", "prod"), "--kind", "tool",
+                   "--json")
+    cli("delete", card["id"])
+    cli("delete", other["id"])
+    hidden, rel = vault / ".trash" / os.path.dirname(card["path"]), ".trash/" + card["path"]
+    before = (vault / rel).read_bytes()
+    hidden.chmod(0o000)
+    try:
+        for verb in ("--restore", "--purge"):
+            code, out = memsync("delete", verb, rel, "--json")
+            assert code == 2 and isinstance(out, dict), out
+            assert out["error"]["code"] == "bad_environment"
+            assert f"{rel} cannot be looked at" in out["error"]["message"]
+            assert f"chmod u+rx {hidden}" in out["error"]["message"]
+        code, out = memsync("delete", "--purge", "--all", "--json")
+        assert code == 0 and isinstance(out, dict), out
+        assert out["purged"] == 1 and out["kept"] == [os.path.dirname(rel)]
+        assert "may not be read or changed" in out["warnings"][0] and "chmod u+rwx" in out["warnings"][0]
+        assert not (vault / ".trash" / other["path"]).exists()
+    finally:
+        hidden.chmod(0o755)
+    assert (vault / rel).read_bytes() == before
+    code, data = cli("delete", "--restore", rel, "--json")
+    assert code == 0 and data["id"] == card["id"]
+
+
+def test_a_trash_folder_memsync_may_not_change_keeps_its_copies_and_says_why(cli, vault, card):
+    from .test_denied_folders import memsync  # the installed memsync, without root's rights
+
+    cli("delete", card["id"])
+    rel = ".trash/" + card["path"]
+    locked = vault / os.path.dirname(rel)
+    locked.chmod(0o555)
+    try:
+        code, out = memsync("delete", "--purge", rel, "--json")
+        assert code == 2 and isinstance(out, dict), out
+        assert f"{rel} cannot be deleted" in out["error"]["message"] and f"chmod u+w {locked}" in out["error"]["message"]
+        code, out = memsync("delete", "--purge", "--all", "--json")
+        assert code == 0 and isinstance(out, dict), out
+        assert out["purged"] == 0 and out["kept"] == [os.path.dirname(rel)]
+    finally:
+        locked.chmod(0o755)
+    assert (vault / rel).is_file()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from memsync import session
 from memsync.config import Config
-from memsync.errors import BadArgument, NotFound, PathOutsideVault
+from memsync.errors import BadArgument, BadEnvironment, NotFound, PathOutsideVault
 from memsync.model import TRASH
 from memsync.store.connection import DB_ERRORS
 from memsync.write import journal, moves, trashnames, trashsize, vaultio
@@ -93,6 +93,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
         if os.path.islink(source):
             raise BadArgument(f"{rel} is a symbolic link; only files are restored")
         if not os.path.isfile(source):
+            _refuse_hidden(source, rel, "restore")
             raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
         target_rel = _original_path(vault, index, rel)
         named = _recorded_name(vault, rel)
@@ -232,11 +233,17 @@ def purge(cfg: Config, trash_path: str) -> dict:
         if os.path.isdir(full) and not os.path.islink(full):
             raise BadArgument(f"{rel} is a folder; purge its files one by one, or empty the trash with --all")
         if not os.path.lexists(full):
+            _refuse_hidden(full, rel, "purge")
             raise NotFound(
                 f"nothing at {rel}; purge only acts inside {TRASH}/ (to remove a live card, "
                 "`memsync delete ID` it first)"
             )
-        os.unlink(full)  # a symlink is removed itself, never its target
+        try:
+            os.unlink(full)  # a symlink is removed itself, never its target
+        except PermissionError:
+            raise BadEnvironment(f"{rel} cannot be deleted: its folder may not be changed (permission "
+                                 f"denied); make it writable (chmod u+w {_folder_of(full)}), then "
+                                 "purge again") from None
         trashnames.forget(vault, [rel])
         vaultio.prune_empty(vault, posixpath.dirname(rel), TRASH)
         cleared = _clear_stats(cfg, [rel], warnings)
@@ -251,14 +258,20 @@ def purge_all(cfg: Config) -> dict:
     trash = vaultio.inside(vault, TRASH)
     originals: list[str] = []
     warnings: list[str] = []
+    kept: set[str] = set()  # folders it may not read or change: what they hold stays
     with journal.writing(cfg.home.path):
         if os.path.isdir(trash):
             # Bottom-up, never following symlinked folders: only what is inside the trash goes.
-            for folder, dirs, files in os.walk(trash, topdown=False):
+            for folder, dirs, files in os.walk(trash, topdown=False,
+                                               onerror=lambda exc: kept.add(str(exc.filename))):
                 links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
                 for name in files + links:
                     path = os.path.join(folder, name)
-                    os.unlink(path)
+                    try:
+                        os.unlink(path)
+                    except PermissionError:
+                        kept.add(folder)
+                        continue
                     trash_rel = TRASH + "/" + os.path.relpath(path, trash).replace(os.sep, "/")
                     if trash_rel != trashnames.RECORD_REL:  # the record goes too, but is no card
                         originals.append(trash_rel)
@@ -271,9 +284,33 @@ def purge_all(cfg: Config) -> dict:
               "indexed": None,
               "note": f"deleted {len(originals)} file(s) in the trash for good"
                       + (f" and the read counts of {cleared} card(s)" if cleared else "")}
+    if kept:
+        folders = sorted(Path(f).relative_to(vault).as_posix() for f in kept)
+        result["kept"] = folders
+        warnings.append(f"{len(folders)} trash folder(s) may not be read or changed (permission denied), "
+                        f"so what they hold stays: {', '.join(folders)}; make them readable and "
+                        f"writable (chmod u+rwx {' '.join(shlex.quote(f) for f in folders)}, from "
+                        "the vault), then purge again")
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def _refuse_hidden(path: Path, rel: str, verb: str) -> None:
+    """Say so when `path` cannot be looked at (a folder on its way keeps memsync out): not
+    finding it there would wrongly say the trash holds no such file."""
+    try:
+        os.lstat(path)
+    except PermissionError:
+        raise BadEnvironment(f"{rel} cannot be looked at: a folder on its way may not be read "
+                             f"(permission denied); make it readable (chmod u+rx {_folder_of(path)}), "
+                             f"then {verb} again") from None
+    except OSError:
+        pass
+
+
+def _folder_of(path: Path) -> str:
+    return shlex.quote(os.path.dirname(path))
 
 
 def _clear_stats(cfg: Config, trash_rels: list[str], warnings: list[str]) -> int:
