@@ -203,7 +203,7 @@ def stats(cfg: Config) -> dict:
         semantic = _semantic_status(index, cfg.semantic)
         since = index.unfinished_since()
     vault = cfg.vault.path
-    trash_count, trash_bytes = trashsize.usage(vault) if vault.exists() else (0, 0)
+    trash = trashsize.usage(vault) if vault.exists() else trashsize.Usage(0, 0, ())
     index_bytes = sum(
         p.stat().st_size for p in cfg.db.path.parent.glob(cfg.db.path.name + "*") if p.is_file()
     )
@@ -217,7 +217,9 @@ def stats(cfg: Config) -> dict:
         "problems": problems,
         "config_problems": [*cfg.folder_problems(), *vault_warnings(cfg)],
         "reads": counted.reads,
-        "trash": {"files": trash_count, "bytes": trash_bytes},
+        # the folders it could not count, only when there are any (the MCP tool's bytes)
+        "trash": {"files": trash.files, "bytes": trash.bytes,
+                  **({"unreadable_folders": list(trash.hidden)} if trash.hidden else {})},
         "index": {"path": str(cfg.db.path), "bytes": index_bytes},
         "watcher": lock.watching(cfg),
     }

@@ -200,6 +200,12 @@ def embed_report(data: dict) -> str:
                       *(f"warning: {w}" for w in data.get("warnings") or [])])
 
 
+def _unreadable(trash: dict) -> str:
+    hidden = trash.get("unreadable_folders") or []
+    return (f"; not counted: {', '.join(hidden)}, which may not be read (permission denied; "
+            "chmod u+rx, from the vault, to count them)") if hidden else ""
+
+
 def stats(data: dict) -> str:
     lines = [
         f"cards: {data['cards']} ({data['valid']} valid, {data['invalid']} invalid)",
@@ -207,7 +213,7 @@ def stats(data: dict) -> str:
         "by source: " + ", ".join(f"{k} {v}" for k, v in data["by_source"].items()),
         f"last change: {data['last_change'] or 'never'}",
         f"reads recorded: {data['reads']}",
-        f"trash: {data['trash']['files']} files, {mib(data['trash']['bytes'])}",
+        f"trash: {data['trash']['files']} files, {mib(data['trash']['bytes'])}" + _unreadable(data["trash"]),
         f"index: {data['index']['path']} ({mib(data['index']['bytes'])})",
     ]
     watcher = data.get("watcher", {})

@@ -464,3 +464,20 @@ def test_a_trash_folder_memsync_may_not_change_keeps_its_copies_and_says_why(cli
     finally:
         locked.chmod(0o755)
     assert (vault / rel).is_file()
+
+
+def test_stats_says_which_trash_folders_it_could_not_count(cli, vault, card):
+    from .test_denied_folders import memsync  # the installed memsync, without root's reads
+
+    cli("delete", card["id"])
+    folder = ".trash/" + os.path.dirname(card["path"])
+    assert cli("stats", "--json")[1]["trash"] == {"files": 1, "bytes": (vault / ".trash" / card["path"]).stat().st_size}
+    (vault / folder).chmod(0o000)
+    try:
+        code, data = memsync("stats", "--json")
+        assert code == 0 and isinstance(data, dict), data
+        assert data["trash"] == {"files": 0, "bytes": 0, "unreadable_folders": [folder]}
+        code, text = memsync("stats")
+        assert f"trash: 0 files, 0 MiB; not counted: {folder}, which may not be read" in str(text)
+    finally:
+        (vault / folder).chmod(0o755)

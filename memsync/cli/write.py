@@ -143,7 +143,7 @@ def _confirm_purge_all(obj: Context) -> None:
         return  # a script or an agent: it asked by running the command
     from ..write import trashsize
 
-    count, _size = trashsize.usage(obj.cfg.ensure_vault())
+    count = trashsize.usage(obj.cfg.ensure_vault()).files
     if count and not click.confirm(f"delete the {count} file(s) in the trash for good? this "
                                    "cannot be undone", default=False, err=True):
         click.echo("memsync: nothing was deleted", err=True)
