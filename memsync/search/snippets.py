@@ -4,9 +4,38 @@ a body and the query's terms in, one line of the body's own characters out.
 
 from __future__ import annotations
 
+import re
+
 from memsync import cjk
+from memsync.search.query import cuts
 
 SNIPPET_CHARS = 160
+
+
+def _heads(terms: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The heads of the query's words that the prefix tiers match as whole words (query.cuts:
+    `postgresql` finds `postgres`), longest first: at a place, the longest one the text holds."""
+    heads = sorted({h for t in terms for h in cuts(t, t)}, key=len, reverse=True)
+    # Plain strings: a Unicode class would cost this search milliseconds to compile (memsync.cjk).
+    return re.compile("|".join(map(re.escape, heads))) if heads else None
+
+
+def _in_word(char: str) -> bool:
+    """Whether `char` joins the token beside it: a letter or digit, but not CJK (memsync.cjk
+    splits `用postgres` into 用 and postgres)."""
+    return char.isalnum() and not cjk.is_cjk(char)
+
+
+def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | None) -> list[int]:
+    """Where the terms occur in the lowered text. Only when none does, where a head of one begins
+    a word, as FTS5 matched it (never `elastic` inside `inelastic`): a whole word first
+    (`postgres`, `postgres's`), else the start of a longer one (`postgresdb`)."""
+    found = [p for p in (lowered.find(t) for t in terms if t) if p >= 0]
+    if found or heads is None:
+        return found
+    starts = [m for m in heads.finditer(lowered) if not (m.start() and _in_word(lowered[m.start() - 1]))]
+    whole = [m for m in starts if not (m.end() < len(lowered) and _in_word(lowered[m.end()]))]
+    return [(whole or starts)[0].start()] if starts else []
 
 
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
@@ -15,9 +44,11 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     Matching happens on the folded text (NFKC, lowercase), as in the index; the window is cut
     from the original wherever folding kept every position (nearly always), so `，` stays `，`.
     A term found by plain lowercasing lets only a stretch of the body around it be folded: a
-    long card costs what its window does."""
+    long card costs what its window does. A card the prefix tiers found only by a head of a query
+    word (`postgres` for `postgresql`) is shown around that head."""
     lowered = body.lower()
-    found = [p for p in (lowered.find(t) for t in terms if t) if p >= 0]
+    heads = _heads(terms)
+    found = _positions(lowered, terms, heads)
     if found and len(body) > 3 * width:
         # the window starts at most width // 3 (+ 20 to a space) before the match
         lo = max(0, min(found) - width)
@@ -25,11 +56,12 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
         if lo:  # begin the stretch at a space, so the window's own rule for its start holds
             space = body.rfind(" ", max(0, lo - 20), lo + 1)
             lo = space + 1 if space >= 0 else lo
-        return _window(body[lo:hi], terms, width, bool(lo), hi < len(body))
-    return _window(body, terms, width, False, False)
+        return _window(body[lo:hi], terms, width, bool(lo), hi < len(body), heads)
+    return _window(body, terms, width, False, False, heads)
 
 
-def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut_after: bool) -> str:
+def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut_after: bool,
+            heads: re.Pattern[str] | None = None) -> str:
     text = " ".join(body.split())  # runs of whitespace to one space, as \s+ would
     # Plain lowercasing finds the terms in most bodies, at the body's own positions. NFKC folding
     # (a tenth of a search's time when done on every hit) only when it does not (a card found by
@@ -37,14 +69,14 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
     # alone need not be folded whole to learn that its body lacks the words (a full-width match
     # deeper in shows the opening).
     lowered = text.lower()
-    positions = [p for p in (lowered.find(t) for t in terms if t) if p >= 0] if len(lowered) == len(text) else []
+    positions = _positions(lowered, terms, heads) if len(lowered) == len(text) else []
     if not positions:
         if len(text) > 3 * width:
             text, cut_after = text[: 3 * width], True
         folded = cjk.normalize(text)  # NFKC and lower(), full-width forms folded first: cheaper
         if len(folded) != len(text):  # a few characters change length when folded
             text = folded
-        positions = [p for p in (folded.find(t) for t in terms if t) if p >= 0]
+        positions = _positions(folded, terms, heads)
     start = max(0, min(positions) - width // 3) if positions else 0
     last = max(0, len(text) - width)  # the start of a window that ends with the text
     if start >= last:  # such a window shows the most: begin at its first whole word
