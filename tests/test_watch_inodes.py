@@ -8,6 +8,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -286,6 +287,27 @@ def test_cards_swapped_then_both_moved_on_at_once_keep_their_ids(vault, tmp_path
     settle_to_rebuild(config.load(), tmp_path)
     assert {text: card_id(rel) for text, rel in at.items()} == {text: ids[text] for text in at}
     assert proc.stop() == 0, proc.stderr()
+
+
+BATCH_LINE = re.compile(r"INFO batch: \d+ items, (\d+) paths looked at -> \+(\d+) ~(\d+) -(\d+) moved (\d+)")
+
+
+def test_a_swap_held_back_logs_no_batch_until_it_is_applied(vault, watcher):
+    """The swap's second half waits for the rename that moved a.md on (none comes: it was
+    deleted) for up to half a second; the worker looks again each quiet window meanwhile. Those
+    looks did nothing and each logged a batch of 0 paths; the hold is now said once, at -vv."""
+    proc = watcher()
+    one, two, ids = two_cards(vault, "a.md", "b.md")
+    with proc.paused():  # every event at once: the swap, then a.md gone
+        exchange(vault / "a.md", vault / "b.md")
+        os.unlink(vault / "a.md")
+    converge({"b.md": one}, gone={two})
+    assert card_id("b.md") == ids[one]
+    assert proc.stop() == 0, proc.stderr()
+    log = proc.stderr()
+    idle = [m[0] for m in BATCH_LINE.finditer(log) if m.groups() == ("0",) * 5]
+    assert idle == [], log
+    assert 1 <= log.count("holding back renames") <= 2, log  # the swap's halves may come apart
 
 
 def test_what_is_known_of_files_follows_renames_and_swaps():

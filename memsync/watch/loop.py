@@ -52,6 +52,7 @@ class WorkerLoop:
         self._rescan: dict[str, str] = {}  # source -> why
         self._away = Held()  # sources whose batches were dropped: their folder not in place
         self._stopping = self._busy = False
+        self._held = reporting.HeldRenames()
         self._wake_at: float | None = None  # when the sleeping worker will wake by itself
         self.ready = False  # the start-up reconcile is done
         self.opened = threading.Event()  # set once the index is open (or failed to: `error`)
@@ -157,8 +158,7 @@ class WorkerLoop:
                     self._idle_due = list(self.idle_work)  # a task may want the new settings
                 if rescan:
                     last_full = time.monotonic()
-                if batch or rescan:
-                    self._process(indexer, batch, rescan)
+                if (batch or rescan) and self._process(indexer, batch, rescan):
                     self._failures.passed()
                     self._idle_due = list(self.idle_work)
             except Exception as exc:  # a failed batch must not end watching: redo it as a rescan
@@ -229,7 +229,8 @@ class WorkerLoop:
         rescan, self._rescan = self._rescan, {}
         return rescan
 
-    def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> None:
+    def _process(self, indexer, batch: plan.Batch, rescan: dict[str, str]) -> bool:
+        """Apply a batch, reconcile `rescan`; False if there was nothing but renames to hold."""
         started = time.perf_counter()
         report = SyncReport()
         # Events of a source removed from config.json may still be queued: they are not ours.
@@ -243,13 +244,10 @@ class WorkerLoop:
             # not yet dispatched) went with it: look at everything once.
             rescan = {**{s.name: "re-watched" for s in self.cfg.sources}, **rescan}
         moves, held = self._pairing.hold_vanished(batch, indexer.index)
-        if log.isEnabledFor(logging.DEBUG):
-            log.debug("batch: moves %s, held %s, paths %s, trees %s, rescan %s",
-                      [m[1:4] for m in moves], [m[1:4] for m in held], batch.paths, batch.trees,
-                      rescan)
-        if held:
-            with self._cond:
-                self.pending.hold(held, time.monotonic() + self.debounce)
+        with self._cond:
+            self.pending.hold(held, time.monotonic() + self.debounce)
+        if self._held.only(moves, held, batch, rescan):
+            return False
         sources = list(dict.fromkeys(
             [m[0] for m in moves] + list(batch.paths) + list(batch.trees)
         ))
@@ -275,7 +273,8 @@ class WorkerLoop:
         self.batches += 1
         self.totals.merge(report)
         self.totals.seconds += report.seconds
-        reporting.log_batch(report, batch.size() + len(rescan))
+        reporting.log_batch(report, batch.size() - len(held) + len(rescan))
+        return True
 
     def _requeue(self, source: str, paths: list[str]) -> None:
         if not paths:

@@ -58,6 +58,30 @@ class Failures:
             log.warning("the index takes writes again: the disk of %s has room", self.db)
 
 
+class HeldRenames:
+    """What the worker says of the renames it holds back for the rename or deletion that follows
+    (memsync.watch.pairing, up to plan.HOLD). It looks again each quiet window meanwhile: such a
+    wake-up is no batch, and logged "batch: 2 items, 0 paths looked at" each time."""
+
+    def __init__(self) -> None:
+        self.said: list = []  # the renames held at the last wake-up
+
+    def only(self, moves: list, held: list, batch, rescan: dict) -> bool:
+        """Whether this wake-up has nothing to do (but hold renames back, said once a hold at
+        -vv); if it has, the batch it applies is said at -vv."""
+        said, self.said = self.said, held
+        if moves or rescan or any(batch.paths.values()) or any(batch.trees.values()):
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("batch: moves %s, held %s, paths %s, trees %s, rescan %s",
+                          [m[1:4] for m in moves], [m[1:4] for m in held], batch.paths,
+                          batch.trees, rescan)
+            return False
+        if held and held != said:
+            log.debug("holding back renames %s for the rename or deletion that follows",
+                      [m[1:4] for m in held])
+        return True
+
+
 def log_batch(report: SyncReport, items: int) -> None:
     log.info(
         "batch: %d items, %d paths looked at -> +%d ~%d -%d moved %d, in %.1f ms",
