@@ -3,6 +3,7 @@ what a sync did. Small, no behaviour beyond a report's sums. Pure."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 
@@ -91,3 +92,28 @@ class SyncReport:
             "seconds": round(self.seconds, 3),
             "readers": self.readers,
         }
+
+
+KEPT_PROBLEMS = 20  # the problems running totals name: the latest, as many as a batch's log shows
+
+
+@dataclass
+class RunningTotals(SyncReport):
+    """What many reports add up to over a long life (a watcher's, meant to run for weeks): their
+    counts summed, and of their lists only the latest KEPT_PROBLEMS problems and how many there
+    were. The paths to retry, denied and vanished are what each report's own caller acts on, so
+    none is kept: as lists they grew with every batch (a file written for a week without pause
+    is retried twice a second)."""
+
+    problems_total: int = 0
+
+    def merge(self, other: SyncReport) -> None:
+        retried = set(other.retry)  # still being written: not a problem yet
+        problems = [p for p in other.problems if p["path"] not in retried]
+        self.problems_total += len(problems)
+        super().merge(dataclasses.replace(other, problems=problems[-KEPT_PROBLEMS:], retry=[],
+                                          denied=[], vanished=[]))
+        del self.problems[:-KEPT_PROBLEMS]
+
+    def to_dict(self) -> dict:
+        return {**super().to_dict(), "problems_total": self.problems_total}

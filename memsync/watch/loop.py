@@ -18,7 +18,7 @@ from memsync.store.index import Index
 from memsync.watch import plan
 
 from ..config import Config
-from ..model.indexing import SyncReport
+from ..model.indexing import RunningTotals, SyncReport
 from ..sync import Indexer
 from . import reporting
 from .following import HEALTH_CHECK, ConfigFollower, switch_sources, wants_by_source
@@ -47,7 +47,7 @@ class WorkerLoop:
         self.debounce = debounce
         self.rescan_every = rescan_every  # safety net for what no event reported
         self.idle_work: list[IdleWork] = list(idle_work)
-        self.totals, self.batches = SyncReport(), 0
+        self.totals, self.batches = RunningTotals(), 0
         self._idle_due: list[IdleWork] = []  # the idle tasks that may have something to do
         self._rescan: dict[str, str] = {}  # source -> why
         self._away = Held()  # sources whose batches were dropped: their folder not in place

@@ -19,7 +19,7 @@ from memsync.watch import plan
 from memsync.write import vault
 
 from ..config import Config
-from ..model.indexing import SyncReport
+from ..model.indexing import RunningTotals
 from . import apart, elders, lock
 from .idle import IdleWork
 from .lock import WatcherLocked, WatchLock
@@ -52,7 +52,7 @@ class Watcher:
         return self._worker.cfg
 
     @property
-    def totals(self) -> SyncReport:
+    def totals(self) -> RunningTotals:
         return self._worker.totals
 
     @property
