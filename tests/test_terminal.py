@@ -94,6 +94,13 @@ def test_matched_terms_are_highlighted_on_a_terminal_only(cards, run_cli):
     assert code == 0 and "\x1b[" not in out and "nginx" in out
 
 
+def test_a_hit_found_by_a_head_of_the_query_word_shows_it_marked(vault, cli):
+    write_card(vault, "03-Knowledge/db.md", "database", "the orders database runs on postgres 15 on db-prod")
+    assert cli("index")[0] == 0
+    code, shown, _ = on_terminal("search", "postgresql")
+    assert code == 0 and f"{BOLD_RED}postgres\x1b[0m 15" in shown
+
+
 def test_notes_go_to_stderr_and_pipes_get_only_results(cards, run_cli):
     code, out, err = run_cli("search", "kubernetes")
     assert code == 1 and out == "" and "no card matched" in err

@@ -132,10 +132,15 @@ def search(obj: Context, as_json: bool, query, limit, kind, source, tag, as_of, 
 
 def highlighter(terms: list[str]):
     """Matched terms (the plan's tokens, which the snippet's window was cut around) in bold
-    color on a terminal; plain when piped or with NO_COLOR set."""
+    color on a terminal; plain when piped or with NO_COLOR set. The heads the prefix tiers match
+    too (`postgres` for `postgresql`, memsync.search.query.cuts) are marked as well: a hit found
+    by one shows its window around it."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
-    return lambda text: output.mark(text, terms, lambda word: click.style(word, fg="red", bold=True))
+    from ..search.query import cuts
+
+    marked = [*terms, *(head for term in terms for head in cuts(term, term))]
+    return lambda text: output.mark(text, marked, lambda word: click.style(word, fg="red", bold=True))
 
 
 @command(main, "show")
