@@ -5,12 +5,13 @@ beside an MCP server's memory_reindex, or two tool calls of one server) each sur
 the other had written, so both read and wrote every changed file. Taking turns, a later one
 finds what the earlier one wrote, and has nothing left to do.
 
-The turn is an flock on `<index>.reindex.lock` beside the index (0600, like it), held from
-before the survey to after the last write. The kernel drops an flock when its holder dies,
-however it dies, so a killed reindex never leaves the next one waiting; the file itself stays
-(removing it would let a newcomer lock a fresh file while a waiter holds the old one). It
-holds the pid of the last holder, for a waiter to name. Reader processes forked by a reindex
-share its lock and end within a second of it (memsync.reading.watch_parent).
+The turn is an flock on `<index>.reindex.lock` beside the index (0600, like it; the file is a
+memsync.lockfile), held from before the survey to after the last write. The kernel drops an
+flock when its holder dies, however it dies, so a killed reindex never leaves the next one
+waiting; the file itself stays (removing it would let a newcomer lock a fresh file while a
+waiter holds the old one). It holds the pid of the last holder, for a waiter to name. Reader
+processes forked by a reindex share its lock and end within a second of it
+(memsync.reading.watch_parent).
 """
 
 from __future__ import annotations
@@ -21,12 +22,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from memsync import private
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: turns within a process only
-    fcntl = None  # type: ignore[assignment]
+from memsync import lockfile
 
 SUFFIX = ".reindex.lock"
 # The threads of one process (an MCP server runs tool calls on threads) take turns here first:
@@ -44,7 +40,7 @@ def turn(db: Path, waiting: Callable[[int | None], None] | None = None) -> Itera
     """Hold the reindex turn of the index at `db` (blocking). `waiting` is called once, before
     waiting, when another process holds it, with that process's pid where it is known."""
     with _THREADS:
-        fd = _open(path_of(db)) if fcntl else None
+        fd = _open(path_of(db)) if lockfile.FLOCK else None
         try:
             if fd is not None:
                 _take(fd, waiting)
@@ -58,28 +54,24 @@ def _open(path: Path) -> int | None:
     """The lock file, made if need be; None where it cannot be (a folder not writable): the
     reindex goes on alone, and opening the index says what is wrong if anything is."""
     try:
-        private.mkdir(path.parent)
-        return os.open(path, os.O_RDWR | os.O_CREAT, private.FILE_MODE)
+        return lockfile.opened(path)
     except OSError:
         return None
 
 
 def _take(fd: int, waiting: Callable[[int | None], None] | None) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not lockfile.try_hold(fd):
         if waiting is not None:
             waiting(holder(fd))
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lockfile.hold(fd)
     with contextlib.suppress(OSError):  # a full disk costs the pid only, never the reindex
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        lockfile.record(fd, f"{os.getpid()}\n")
 
 
 def holder(fd: int) -> int | None:
     """The pid the lock file names: its holder's while one holds it."""
     try:
-        text = os.pread(fd, 32, 0).decode("ascii").strip()
+        text = lockfile.recorded(fd, 32).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return int(text) if text.isdigit() else None

@@ -16,7 +16,7 @@ from memsync.cli import COMMANDS, MODULE_OF, main
 OTHER_SIDES = ["memsync.cli.write", "memsync.cli.watch", "memsync.cli.serve", "memsync.cli.init",
                "memsync.cli.service", "memsync.cli.bench", "memsync.write.vault", "memsync.sync",
                "memsync.outline", "memsync.store.backlinks", "memsync.store.fieldstore",  # the indexer's
-               "memsync.reindexlock",  # a reindex's turn (api.reindex)
+               "memsync.reindexlock", "memsync.lockfile",  # a reindex's turn (api.reindex), a lock taken
                "logging", "watchdog", "mcp", "yaml", "frontmatter", "hashlib"]
 
 

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .. import dates, private
+from .. import dates
 from ..errors import BadEnvironment
 
 
@@ -37,7 +37,7 @@ def index_lock_file(db: Path) -> Path:
 
 class WatchLock:
     """A lock file (`<home>/watch.lock`, or the one beside the index): JSON naming the holder,
-    held with flock for as long as it lives.
+    held with flock for as long as it lives (a memsync.lockfile).
 
     The kernel drops the flock when the holder dies, even by kill -9, so a lock file whose flock
     can be taken is stale whatever pid it names (pids get reused). The file appears complete in
@@ -54,14 +54,16 @@ class WatchLock:
         self._ino = 0
 
     def acquire(self) -> None:
-        private.mkdir(self.path.parent)
+        from .. import lockfile  # here: a search that asks whether a watcher runs takes no lock
+
         record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso(),
                   "format": FORMAT, **self.record}
         aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
-        fd = os.open(aside, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        fd = lockfile.opened(aside, new=True)
         try:
-            os.write(fd, json.dumps(record).encode())
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a brand-new file: cannot be held
+            lockfile.record(fd, json.dumps(record))
+            held = lockfile.try_hold(fd)
+            assert held, aside  # a brand-new file: nobody else can hold it
             for _attempt in range(5):
                 try:
                     os.link(aside, self.path)
@@ -124,16 +126,16 @@ def probe_stale(path: Path) -> Iterator[bool]:
     """Take the flock of the lock file now at `path`, to replace or remove it while nobody else
     can. Yields True while it is held, if it is still the file at `path` (False if the file went
     or was replaced meanwhile: look again). Raises LockHeld if a live watcher holds it."""
+    from .. import lockfile
+
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         yield False
         return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise LockHeld(str(path)) from None
+        if not lockfile.try_hold(fd):
+            raise LockHeld(str(path))
         try:
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
