@@ -174,3 +174,17 @@ def test_a_source_added_is_read_in_the_reindex_turn(vault, tmp_path, started):
     out, err = proc.communicate(timeout=DEADLINE)
     assert proc.returncode == 0, err
     assert json.loads(out)["indexed_files"] == 3
+
+
+def test_consolidate_apply_catches_up_in_the_reindex_turn(vault, started):
+    """`consolidate --apply` brings the index in line with the files before it plans: a reindex
+    like any other, which beside `memsync index` read and wrote every changed file twice."""
+    _edited_twice(vault)
+    db = config.load().db.path
+    with reindexlock.turn(db):
+        proc = started(MEMSYNC_BIN, "consolidate", "--apply", "--json")
+        assert f"waiting for another reindex of {db} (pid {os.getpid()})" in _said_waiting(proc)
+    out, err = proc.communicate(timeout=DEADLINE)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["applied"] is True
+    assert api.reindex(config.load())["updated"] == 0  # its catch-up wrote every edit

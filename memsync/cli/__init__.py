@@ -107,8 +107,9 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
 
 
 def waiting_note(cfg: config_mod.Config, progress=None):
-    """What `memsync index` says when it waits its turn behind another process's reindex of the
-    same index (memsync.reindexlock): on stderr, on a line of its own past a progress bar."""
+    """What `memsync index` (and every command that catches the index up) says when it waits its
+    turn behind another process's reindex of the same index (memsync.reindexlock): on stderr, on
+    a line of its own past a progress bar."""
 
     def say(pid: int | None) -> None:
         by = f" (pid {pid})" if pid else ""

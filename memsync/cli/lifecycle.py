@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..output import use_line
-from . import CARD_ID, Context, command, emit, main
+from . import CARD_ID, Context, command, emit, main, waiting_note
 
 
 def _log_text(data: dict) -> str:
@@ -202,7 +202,7 @@ def consolidate(obj: Context, as_json: bool, apply_it, run, threshold, save, pla
     elif plan_name is not None:
         result = tidy.apply_saved(obj.cfg, plan_name)
     elif apply_it:
-        result = tidy.apply(obj.cfg, threshold)
+        result = tidy.apply(obj.cfg, threshold, waiting=waiting_note(obj.cfg))
     else:
         result = tidy.dry_run(obj.cfg, threshold, save=save)
     emit(result, as_json, _plan_text)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import secrets as random_tokens
 import time
+from collections.abc import Callable
 
 from memsync.config import Config
 from memsync.lifecycle import audit, plan, saved
 from memsync.write import journal, runs, vaultio
+
+Waiting = Callable[[int | None], None]  # told the pid of the reindex it waits for
 
 
 def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> dict:
@@ -33,19 +36,15 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
 
 
 def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
-          keep_texts: bool = True) -> plan.Plan:
+          keep_texts: bool = True, waiting: Waiting | None = None) -> plan.Plan:
     """The plan over the index; with `catch_up`, over the index brought in line with the files
     first: a plan that is applied must not pair cards by what they held before an edit no
     watcher saw (a card rewritten on another subject would be merged all the same). Without
     `keep_texts`, a plan to show only (plan.build)."""
-    from memsync import session
     from memsync.lifecycle.opening import index_of
 
-    denied: list[str] = []
+    denied = _caught_up(cfg, waiting) if catch_up else []
     with index_of(cfg) as index:
-        if catch_up:
-            denied = [path for source, path in session.indexer(cfg, index).reconcile().denied
-                      if source == "vault"]
         report = audit.run(cfg, index, threshold, listed=10**9)
     # only what the plan is made of: the other sections list every card at 100,000 cards
     steps = {key: report[key] for key in plan.SECTIONS}
@@ -56,6 +55,19 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     return built
 
 
+def _caught_up(cfg: Config, waiting: Waiting | None) -> list[str]:
+    """The index brought in line with the files, in the index's reindex turn as `memsync index`
+    takes it (memsync.reindexlock; `waiting` as for api.reindex): beside another reindex, both
+    would read and write every changed file. Returns the vault paths it could not read."""
+    from memsync import session
+    from memsync.lifecycle.opening import index_of
+    from memsync.reindexlock import turn
+
+    with turn(cfg.db.path, waiting), index_of(cfg) as index:
+        return [path for source, path in session.indexer(cfg, index).reconcile().denied
+                if source == "vault"]
+
+
 def _out_of_reach(path: str) -> str:
     what = "folder" if path.endswith("/") else "file"
     return (f"this {what} cannot be read (permission denied), so its cards are out of the index "
@@ -63,13 +75,14 @@ def _out_of_reach(path: str) -> str:
             "then consolidate again")
 
 
-def apply(cfg: Config, threshold: float | None = None) -> dict:
+def apply(cfg: Config, threshold: float | None = None, waiting: Waiting | None = None) -> dict:
     """A plan built now, from the files as they are, carried out; said when it is not the plan
-    last saved for review (that one is carried out by `apply_saved`)."""
+    last saved for review (that one is carried out by `apply_saved`). `waiting` is told, once,
+    when the catch-up before the plan waits for another process's reindex, with its pid."""
     recovered = runs.recover(cfg)
     reviewed = saved.newest_unapplied(cfg)
     with journal.writing(cfg.home.path):  # no update or supersede reads a file while we work
-        built = _plan(cfg, threshold, catch_up=True)
+        built = _plan(cfg, threshold, catch_up=True, waiting=waiting)
         result = {"applied": True, **built.to_dict()}
         if reviewed and not saved.same_plan(reviewed[1], built):
             result["differs_from"] = str(reviewed[0])
