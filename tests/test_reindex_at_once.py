@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
 import threading
+from contextlib import closing
 
 import pytest
 
@@ -96,8 +99,11 @@ def _waiting_index(started) -> subprocess.Popen:
     return started(MEMSYNC_BIN, "index", "--json")
 
 
-def _said_waiting(proc: subprocess.Popen) -> str:
-    line = proc.stderr.readline()  # said before it waits: this returns while it still waits
+def _said_waiting(proc: subprocess.Popen, within: float = DEADLINE / 2) -> str:
+    """Its first line on stderr: said before it waits, so this returns while it still waits."""
+    said, _, _ = select.select([proc.stderr], [], [], within)
+    assert said, "nothing said on stderr: it waits without a word"
+    line = proc.stderr.readline()
     assert proc.poll() is None, line
     return line
 
@@ -188,3 +194,20 @@ def test_consolidate_apply_catches_up_in_the_reindex_turn(vault, started):
     assert proc.returncode == 0, err
     assert json.loads(out)["applied"] is True
     assert api.reindex(config.load())["updated"] == 0  # its catch-up wrote every edit
+
+
+def test_doctor_fix_says_it_waits_for_the_reindex_turn(vault, started):
+    """A repair that reads every file again (here the rebuild of a damaged full-text index)
+    waits its turn like `memsync index`, and says so as it does, never in silence."""
+    for i in range(3):
+        write_card(vault, f"n{i}.md", f"note {i}", f"text {i}")
+    db = config.load().db.path
+    api.reindex(config.load())
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE card_terms SET headings = 'words the index never saw'")
+    with reindexlock.turn(db):
+        proc = started(MEMSYNC_BIN, "doctor", "--fix", "--json")
+        assert f"waiting for another reindex of {db} (pid {os.getpid()})" in _said_waiting(proc)
+    out, err = proc.communicate(timeout=DEADLINE)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["fixed"] == ["rebuilt the index from the files"]

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..output import plural
-from . import Context, command, emit, main
+from . import Context, command, emit, main, waiting_note
 
 
 def human(result: dict) -> str:
@@ -50,7 +50,8 @@ def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool, fix_pair
     """
     from memsync.doctor import exam as doctor_mod  # reads files with the indexer: loads the parsers
 
-    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes, fix_pairs=fix_pairs)
+    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes, fix_pairs=fix_pairs,
+                            waiting=waiting_note(obj.cfg))
     emit(result, as_json, human)
     if not result["sound"]:
         sys.exit(1)

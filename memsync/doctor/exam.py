@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from memsync import api, private
@@ -81,7 +82,9 @@ def _without_repeats(found: list[Finding]) -> list[Finding]:
 
 
 def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: bool = False,
-        wait: float = BUSY_WAIT) -> dict:
+        wait: float = BUSY_WAIT, waiting: Callable[[int | None], None] | None = None) -> dict:
+    """The checks, and the repairs asked for. `waiting` is told, once, when a repair that reads
+    every file again waits for another process's reindex (api.reindex)."""
     findings, checked = diagnose(cfg, wait)
     fixed: list[str] = []
     blocked = [f for f in findings if f.check in ("writable", "busy")]
@@ -101,7 +104,7 @@ def run(cfg: Config, fix: bool = False, finish_writes: bool = False, fix_pairs: 
             fixed += unpair(cfg, rel)
     if fix and any(f.fixable for f in findings):
         try:
-            fixed += repair(cfg, findings)
+            fixed += repair(cfg, findings, waiting)
         except OSError as exc:  # a folder of the home that cannot be written, a full disk
             raise BadEnvironment(f"doctor --fix could not repair: {exc}; make the home "
                                  f"{cfg.home.path} writable (or free space) and run it again") from None
@@ -126,7 +129,8 @@ def summary(cfg: Config) -> dict:
 
 # --- repairs ----------------------------------------------------------------------------------
 
-def repair(cfg: Config, findings: list[Finding]) -> list[str]:
+def repair(cfg: Config, findings: list[Finding],
+           waiting: Callable[[int | None], None] | None = None) -> list[str]:
     """Fix what can be fixed without writing a note's or source's byte; returns what was done."""
     from memsync.watch.lock import (  # the watcher's own probe; imports watchdog, so late
         index_lock_file,
@@ -158,7 +162,7 @@ def repair(cfg: Config, findings: list[Finding]) -> list[str]:
     if rebuild or finish or any(f.action == "migrate" for f in todo):
         # Opening the index migrates it; then every file is looked at again (a rebuild re-reads
         # them all), which also settles any drift and stray id the checks could not see.
-        report = api.reindex(cfg, rebuild=rebuild)
+        report = api.reindex(cfg, rebuild=rebuild, waiting=waiting)
         if report.get("recovered"):
             from memsync.output import recovery_lines
 
