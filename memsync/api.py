@@ -259,10 +259,13 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     "recovered" says what was kept and what was lost. Reindexes of one index run one at a time,
     across processes too (memsync.reindexlock): a later one finds what an earlier one wrote
     (six MCP calls at once after 3,000 edits each read and wrote 2,637 files). `waiting` is
-    told, once, when this one waits for another process's, with its pid where known."""
+    told, once, when this one waits for another process's, with its pid where known; `progress`
+    is told (0, 0) once the turn is this one's, then (done, total) as files are written."""
     from .reindexlock import turn
 
     with turn(cfg.db.path, waiting):
+        if progress is not None:
+            progress(0, 0)  # begun: a progress bar's rate counts from here, not from the wait
         return _reindex(cfg, rebuild, progress, threads, allow_mass_removal)
 
 

@@ -6,35 +6,63 @@ from __future__ import annotations
 
 import os
 import pty
+import re
+import select
 import subprocess
+import time
 
+from memsync import config, reindexlock
 from memsync.cli import FINISHING
 
 from .conftest import MEMSYNC_BIN, write_card
 
 
+class Terminal:
+    """The installed command with its stderr on a pseudo-terminal (stdout goes nowhere), read
+    as it writes."""
+
+    def __init__(self, *args: str):
+        self.leader, follower = pty.openpty()
+        try:
+            self.proc = subprocess.Popen([MEMSYNC_BIN, *args], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=follower,
+                                         env=os.environ.copy())
+        finally:
+            os.close(follower)
+        self.chunks: list[bytes] = []
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+    def _read(self) -> bool:
+        try:
+            data = os.read(self.leader, 65536)
+        except OSError:  # EIO: the command closed the terminal, it has ended
+            return False
+        self.chunks.append(data)
+        return bool(data)
+
+    def read_until(self, needle: str, within: float = 30) -> None:
+        deadline = time.monotonic() + within
+        while needle not in self.text():
+            left = deadline - time.monotonic()
+            assert left > 0 and select.select([self.leader], [], [], left)[0], self.text()
+            assert self._read(), self.text()
+
+    def finish(self) -> str:
+        """All it wrote, once it has ended (with status 0)."""
+        try:
+            while self._read():
+                pass
+        finally:
+            os.close(self.leader)
+        assert self.proc.wait(timeout=60) == 0
+        return self.text()
+
+
 def on_a_terminal(*args: str) -> str:
-    """What the command wrote to its stderr, a pseudo-terminal (stdout goes nowhere)."""
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.Popen([MEMSYNC_BIN, *args], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=follower, env=os.environ.copy())
-    finally:
-        os.close(follower)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:  # EIO: the command closed the terminal, it has ended
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(leader)
-    assert proc.wait(timeout=60) == 0
-    return b"".join(chunks).decode("utf-8", "replace")
+    """What the command wrote to its stderr, a pseudo-terminal."""
+    return Terminal(*args).finish()
 
 
 def test_a_rebuild_on_a_terminal_says_it_is_finishing_then_ends_with_its_rate(vault, home):
@@ -50,3 +78,29 @@ def test_without_a_terminal_no_bar_is_drawn(vault, home, run_cli):
     write_card(vault, "a.md", "A", "body")
     code, _, err = run_cli("index", "--rebuild")
     assert code == 0 and FINISHING not in err and "files/s" not in err
+
+
+def shown_rate(out: str) -> float:
+    """The last rate the bar drew, in files per second."""
+    return float(re.findall(r"([\d,]+\.\d) files/s", out)[-1].replace(",", ""))
+
+
+def test_the_rate_counts_from_the_reindex_turn_not_from_the_wait_for_it(vault, home):
+    """An index that waited for another process's reindex counted the wait in its rate. Held
+    back three times as long as a whole unwaited run took, its rate was at most files / (3 x that
+    run); counted from its turn, it is files over a part of one run, whatever the wait."""
+    files = 30
+    for i in range(files):
+        write_card(vault, f"notes/card-{i}.md", f"Card {i}", f"body {i}")
+    begun = time.monotonic()
+    on_a_terminal("index")
+    whole_run = time.monotonic() - begun
+    for i in range(files):
+        write_card(vault, f"notes/card-{i}.md", f"Card {i}", f"edited body {i}")
+    with reindexlock.turn(config.load().db.path):
+        waiting = Terminal("index")
+        waiting.read_until("waiting for another reindex")
+        time.sleep(3 * whole_run)  # the other reindex runs on: a long wait, as measured here
+    out = waiting.finish()
+    assert f"{files}/{files}" in out
+    assert shown_rate(out) > files / (1.5 * whole_run), out

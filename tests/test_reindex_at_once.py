@@ -130,8 +130,9 @@ import sys, time
 from memsync import api, config
 
 def progress(done, total):
-    print("writing", flush=True)
-    time.sleep(600)
+    if done:  # (0, 0) says it begins; then each report follows a batch written
+        print("writing", flush=True)
+        time.sleep(600)
 
 api.reindex(config.load(), progress=progress)
 """

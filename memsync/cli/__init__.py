@@ -130,7 +130,9 @@ def progress_bar(label: str, enabled: bool = True, unit: str = "files"):
     merges and commits then (9 s at 100,000 cards), which a bar standing full would hide. Leaving
     the block ends the bar's line with the overall rate and shows the cursor again, so whatever
     is printed next starts on a line of its own; a block that ends normally has done its work,
-    so its bar ends full even when there was nothing to do (no bar is left standing at 0 %)."""
+    so its bar ends full even when there was nothing to do (no bar is left standing at 0 %).
+    A report of nothing done, while the bar still stands at 0, starts the rate's clock over: a
+    reindex makes one once its turn is taken (api.reindex), so a wait for another's is not counted."""
     if not (enabled and sys.stderr.isatty()):
         yield None
         return
@@ -152,6 +154,9 @@ def progress_bar(label: str, enabled: bool = True, unit: str = "files"):
                 bar.render_progress()
 
         def progress(done: int, total: int) -> None:
+            nonlocal started
+            if not done and not bar.pos:  # the work begins now: what came before was waiting
+                started = time.monotonic()
             bar.length = max(total, 1)
             show(done, FINISHING if total and done >= total else rate(done))
 
