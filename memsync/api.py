@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from contextlib import suppress
+from pathlib import Path
 
 from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
@@ -190,8 +191,17 @@ def invalid_banner(index: Index, row, valid: bool) -> str:
     return line + f". To see what was true then, search with --as-of {before}"
 
 
+def _size(path: Path) -> int:
+    """The bytes of the file at `path`; 0 when there is none (a WAL a checkpoint just removed)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def stats(cfg: Config) -> dict:
     # loaded here, not at the top: a `memsync search` process needs none of them
+    from memsync import private
     from memsync.store import tally
     from memsync.watch import lock
     from memsync.write import trashsize
@@ -204,9 +214,7 @@ def stats(cfg: Config) -> dict:
         since = index.unfinished_since()
     vault = cfg.vault.path
     trash = trashsize.usage(vault) if vault.exists() else trashsize.Usage(0, 0, ())
-    index_bytes = sum(
-        p.stat().st_size for p in cfg.db.path.parent.glob(cfg.db.path.name + "*") if p.is_file()
-    )
+    index_bytes = sum(map(_size, private.sqlite_files(cfg.db.path)))
     result = {
         "cards": counted.cards,
         "valid": counted.valid,

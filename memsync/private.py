@@ -54,6 +54,12 @@ def is_open(path: Path | str) -> bool:
         return False
 
 
+def sqlite_files(db: Path) -> tuple[Path, ...]:
+    """The index and the files SQLite keeps beside it, there or not: not the lock files or the
+    vault label memsync keeps there too."""
+    return (db, *(db.with_name(db.name + tail) for tail in SQLITE_SIDECARS))
+
+
 def open_paths(home: Path, db: Path | None = None, skip: tuple[Path, ...] = ()) -> list[Path]:
     """What other users may read: the home, anything memsync keeps below it (not the folders in
     `skip`, nor the default vault: those are the user's own cards), and the index with its
@@ -65,8 +71,7 @@ def open_paths(home: Path, db: Path | None = None, skip: tuple[Path, ...] = ()) 
         found += [p for p in (Path(folder, name) for name in dirs + files)
                   if not p.is_symlink() and is_open(p)]
     if db is not None:
-        found += [p for p in (db, *(db.with_name(db.name + t) for t in SQLITE_SIDECARS))
-                  if p.is_file() and is_open(p)]
+        found += [p for p in sqlite_files(db) if p.is_file() and is_open(p)]
     return list(dict.fromkeys(found))
 
 

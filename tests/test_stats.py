@@ -36,3 +36,19 @@ def test_a_lock_file_nobody_holds_is_not_a_live_watcher(vault, cli, home):
     (home / "watch.lock").write_text(json.dumps({"pid": os.getpid(), "vault": str(vault)}))
     watcher = cli("stats", "--json")[1]["watcher"]
     assert watcher["live"] is False and watcher["stale_pid"] == os.getpid()
+
+
+def test_the_index_bytes_are_the_sqlite_files_not_the_locks_beside_them(vault, cli, home):
+    """`stats` summed every file named `<index>*`: the reindex turn's lock, a lock a killed
+    watcher left, the vault label."""
+    import json
+
+    from memsync import private
+
+    write_card(vault, "a.md", "a", "card")
+    assert cli("index")[0] == 0
+    db = home / "memsync.db"
+    (home / "memsync.db.watch-lock").write_text(json.dumps({"pid": 999999, "vault": str(vault)}) * 100)
+    assert (home / "memsync.db.reindex.lock").exists()
+    out = cli("stats", "--json")[1]
+    assert out["index"]["bytes"] == sum(p.stat().st_size for p in private.sqlite_files(db) if p.exists())
