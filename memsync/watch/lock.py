@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +34,18 @@ INDEX_LOCK_TAIL = ".watch-lock"
 def index_lock_file(db: Path) -> Path:
     """The lock beside an index file, which every watcher of that file takes."""
     return db.with_name(db.name + INDEX_LOCK_TAIL)
+
+
+def aside_of(path: Path) -> Path:
+    """Where a watcher writes its record before it links it into place at `path`: named after
+    its process and thread, so that a watcher killed meanwhile leaves a file `memsync doctor`
+    knows as its own (ASIDE_NAME) and removes once that process is gone."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+
+
+# aside_of's names, for either lock (`watch.lock` in the home, `<index>.watch-lock` beside the
+# index); the group is the writer's pid.
+ASIDE_NAME = re.compile(rf"^\.(?:watch\.lock|.+{re.escape(INDEX_LOCK_TAIL)})\.(\d+)\.\d+$")
 
 
 class WatchLock:
@@ -58,7 +71,7 @@ class WatchLock:
 
         record = {"pid": os.getpid(), "vault": self.vault, "since": dates.now_iso(),
                   "format": FORMAT, **self.record}
-        aside = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}")
+        aside = aside_of(self.path)
         fd = lockfile.opened(aside, new=True)
         try:
             lockfile.record(fd, json.dumps(record))
