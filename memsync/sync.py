@@ -147,8 +147,9 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
         started = time.perf_counter()
         report = SyncReport()
         self.index.settle_links()  # after a bulk load that was killed before its end
+        counted = _AcrossSources(progress)
         for name in [source] if source else list(self.sources):
-            self._reconcile_source(name, under, report, progress)
+            self._reconcile_source(name, under, report, counted.next_source())
         if under is None:
             self.index.mark_synced()
         if under is None and report.added + report.updated:
@@ -176,10 +177,11 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
             surveys = early if early is not None and self.index.holds_nothing() else self._surveys()
             files, load = (sum(f.scanned for f in surveys.values()), sum(f.scanned_bytes for f in surveys.values()))
             with self.index.bulk(files), self.index.reload(load):
+                counted = _AcrossSources(progress)
                 for name, found in surveys.items():
                     # the tree against the rows as the reload left them: none stored, none gone
                     emptied = dataclasses.replace(found, gone=[], stored=0, stamped=[])
-                    self._reconcile_source(name, None, report, progress, emptied)
+                    self._reconcile_source(name, None, report, counted.next_source(), emptied)
             for name, found in surveys.items():
                 # Taken before the files were read: a folder changed since has other times now, and
                 # one that holds a file the rebuild could not index, a count the rows do not match.
@@ -349,3 +351,22 @@ class Indexer(Batches, IdBindings, FileProblems, Renames):
 
     def _look_here(self, source: str, chunk: list[tuple]) -> list[Look]:
         return [self._look(source, rel, state) for rel, state in chunk]
+
+
+class _AcrossSources:
+    """One progress count over every source of a sync: each source reports its own (done, total),
+    told on after the totals of the sources before it. Told as they came, a bar fell back to 0 at
+    each source, and one with nothing to do left it at 0 with no rate."""
+
+    def __init__(self, progress: Callable[[int, int], None] | None):
+        self.progress = progress
+        self.before = self.total = 0
+
+    def next_source(self) -> Callable[[int, int], None] | None:
+        self.before, self.total = self.before + self.total, 0
+        return self._tell if self.progress is not None else None
+
+    def _tell(self, done: int, total: int) -> None:
+        assert self.progress is not None
+        self.total = total
+        self.progress(self.before + done, self.before + total)

@@ -106,3 +106,21 @@ def test_the_rate_counts_from_the_reindex_turn_not_from_the_wait_for_it(vault, h
     assert f"{files}/{files}" in out
     # the rate is shown to one decimal: a hair below files / after_release at the least
     assert shown_rate(out) >= files / after_release - 0.05, out
+
+
+def test_a_count_over_several_sources_runs_on_and_ends_with_its_rate(vault, home, tmp_path, cli):
+    """Each source counted after the ones before it: the bar never falls back to 0, and a source
+    with nothing to do (last here) leaves it full, with the rate."""
+    notes = tmp_path / "notes"
+    for folder, count in ((vault, 20), (notes, 10)):
+        for i in range(count):
+            write_card(folder, f"card-{i}.md", f"Card {i}", f"body {i} of {folder.name}")
+    assert cli("sources", "--add", "notes", "--path", notes)[0] == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("sources", "--add", "empty", "--path", empty)[0] == 0
+    out = on_a_terminal("index", "--rebuild")
+    counts = [(int(d), int(t)) for d, t in re.findall(r"(\d+)/(\d+)", out)]
+    assert counts[-1] == (30, 30) and (20, 20) in counts, out
+    assert all(t2 >= t1 and d2 >= d1 for (d1, t1), (d2, t2) in zip(counts[1:], counts[2:])), counts
+    assert out.rindex("files/s") > out.rindex("30/30"), out
