@@ -83,7 +83,7 @@ class Batches:
                             continue
                         index.remove_file(source, look.path)
                         report.removed += 1
-                        if look.state == "absent" and self._in_trash(source, look.path, previous[1]):
+                        if look.state == "absent" and self._in_trash(source, look.path, previous):
                             index.rebind_ids(source, look.path, f"{TRASH}/{look.path}")
                     stored.pop(look.path, None)
                     problem = _problem(look, self.adapters[source], self.max_bytes)
@@ -148,9 +148,18 @@ class Batches:
     # A card moved into `.trash/<path>` (Obsidian's own delete, or a move while we were not
     # watching) keeps its id there; when it comes back, the id comes back with it.
 
-    def _in_trash(self, source: str, rel: str, stored_hash: str) -> bool:
+    def _in_trash(self, source: str, rel: str, stored: tuple) -> bool:
+        """Whether the card last read at `rel` (`stored`: its signature, hash and read time) is
+        the copy at `.trash/<rel>` now: the same content, moved there (the same inode) or put
+        there (copied by a sync tool) since that read. A copy the trash already held then (an
+        older delete of the same text) is another card's: taken for this one, a moment's absence
+        of `rel` (an editor's save caught by a reconcile) gave both cards' ids away."""
+        sig, stored_hash, read_ns = stored
         try:
             with open(self._full(source, f"{TRASH}/{rel}"), "rb") as handle:
+                found = os.fstat(handle.fileno())
+                if found.st_ino != sig.ino and found.st_ctime_ns <= read_ns:
+                    return False
                 return digest(handle.read(self.max_bytes + 1)) == stored_hash
         except OSError:
             return False

@@ -481,3 +481,32 @@ def test_stats_says_which_trash_folders_it_could_not_count(cli, vault, card):
         assert f"trash: 0 files, 0 MiB; not counted: {folder}, which may not be read" in str(text)
     finally:
         (vault / folder).chmod(0o755)
+
+
+def test_a_copy_the_trash_held_before_is_not_taken_for_a_card_briefly_gone(cli, vault, card, tmp_path):
+    """The trash holds an older copy of the same text (deleted before, written again since). A
+    reconcile that finds the card's file gone for a moment (an editor's save) keeps its id bound
+    to its path, and the copy's id stays the copy's."""
+    old_copy = vault / ".trash" / card["path"]
+    assert cli("delete", card["id"])[0] == 0 and old_copy.is_file()
+    code, again = cli("capture", "--title", "staging db", "--body", BODY, "--json")
+    assert code == 0 and again["id"] != card["id"] and old_copy.read_bytes() == (vault / again["path"]).read_bytes()
+    away = tmp_path / "saving.md"
+    (vault / again["path"]).rename(away)
+    assert cli("index")[0] == 0
+    away.rename(vault / again["path"])
+    assert cli("index")[0] == 0
+    assert [h["id"] for h in cli("search", "db-stage-2", "--json")[1]["hits"]] == [again["id"]]
+    code, data = cli("delete", "--restore", ".trash/" + card["path"], "--force", "--json")
+    assert code == 0 and data["id"] == card["id"]
+
+
+def test_a_card_copied_into_the_trash_keeps_its_id(cli, vault, card):
+    """A sync tool that deletes by copying into the trash (a new inode) is still a move."""
+    cli("show", card["id"])
+    (vault / ".trash/03-Knowledge").mkdir(parents=True)
+    (vault / ".trash" / card["path"]).write_bytes((vault / card["path"]).read_bytes())
+    (vault / card["path"]).unlink()
+    assert cli("index")[0] == 0
+    code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
+    assert code == 0 and data["id"] == card["id"] and stats_of(card["id"])[0] == 1
