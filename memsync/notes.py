@@ -15,12 +15,13 @@ import yaml
 
 from memsync.pathnames import stem
 
-from . import dates, outline
+from . import dates, outline, yamldata
 from .model import FOLDER_KINDS
 from .model.indexing import Card
 
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
+_YAML = yamldata.Handler()
 
 
 def decode(data: bytes) -> tuple[str, str | None]:
@@ -45,7 +46,8 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     if not fence:
         return {}, text, None
     try:
-        meta, body = frontmatter.parse(text)
+        # the YAML handler python-frontmatter would pick for a `---` fence, loading faster
+        meta, body = frontmatter.parse(text, handler=_YAML)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
@@ -106,7 +108,9 @@ def _invalid_at(value: object) -> str | None:
     return dates.normalize(value) or _as_text(value) or str(value)
 
 
-def parse(data: bytes, rel_path: str) -> Card:
+def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
+    """The card a file holds. Without `outline_too`, its headings, #tags and links (what only
+    the index keeps of the body) are left empty: a card read to be edited and checked."""
     text, problem = decode(data)
     meta, body, meta_problem = split_frontmatter(text)
     invalid_at = _invalid_at(meta.get("invalid_at"))
@@ -120,7 +124,7 @@ def parse(data: bytes, rel_path: str) -> Card:
     problem = "; ".join(p for p in (problem, meta_problem, *date_problems) if p) or None
     # Obsidian names a note by its file; a `# heading` is a heading, never the title.
     title = _as_text(meta.get("title")) or stem(rel_path)
-    prose = outline.prose_lines(body)
+    prose = outline.prose_lines(body) if outline_too else []
     return Card(
         path=rel_path,
         title=title,

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import string
+import sys
 
 import pytest
+import yaml
+from frontmatter.default_handlers import SafeLoader
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,15 +72,49 @@ def test_a_dashed_line_in_the_body_is_not_a_fence():
     assert fe.set_keys(text, {"title": "U"}) == "---\ntitle: U\n---\nabove\n---\nbelow\n"
 
 
-@pytest.mark.parametrize(
-    "value",
-    ["plain words", "nginx 站点根目录", "yes", "null", "2024-01-01", "5", "a: b", "#tag", "- x",
-     "'quoted'", '"dq"', "trailing ", " leading", "tab\tinside", "[x]", "{x}", "@at", "`tick`",
-     "x # y", "\u2028", "\x7f", "%percent", "!bang", "*star", "&amp", "?q", "|pipe", ">gt"],
-)
+SCALARS = ["plain words", "nginx 站点根目录", "yes", "null", "2024-01-01", "5", "a: b", "#tag", "- x",
+           "'quoted'", '"dq"', "trailing ", " leading", "tab\tinside", "[x]", "{x}", "@at", "`tick`",
+           "x # y", "\u2028", "\x7f", "%percent", "!bang", "*star", "&amp", "?q", "|pipe", ">gt",
+           "~", "<<", "=", "a: &x", "--- x", "... x", "x:", ".nan", "0o17", "1_0"]
+
+
+@pytest.mark.parametrize("value", SCALARS)
 def test_scalar_reads_back_as_the_same_string(value):
     loaded = fe._loads(f"k: {fe.scalar(value)}")
     assert loaded == {"k": value}
+
+
+def test_the_unprintable_search_refuses_what_printable_refuses_for_every_code_point():
+    refused = [o for o in range(sys.maxunicode + 1) if not fe._printable(chr(o))]
+    found = [o for o in range(sys.maxunicode + 1) if fe._UNPRINTABLE.search(chr(o))]
+    assert found == refused
+
+
+def _scalar_by_load(value: str) -> str:
+    """scalar as it was first written: each character checked by a call, the value by PyYAML."""
+    plain = value and value == value.strip() and all(fe._printable(c) for c in value)
+    try:
+        loaded = yaml.load(f"k: {value}", Loader=SafeLoader) if plain else None  # noqa: S506 - safe
+    except yaml.YAMLError:
+        loaded = None
+    return value if loaded == {"k": value} else fe.quoted(value)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.text(max_size=20), st.sampled_from([*SCALARS, "2024-02-30"]),
+                 st.builds("".join, st.lists(st.sampled_from(["a", " ", ":", "#", "-", "'", '"', "[", "]",
+                                                              "{", "}", ",", "&", "*", "!", "|", ">", "?",
+                                                              "%", "@", "`", "~", "1", ".", "中", "\t"]),
+                                             max_size=8))))
+def test_scalar_renders_as_a_whole_load_would_decide(value):
+    assert _outcome(fe.scalar, value) == _outcome(_scalar_by_load, value)
+
+
+def _outcome(render, value: str):
+    try:
+        return render(value)
+    except ValueError as exc:  # YAML takes 2024-02-30 for a date, and no such day is
+        return type(exc)
 
 
 def test_flow_list_reads_back_as_the_same_items():

@@ -15,10 +15,11 @@ from memsync.errors import Rejected
 from memsync.write import vaultio
 
 
-def read(vault: Path, rel: str) -> bytes | None:
-    """The file's bytes (None: no regular file there); Rejected when it may not be read."""
+def read(vault: Path, rel: str, folders: dict[str, str] | None = None) -> bytes | None:
+    """The file's bytes (None: no regular file there); Rejected when it may not be read.
+    `folders`: the resolved folders of the calls before (vaultio.inside)."""
     try:
-        return vaultio.read_bytes(vaultio.inside(vault, rel))
+        return vaultio.read_bytes(vaultio.inside(vault, rel, folders))
     except PermissionError:
         raise Rejected(f"{rel} cannot be read (permission denied); make it readable (chmod u+r), "
                        "then consolidate again") from None

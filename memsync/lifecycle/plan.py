@@ -69,12 +69,13 @@ class _Files:
         # as much again at 100,000 cards).
         self._last: tuple[str, bytes | None] = ("", None)
         self.writable: dict[str, bool] = {}  # folder -> whether we may write in it (access.unwritable)
+        self.resolved: dict[str, str] = {}  # folder -> its real path (vaultio.inside)
 
     def original(self, rel: str) -> bytes | None:
         """The file's bytes on disk (None: no regular file there); Rejected when it may not be
         read."""
         if self._last[0] != rel:
-            self._last = (rel, access.read(self.vault, rel))
+            self._last = (rel, access.read(self.vault, rel, self.resolved))
         return self._last[1]
 
     def text(self, rel: str) -> tuple[str, Card] | None:

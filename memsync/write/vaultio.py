@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,21 +41,40 @@ def root(cfg: Config) -> Path:
     return Path(os.path.realpath(cfg.ensure_vault()))
 
 
-def inside(vault: Path, rel: str) -> Path:
-    """`vault/rel`, refused if `..`, an absolute path or a symlink would take it outside."""
+def inside(vault: Path, rel: str, folders: dict[str, str] | None = None) -> Path:
+    """`vault/rel`, refused if `..`, an absolute path or a symlink would take it outside.
+    `folders` keeps each folder's resolved path across the calls of one pass over many files
+    (a consolidate plan reads tens of thousands): then only the file's own name is looked at."""
     parts = rel.split("/")
     if not rel or rel.startswith("/") or ".." in parts or "\0" in rel:
         raise PathOutsideVault(
             f"{rel!r} is not a path inside the vault; give it relative to the vault, without '..'"
         )
     full = vault.joinpath(*[p for p in parts if p not in ("", ".")])
-    real = Path(os.path.realpath(full))
-    if real != vault and vault not in real.parents:
+    real, top = _resolved(str(full), folders), str(vault)
+    # strings, not Path.parents: a Path made for every folder above the file cost more than the
+    # resolving itself
+    if real != top and not real.startswith(top if top.endswith("/") else top + "/"):
         raise PathOutsideVault(
             f"{rel} leads outside the vault (to {real}) through a symbolic link; memsync only "
             "writes inside the vault"
         )
     return full
+
+
+def _resolved(full: str, folders: dict[str, str] | None) -> str:
+    """os.path.realpath(full), with the folder's part taken from `folders` when it is there."""
+    if folders is None:
+        return os.path.realpath(full)
+    head, name = os.path.split(full)
+    real_head = folders.get(head)
+    if real_head is None:
+        real_head = folders[head] = os.path.realpath(head)
+    try:
+        link = stat.S_ISLNK(os.lstat(full).st_mode)
+    except OSError:  # as realpath takes a name it cannot look at: as it is
+        link = False
+    return os.path.realpath(full) if link else os.path.join(real_head, name)
 
 
 def folder(vault: Path, rel_dir: str) -> Path:
@@ -107,10 +127,14 @@ def writable(row, deleting: bool = False) -> None:
 
 def read_bytes(path: Path) -> bytes | None:
     """A regular file's bytes, or None when there is none (symlinks are never followed)."""
-    try:
-        if not os.path.isfile(path) or os.path.islink(path):
+    try:  # one lstat: a regular file, and no link to one
+        if not stat.S_ISREG(os.lstat(path).st_mode):
             return None
-        return path.read_bytes()
+    except (OSError, ValueError):  # as os.path.isfile answers: no file there to read
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -126,7 +150,7 @@ def editable_text(data: bytes, rel: str) -> tuple[str, Card]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Rejected(f"{rel} is not valid UTF-8; fix its encoding by hand first") from None
-    card = notes.parse(data, rel)
+    card = notes.parse(data, rel, outline_too=False)  # an edit's card is checked, never indexed
     if card.problem:
         raise Rejected(f"{rel}: {card.problem}; fix it by hand first, then retry")
     return text, card

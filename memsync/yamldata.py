@@ -1,0 +1,75 @@
+"""A note's frontmatter as data: what yaml.load with python-frontmatter's safe loader gives, for
+less. Pure: YAML text in, data out.
+
+libyaml (C) scans and composes the node tree; making the data from it is PyYAML's Python
+constructor, which walks every node through its general machinery (anchors, recursion, the
+generators of nested maps). Most frontmatter is one mapping of plain values and lists of
+strings, whose data this module makes directly, with the constructor's own functions for every
+value that is not a string (a date, a number): a third less time a load, and each note is loaded
+when it is indexed and twice when consolidate edits it. Any other tree is handed to the
+constructor whole. tests/test_yamldata.py compares the two.
+"""
+
+from __future__ import annotations
+
+from frontmatter.default_handlers import SafeLoader, YAMLHandler
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
+# The scalar tags the safe loader resolves a plain value to, made by the constructor's function
+_OTHER_SCALARS = frozenset(_TAG + name for name in ("null", "bool", "int", "float", "timestamp"))
+_UNLIKE = object()  # a node this module leaves to the constructor
+
+
+def load(text: str):
+    """yaml.load(text, Loader=SafeLoader)."""
+    loader = SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        data = _mapping(loader, node)
+        return loader.construct_document(node) if data is _UNLIKE else data
+    finally:
+        loader.dispose()
+
+
+def _mapping(loader, node: Node):
+    """A mapping of string keys to plain values, made as the constructor would make it (a later
+    key of the same name wins), or _UNLIKE. A merge key (`<<`) or `=` is tagged otherwise."""
+    if type(node) is not MappingNode or node.tag != _MAP:
+        return _UNLIKE
+    out = {}
+    lists: set[int] = set()
+    for key, value in node.value:
+        if type(key) is not ScalarNode or key.tag != _STR:
+            return _UNLIKE
+        if type(value) is SequenceNode:
+            if id(value) in lists:  # an alias of a list: the constructor gives the same object
+                return _UNLIKE
+            lists.add(id(value))
+        made = _value(loader, value)
+        if made is _UNLIKE:
+            return _UNLIKE
+        out[key.value] = made
+    return out
+
+
+def _value(loader, node: Node):
+    if type(node) is ScalarNode:
+        if node.tag == _STR:
+            return node.value
+        if node.tag in _OTHER_SCALARS:
+            return loader.yaml_constructors[node.tag](loader, node)
+    elif type(node) is SequenceNode and node.tag == _SEQ \
+            and all(type(item) is ScalarNode and item.tag == _STR for item in node.value):
+        return [item.value for item in node.value]
+    return _UNLIKE
+
+
+class Handler(YAMLHandler):
+    """python-frontmatter's YAML handler, loading with `load`."""
+
+    def load(self, fm: str, **kwargs: object):
+        return load(fm) if not kwargs else super().load(fm, **kwargs)
