@@ -94,10 +94,24 @@ def _fold_full_width(match: re.Match) -> str:
     return unicodedata.normalize("NFKC", match.group())
 
 
+def fold_width(text: str) -> str:
+    """The full-width forms folded (the reference for memsync/_tokenstream.c's fold_width)."""
+    return _FULL_WIDTH.sub(_fold_full_width, text)
+
+
+try:  # normalize's passes in C, built with the package where a C compiler was at hand
+    from memsync._tokenstream import fold_width as _fold_width
+    from memsync._tokenstream import lower as _lower
+except ImportError:
+    _fold_width, _lower = fold_width, str.lower
+
+
 def normalize(text: str) -> str:
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", _FULL_WIDTH.sub(_fold_full_width, text))
-    return text.lower()
+    """NFKC, then lower case. Most of a text's time was the search for full-width forms and
+    str.lower, each a pass in C now (a third of an audit's CPU at 100,000 cards went here)."""
+    if text.isascii():
+        return text.lower()
+    return _lower(unicodedata.normalize("NFKC", _fold_width(text)))
 
 
 def pieces(text: str) -> list[str]:

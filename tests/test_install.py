@@ -124,6 +124,7 @@ def test_the_installed_wheel_uses_the_c_extensions_it_built(installed, tmp_path)
                            "from memsync import cjk, _tokenstream, _overlap; "
                            "from memsync.lifecycle import shingles; "
                            "assert cjk._stream is _tokenstream.stream; "
+                           "assert cjk._lower is _tokenstream.lower; "
                            "assert shingles._candidates_in_c is _overlap.candidates; "
                            "print(cjk.to_index_text('同步Sync'))"],
                           capture_output=True, text=True, cwd=tmp_path, env=clean_env())
