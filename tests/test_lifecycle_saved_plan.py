@@ -242,3 +242,34 @@ def test_saved_plans_are_ordered_by_day_then_number():
     assert [p.name for p in sorted(map(Path, names), key=saved._order)] == [
         "plan-mine.json", "plan-20261130-3.json", "plan-20261201.json", "plan-20261201-2.json",
         "plan-20261201-10.json"]
+
+
+@pytest.mark.parametrize("emptied", [b"", b"  \n\n", b"---\ntitle: emptied\n---\n\n"],
+                         ids=["0 bytes", "blank lines", "frontmatter alone"])
+@pytest.mark.parametrize("rel", ["03-Knowledge/backup.md", "03-Knowledge/deploy.md", "03-Knowledge/oops.md"],
+                         ids=["summary", "merge", "move"])
+def test_a_file_emptied_after_the_save_leaves_its_steps_out_saying_so(cli, vault, home, emptied, rel):
+    """As a plan made now says of a file emptied after the index read it (plan._emptied_why)."""
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    (vault / rel).write_bytes(emptied)
+    code, done = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 0, done
+    left = [s["why"] for s in done["skipped"] if "left out" in s["why"]]
+    assert left and all(why.startswith(f"{rel} holds no text now (emptied after the plan was saved")
+                        and "put its text back" in why and "run `memsync index`" in why for why in left)
+    assert (vault / rel).read_bytes() == emptied
+    assert done["run"]  # the steps of the other files are carried out
+
+
+def test_a_card_that_was_only_frontmatter_and_is_edited_is_told_edited(cli, vault, home):
+    _vault(vault, cli, home)
+    write_card(vault, "03-Knowledge/slip.md", "slip", kind="mistake")  # no body when saved, none now
+    cli("index")
+    name = _saved(cli)
+    slip = vault / "03-Knowledge/slip.md"
+    slip.write_text(slip.read_text().replace("title: slip", "title: a slip"))
+    code, done = cli("consolidate", "--apply", "--plan", name, "--json")
+    assert code == 0, done
+    [why] = [s["why"] for s in done["skipped"] if "03-Knowledge/slip.md" in s["why"]]
+    assert why.startswith("03-Knowledge/slip.md was edited after the plan was saved")

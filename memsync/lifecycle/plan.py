@@ -37,6 +37,7 @@ class FileChange:
     before: bytes
     after: bytes
     to: str | None = None  # the file moves here (None: it stays at rel)
+    had_text: bool = True  # its body held text when the plan read it (a saved plan tells emptied)
 
 
 @dataclass
@@ -94,7 +95,7 @@ class _Files:
         if loaded is None:
             raise Rejected(_gone(rel))
         if _emptied(loaded[1], chars):
-            raise Rejected(_emptied_why(rel))
+            raise Rejected(emptied_why(rel))
         return loaded
 
     def edit(self, rel: str, new_text: str, before: Card, expect: dict) -> None:
@@ -106,7 +107,8 @@ class _Files:
                 raise Rejected(blocked)
             original = self.original(rel)
             assert original is not None
-            change = self.plan.changes[rel] = FileChange(rel, original, original)
+            change = self.plan.changes[rel] = FileChange(rel, original, original,
+                                                         had_text=bool(before.body.strip()))
         change.after = new_text.encode("utf-8")
         self.touched.add(rel)
 
@@ -121,8 +123,8 @@ def _emptied(card: Card, chars: int) -> bool:
     return chars > 0 and not card.body.strip()
 
 
-def _emptied_why(rel: str) -> str:
-    return (f"{rel} holds no text now (emptied after the index last read it); put its text back, "
+def emptied_why(rel: str, since: str = "the index last read it") -> str:
+    return (f"{rel} holds no text now (emptied after {since}); put its text back, "
             "or if it was emptied on purpose run `memsync index`, then consolidate again")
 
 
@@ -198,7 +200,7 @@ def _merge(files: _Files, plan: Plan, group: dict, now: str, merged_away: set[st
         text, parsed = got
         if _emptied(parsed, card["chars"]):
             plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
-                                 "why": _emptied_why(card["path"])})
+                                 "why": emptied_why(card["path"])})
             continue
         if parsed.supersedes or parsed.superseded_by or parsed.invalid_at:
             plan.skipped.append({"step": "merge", "id": card["id"], "path": card["path"],
@@ -262,11 +264,12 @@ def _summarize(files: _Files, plan: Plan, entry: dict) -> None:
 
 def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> None:
     rel, to = entry["path"], entry["to"]
+    had_text = False
     if rel in plan.changes or rel in plan.let_go:  # its new text was read back whole: it is there
         why: str | None = "changed by another step of this run: it moves on the next one"
     else:
         loaded = files.card(rel, entry.get("chars", 0))
-        why = None
+        why, had_text = None, bool(loaded[1].body.strip())
         if loaded[1].supersedes or loaded[1].superseded_by:
             why = "other cards point at its path (supersede): move it by hand"
         elif vaultio.read_bytes(vaultio.inside(files.vault, to)) is not None or to in destinations:
@@ -278,6 +281,6 @@ def _move(files: _Files, plan: Plan, entry: dict, destinations: set[str]) -> Non
         return
     data = files.original(rel)
     assert data is not None
-    plan.changes[rel] = FileChange(rel, data, data, to=to)
+    plan.changes[rel] = FileChange(rel, data, data, to=to, had_text=had_text)
     destinations.add(to)
     plan.moves.append({"id": entry["id"], "from": rel, "to": to, "kind": entry["kind"], "touches": [rel]})

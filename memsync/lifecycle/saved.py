@@ -21,7 +21,7 @@ from memsync.adapters import hidden
 from memsync.config import Config
 from memsync.errors import NotFound, PathOutsideVault, Rejected
 from memsync.lifecycle import access
-from memsync.lifecycle.plan import FileChange, Plan
+from memsync.lifecycle.plan import FileChange, Plan, emptied_why
 from memsync.write import atomic, runs, vaultio
 from memsync.write import frontmatter_edit as fe
 
@@ -66,7 +66,7 @@ def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
     a plan under review, or the timer's, must not be replaced by a second save. Returns its path
     and that of the day's plan saved before it (None for the first)."""
     changes = [{"rel": c.rel, "to": c.to or c.rel, "before": _sha(c.before), "after_sha": _sha(c.after),
-                "after": None if c.after == c.before else c.after.decode("utf-8")}
+                "after": None if c.after == c.before else c.after.decode("utf-8"), "had_text": c.had_text}
                for c in built.changes.values()]
     record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
               "stamped": built.now, "changes": changes}
@@ -199,6 +199,10 @@ def _why_not(vault: Path, item: dict, at: str, stamped: str | None = None) -> tu
         return f"{item['to']} is already as the plan leaves it", now
     if now is None:
         return f"{item['rel']} is gone since the plan was saved ({at})", now
+    # emptied, as a plan made now says it (a plan saved by an older memsync keeps no had_text:
+    # edited, as it always said)
+    if item.get("had_text") and not notes.parse(now, item["rel"]).body.strip():
+        return emptied_why(item["rel"], f"the plan was saved ({at})"), now
     return f"{item['rel']} was edited after the plan was saved ({at})", now
 
 
