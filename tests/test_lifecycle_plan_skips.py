@@ -4,6 +4,7 @@ what to do; the rest of the plan is still made (never the whole plan failing for
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -125,3 +126,31 @@ def test_a_file_emptied_after_the_index_leaves_its_step_out_saying_so(cli, vault
     assert len(plan["moves"]) == (step != "move") and len(plan["summaries"]) == (step != "summary")
     assert [len(m["merged"]) for m in plan["merges"]] == ([] if step == "keeper" else [1] if step == "merged" else [2])
     assert (vault / rel).read_bytes() == emptied
+
+
+def test_a_preview_says_how_many_files_the_index_left_out_and_where_they_are_listed(cli, vault, home):
+    """A too-large file and one whose name is not UTF-8 have no card: the audit never sees them,
+    so the plan cannot name them as steps; it says they are out and which command lists them."""
+    write_card(vault, "03-Knowledge/backup.md", "backup", LONG)
+    write_card(vault, "03-Knowledge/broken.md", "broken", LONG).write_text(  # a card, though broken
+        "---\ntitle: [broken\n---\n" + LONG)
+    (vault / "03-Knowledge/huge.md").write_text("---\ntitle: huge\n---\n" + "x" * (8 * 1024 * 1024 + 1))
+    (vault / "03-Knowledge").joinpath(os.fsdecode(b"caf\xe9.md")).write_text("---\ntitle: cafe\n---\n" + LONG)
+    cli("index")
+    code, plan = cli("consolidate", "--json")
+    assert code == 0, plan
+    assert plan["not_indexed"] == {"files": 2, "folders": 0}
+    code, text = cli("consolidate")
+    assert code == 0
+    [line] = [line for line in text.splitlines() if "not in the index" in line]
+    assert line.startswith("2 files of the vault are not in the index") and "`memsync doctor`" in line
+    code, doctor = cli("doctor")
+    assert "03-Knowledge/huge.md" in doctor and "caf" in doctor
+
+
+def test_a_preview_of_a_vault_the_index_holds_whole_says_nothing_of_it(cli, vault, home):
+    write_card(vault, "03-Knowledge/backup.md", "backup", LONG)
+    cli("index")
+    code, plan = cli("consolidate", "--json")
+    assert code == 0 and "not_indexed" not in plan
+    assert "not in the index" not in cli("consolidate")[1]

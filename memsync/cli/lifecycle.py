@@ -153,6 +153,8 @@ def _plan_text(data: dict) -> str:
         if skip.get("source", "vault") != "vault":  # a path alone reads as the vault's
             what = f"{skip['source']}:{what}"
         lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
+    if data.get("not_indexed"):
+        lines.append(_not_indexed_line(data["not_indexed"]))
     if data.get("plan"):
         lines.append(f"carried out as saved in {data['plan']}" if data.get("run") else
                      f"nothing of the plan saved in {data['plan']} was left to carry out; nothing changed")
@@ -165,6 +167,15 @@ def _plan_text(data: dict) -> str:
         lines.append(f"plan saved to {data['saved']}" + (
             f" (the plan saved before it today stays in {data['kept']})" if data.get("kept") else ""))
     return "\n".join(lines)
+
+
+def _not_indexed_line(counts: dict) -> str:
+    parts = [f"{n} {word}{'' if n == 1 else 's'}" for word, n in
+             (("file", counts["files"]), ("folder", counts["folders"])) if n]
+    verb = "is" if sum(counts.values()) == 1 else "are"
+    return (f"{' and '.join(parts)} of the vault {verb} not in the index (too large, no permission "
+            "to read, a name that is not UTF-8), so not in this plan: `memsync doctor` lists them "
+            "and what to do")
 
 
 @command(main, "consolidate")

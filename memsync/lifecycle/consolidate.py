@@ -46,12 +46,16 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     denied = _caught_up(cfg, waiting) if catch_up else []
     with index_of(cfg) as index:
         report = audit.run(cfg, index, threshold, listed=10**9)
+        not_indexed = index.unindexed("vault")
     # only what the plan is made of: the other sections list every card at 100,000 cards
     steps = {key: report[key] for key in plan.SECTIONS}
     del report
     built = plan.build(vaultio.root(cfg), steps, keep_texts=keep_texts)
     # Left out of the index by the catch-up, so of the audit: no step names them, this does.
     built.skipped += [{"step": "read", "path": path, "why": _out_of_reach(path)} for path in denied]
+    # ... and the others an index before left out, counted (doctor lists them)
+    named = set(denied)
+    built.not_indexed = [path for path in not_indexed if path not in named]
     return built
 
 

@@ -52,11 +52,18 @@ class Plan:
     # 100,000 cards the summaries' texts alone are hundreds of megabytes, and showing the plan
     # needs none of them.
     let_go: set[str] = field(default_factory=set)
+    # Paths of the vault the index holds no card of, for a reason it recorded (too large, no
+    # permission): the audit never saw them, so no step names them; the plan says they are out.
+    not_indexed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
-                "skipped": self.skipped, "files": len(self.changes) + len(self.let_go),
-                "empty": not self.changes and not self.let_go}
+        shown = {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
+                 "skipped": self.skipped, "files": len(self.changes) + len(self.let_go),
+                 "empty": not self.changes and not self.let_go}
+        if self.not_indexed:
+            folders = sum(path.endswith("/") for path in self.not_indexed)
+            shown["not_indexed"] = {"files": len(self.not_indexed) - folders, "folders": folders}
+        return shown
 
 
 class _Files:

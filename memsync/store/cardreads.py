@@ -84,6 +84,15 @@ class CardReads:
             for r in self._conn.execute("SELECT source, path, message FROM problems ORDER BY 1, 2")
         ]
 
+    def unindexed(self, source: str) -> list[str]:
+        """The paths of `source` the index holds a problem and no file of: files it could not
+        read (too large, a name that is not UTF-8, no permission) and folders it could not enter
+        (their path ends in "/"). A card whose metadata is broken has its file, and is not here."""
+        return [r[0] for r in self._conn.execute(
+            "SELECT path FROM problems p WHERE source = ? AND NOT EXISTS "
+            "(SELECT 1 FROM files f WHERE f.source = p.source AND f.path = p.path) ORDER BY 1",
+            (source,))]
+
     def sources(self) -> set[str]:
         """Every source the index holds anything of: files, cards or problems."""
         return {r[0] for r in self._conn.execute(
