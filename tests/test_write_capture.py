@@ -164,3 +164,15 @@ def test_each_write_command_has_help_ending_with_an_example(cli, command):
     assert code == 0 and "--json" in text
     example = text.rsplit("Example:", 1)
     assert len(example) == 2 and f"memsync {command}" in example[1]
+
+
+@pytest.mark.parametrize("text", ["2024-02-30", "2023-13-01", "2024-02-30 10:00:00"])
+def test_a_title_or_summary_that_looks_like_an_impossible_date_is_kept_as_text(cli, vault, text):
+    """YAML reads 2024-02-30 unquoted as a date, and no such date exists: written plain, the
+    note's frontmatter could not be read back. The value is quoted and read back as its text."""
+    code, data = cli("capture", "--title", text, "--summary", text, "--body", BODY, "--json")
+    assert code == 0 and data["status"] == "created", data
+    card = notes.parse((vault / data["path"]).read_bytes(), data["path"])
+    assert (card.title, card.summary, card.problem) == (text, text, None)
+    code, data = cli("update", str(data["id"]), "--summary", text + " again", "--json")
+    assert code == 0, data

@@ -170,10 +170,11 @@ def quoted(value: str) -> str:
 
 
 def _loads(text: str):
-    """The text as python-frontmatter's loader reads it (memsync.yamldata), None when it cannot."""
+    """The text as python-frontmatter's loader reads it (memsync.yamldata), None when it cannot:
+    not YAML, or a value YAML reads as something that cannot be (the date 2024-02-30)."""
     try:
         return yamldata.load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):
         return None
 
 
