@@ -145,3 +145,22 @@ def test_the_audit_reads_only_the_index_so_a_note_it_cannot_read_is_still_report
         (four_steps / MERGED).chmod(0o644)
     assert code == 0 and isinstance(report, dict), report
     assert [sorted(c["path"] for c in g["cards"]) for g in report["duplicates"]] == [[KEEPER, MERGED]]
+
+
+@pytest.mark.parametrize("rel", [KEEPER, MERGED, LONG_CARD, MISFILED])
+def test_a_note_made_a_link_out_of_the_vault_leaves_its_step_out(four_steps, cli, rel, tmp_path):
+    """The note became a symbolic link to a file outside the vault after the index read it: its
+    step is left out, saying why, and the plan of the rest stands; nothing outside is touched."""
+    vault = four_steps
+    outside = tmp_path / "outside.md"
+    outside.write_bytes((vault / rel).read_bytes())
+    (vault / rel).unlink()
+    (vault / rel).symlink_to(outside)
+    before = outside.read_bytes()
+    others = {KEEPER, MERGED, LONG_CARD, MISFILED} - ({KEEPER, MERGED} if STEP_OF[rel] == "merge" else {rel})
+    code, plan = cli("consolidate", "--json")
+    assert code == 0 and isinstance(plan, dict), plan
+    assert planned(plan) == others
+    assert [s["why"] for s in plan["skipped"]] == [
+        f"{rel} leads outside the vault (to {outside}) through a symbolic link; memsync only writes inside the vault"]
+    assert outside.read_bytes() == before

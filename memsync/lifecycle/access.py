@@ -11,15 +11,18 @@ import os
 import posixpath
 from pathlib import Path
 
-from memsync.errors import Rejected
+from memsync.errors import PathOutsideVault, Rejected
 from memsync.write import vaultio
 
 
 def read(vault: Path, rel: str, folders: dict[str, str] | None = None) -> bytes | None:
-    """The file's bytes (None: no regular file there); Rejected when it may not be read.
-    `folders`: the resolved folders of the calls before (vaultio.inside)."""
+    """The file's bytes (None: no regular file there); Rejected when it may not be read, or is a
+    link out of the vault now (made since the index read it). `folders`: the resolved folders
+    of the calls before (vaultio.inside)."""
     try:
         return vaultio.read_bytes(vaultio.inside(vault, rel, folders))
+    except PathOutsideVault as exc:
+        raise Rejected(str(exc)) from None
     except PermissionError:
         raise Rejected(f"{rel} cannot be read (permission denied); make it readable (chmod u+r), "
                        "then consolidate again") from None
