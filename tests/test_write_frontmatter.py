@@ -91,11 +91,12 @@ def test_the_unprintable_search_refuses_what_printable_refuses_for_every_code_po
 
 
 def _scalar_by_load(value: str) -> str:
-    """scalar as it was first written: each character checked by a call, the value by PyYAML."""
+    """scalar as it was first written: each character checked by a call, the value by PyYAML. A
+    value YAML reads as a date that cannot be (2024-02-30) is quoted, as one it cannot read."""
     plain = value and value == value.strip() and all(fe._printable(c) for c in value)
     try:
         loaded = yaml.load(f"k: {value}", Loader=SafeLoader) if plain else None  # noqa: S506 - safe
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):
         loaded = None
     return value if loaded == {"k": value} else fe.quoted(value)
 
