@@ -116,6 +116,8 @@ def test_the_prefix_tiers_also_match_a_long_words_heads_as_whole_words():
     assert query.cuts("deployment", "deplo") == []  # its bridge's prefix reaches every head already
     assert len(query.cuts("x" * 40, "x" * 40)) == query.MAX_CUTS
     assert query.cuts("2026120601", "2026120601") == [] and query.cuts("数据库迁移", "数据库迁移") == []
+    # what snippets and a terminal's highlight look for: each head once, longest first
+    assert query.heads(("postgresql", "postgres", "数据库")) == ["postgresq", "postgres", "postgre", "postgr"]
 
 
 def test_two_words_the_index_holds_joined_are_one_clause_of_the_all_tiers():

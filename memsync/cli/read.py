@@ -137,9 +137,9 @@ def highlighter(terms: list[str]):
     by one shows its window around it."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
-    from ..search.query import cuts
+    from ..search.query import heads
 
-    marked = [*terms, *(head for term in terms for head in cuts(term, term))]
+    marked = [*terms, *heads(terms)]
     return lambda text: output.mark(text, marked, lambda word: click.style(word, fg="red", bold=True))
 
 

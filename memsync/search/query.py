@@ -88,6 +88,12 @@ def cuts(word: str, prefix: str) -> list[str]:
             if not (word[end - 1].isdigit() and word[end].isdigit())]
 
 
+def heads(terms) -> list[str]:
+    """Every head of the query's words (cuts of each, as its own prefix), once each and longest
+    first, so that at a place in a text the longest one it holds is the one found."""
+    return sorted({h for t in terms for h in cuts(t, t)}, key=len, reverse=True)
+
+
 def _prefix_or_cuts(before: list[str], word: str, prefix: str) -> str:
     """A phrase ending in `word` as the prefix tiers match it: `prefix` (the word or its bridge)
     as a prefix, or a cut of the word as a whole word."""

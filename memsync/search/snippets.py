@@ -5,17 +5,19 @@ a body and the query's terms in, one line of the body's own characters out.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from memsync import cjk
-from memsync.search.query import cuts
+from memsync.search.query import heads as query_heads
 
 SNIPPET_CHARS = 160
 
 
+@lru_cache(maxsize=32)  # the same terms for every hit of a search
 def _heads(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     """The heads of the query's words that the prefix tiers match as whole words (query.cuts:
     `postgresql` finds `postgres`), longest first: at a place, the longest one the text holds."""
-    heads = sorted({h for t in terms for h in cuts(t, t)}, key=len, reverse=True)
+    heads = query_heads(terms)
     # Plain strings: a Unicode class would cost this search milliseconds to compile (memsync.cjk).
     return re.compile("|".join(map(re.escape, heads))) if heads else None
 
