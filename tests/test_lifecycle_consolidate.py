@@ -330,6 +330,15 @@ def test_save_and_apply_together_are_refused(cli, vault, home):
     assert code == 2 and "give one" in out["error"]["message"] and vault_bytes(vault) == before
 
 
+@pytest.mark.parametrize("args", [(), ("--apply",), ("--save",)])
+def test_without_an_index_a_plan_is_refused_and_leaves_nothing_behind(cli, vault, home, args):
+    code, out = cli("consolidate", *args, "--json")
+    assert code == 2 and "no index" in out["error"]["message"] and "memsync index" in out["error"]["message"]
+    # neither the reindex turn's lock nor the journal: the home holds what it held before
+    left = sorted(p.name for p in home.rglob("*")) if home.exists() else []
+    assert not [name for name in left if "lock" in name or name == "journal"], left
+
+
 def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault, home):
     _vault(vault, cli, home)
     before = vault_bytes(vault)

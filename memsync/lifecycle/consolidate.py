@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from memsync.config import Config
-from memsync.lifecycle import audit, plan, saved
+from memsync.lifecycle import audit, opening, plan, saved
 from memsync.write import journal, runs, vaultio
 
 Waiting = Callable[[int | None], None]  # told the pid of the reindex it waits for
@@ -22,6 +22,7 @@ Waiting = Callable[[int | None], None]  # told the pid of the reindex it waits f
 def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> dict:
     """The plan, printed; nothing changes (with `save`, the plan is left in the home for review,
     and `apply_saved` carries out exactly that one later)."""
+    opening.require(cfg)
     recovered = runs.recover(cfg)
     built = _plan(cfg, threshold, keep_texts=save)
     result = {"applied": False, **built.to_dict()}
@@ -41,10 +42,8 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     first: a plan that is applied must not pair cards by what they held before an edit no
     watcher saw (a card rewritten on another subject would be merged all the same). Without
     `keep_texts`, a plan to show only (plan.build)."""
-    from memsync.lifecycle.opening import index_of
-
     denied = _caught_up(cfg, waiting) if catch_up else []
-    with index_of(cfg) as index:
+    with opening.index_of(cfg) as index:
         report = audit.run(cfg, index, threshold, listed=10**9)
         not_indexed = index.unindexed("vault")
     # only what the plan is made of: the other sections list every card at 100,000 cards
@@ -64,10 +63,9 @@ def _caught_up(cfg: Config, waiting: Waiting | None) -> list[str]:
     takes it (memsync.reindexlock; `waiting` as for api.reindex): beside another reindex, both
     would read and write every changed file. Returns the vault paths it could not read."""
     from memsync import session
-    from memsync.lifecycle.opening import index_of
     from memsync.reindexlock import turn
 
-    with turn(cfg.db.path, waiting), index_of(cfg) as index:
+    with turn(cfg.db.path, waiting), opening.index_of(cfg) as index:
         return [path for source, path in session.indexer(cfg, index).reconcile().denied
                 if source == "vault"]
 
@@ -83,6 +81,7 @@ def apply(cfg: Config, threshold: float | None = None, waiting: Waiting | None =
     """A plan built now, from the files as they are, carried out; said when it is not the plan
     last saved for review (that one is carried out by `apply_saved`). `waiting` is told, once,
     when the catch-up before the plan waits for another process's reindex, with its pid."""
+    opening.require(cfg)  # before the reindex turn and the journal: nothing left behind
     recovered = runs.recover(cfg)
     reviewed = saved.newest_unapplied(cfg)
     with journal.writing(cfg.home.path):  # no update or supersede reads a file while we work

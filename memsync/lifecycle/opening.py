@@ -10,11 +10,16 @@ from memsync.errors import BadEnvironment
 from memsync.store.index import Index
 
 
-@contextmanager
-def index_of(cfg: Config) -> Iterator[Index]:
+def require(cfg: Config) -> None:
+    """Refuse, before anything is locked or written, a call that needs an index there is not."""
     if not cfg.db.path.exists():
         raise BadEnvironment(f"no index at {cfg.db.path} yet: run `memsync index` (or start "
                              "`memsync watch`)")
+
+
+@contextmanager
+def index_of(cfg: Config) -> Iterator[Index]:
+    require(cfg)
     index = Index(cfg.db.path)
     try:
         yield index
