@@ -37,6 +37,8 @@ class Setting(NamedTuple):
 
 @dataclass(frozen=True)
 class Config:
+    """The paths and settings one memsync process runs with, each with the layer it came from."""
+
     home: Setting
     db: Setting
     vault: Setting

@@ -62,6 +62,8 @@ class Query(NamedTuple):
 
 @dataclass
 class Result:
+    """One search's page: its hits, the tier they matched, notes for the caller, and the plan."""
+
     query: str
     matched: str | None
     hits: list[Hit] = field(default_factory=list)
