@@ -133,6 +133,9 @@ def test_a_budget_below_the_fixed_lines_is_refused(brief_home, cli):
 def test_a_project_folder_that_does_not_exist_is_refused(brief_home, cli, tmp_path):
     code, data = cli("brief", "--project", tmp_path / "no-such-project", "--json")
     assert code == 2 and "no such folder; give the project's folder" in data["error"]["message"]
+    (tmp_path / "notes.txt").write_text("a file, not a project")
+    code, data = cli("brief", "--project", tmp_path / "notes.txt", "--json")
+    assert code == 2 and "notes.txt: not a folder; give the project's folder" in data["error"]["message"]
 
 
 def test_cjk_counts_one_token_a_character():

@@ -287,6 +287,9 @@ def test_a_project_folder_that_does_not_exist_is_refused_and_nothing_made(user_h
     missing = tmp_path / "no" / "such" / "project"
     code, _, err = run_cli("hooks", "install", "claude-code", "--project", missing)
     assert code == 2 and "no such folder" in err and not (tmp_path / "no").exists()
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("hooks", "install", "claude-code", "--project", tmp_path / "file")
+    assert code == 2 and "file: not a folder" in err
 
 
 # A key written twice: the client's JSON.parse (as Python's json) keeps the last one.

@@ -11,6 +11,7 @@ import functools
 import gc
 import importlib
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -104,6 +105,11 @@ def warn_semantic_unavailable(cfg: config_mod.Config) -> None:
         from ..semantic import install_hint
 
         click.echo(f"memsync: warning: {problem}; {install_hint()}", err=True)
+
+
+def not_a_folder(path) -> str:
+    """Why a path given for a folder is not one, in a few words."""
+    return "not a folder" if os.path.lexists(os.path.expanduser(path)) else "no such folder"
 
 
 def waiting_note(cfg: config_mod.Config, progress=None):

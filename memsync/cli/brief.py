@@ -13,7 +13,7 @@ from memsync.brief import DEFAULT_BUDGET, make
 from memsync.brief.hookrun import CLIENTS, run
 from memsync.errors import BadArgument
 
-from . import Context, command, emit, main
+from . import Context, command, emit, main, not_a_folder
 
 
 @command(main, "brief")
@@ -49,7 +49,7 @@ def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
             os._exit(0)
         return
     if directory is not None and not Path(directory).expanduser().is_dir():
-        raise BadArgument(f"--project {directory}: no such folder; give the project's folder "
+        raise BadArgument(f"--project {directory}: {not_a_folder(directory)}; give the project's folder "
                           "(or run `memsync brief` inside it)")
     data = make(obj.cfg, directory, budget=budget, record=not peek)
     emit(data, as_json, lambda d: d["text"].rstrip("\n"))

@@ -11,7 +11,7 @@ import click
 from .. import clients, hooks
 from ..brief.project import find
 from ..hooks.clients import CLIENTS
-from . import Context, command, emit, main
+from . import Context, command, emit, main, not_a_folder
 
 CLIENT = click.Choice(list(CLIENTS))
 
@@ -41,7 +41,7 @@ def _project(project_dir: str | None, user: bool) -> Path | None:
         return None
     root = Path(find(project_dir).root or project_dir)  # the git root above DIR, else DIR
     if not root.is_dir():
-        raise click.BadParameter(f"{project_dir}: no such folder; give the project's folder",
+        raise click.BadParameter(f"{project_dir}: {not_a_folder(project_dir)}; give the project's folder",
                                  param_hint="--project")
     return root
 
