@@ -235,3 +235,28 @@ def test_the_old_text_only_flag_still_starts_the_server_and_says_to_drop_it(vaul
     both = subprocess.run([MEMSYNC_BIN, "mcp", "--text-only", "--structured"], capture_output=True,
                           stdin=subprocess.DEVNULL, timeout=60)
     assert both.returncode == 2 and b"contradict" in both.stderr and both.stdout == b""
+
+
+def test_a_request_the_transport_cannot_read_is_answered_not_left_waiting(server, vault):
+    """The SDK drops a line its strict parser refuses; memsync answers it (memsync.mcp.unreadable),
+    under the request's own id when a lenient reading finds one, and keeps serving."""
+    write_card(vault, "notes/heron.md", "heron", body="The grey heron waits at the pond at dawn.")
+    server.send(INITIALIZE)
+    server.reply(1)
+    server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    # half of an emoji, as a client that cut a string between its UTF-16 halves sends it
+    server.send(call(2, "memory_search", {"query": "heron \ud83d"}))
+    cut = server.reply(2)["error"]
+    assert cut["code"] == -32602 and "lone UTF-16 surrogate" in cut["message"]
+    server.send(call(3, "memory_capture", {"title": "t\udcff", "body": "a body long enough to be a card", "kind": "tool"}))
+    assert server.reply(3)["error"]["code"] == -32602
+    server.send({"id": 4, "method": "tools/list"})  # no "jsonrpc": not a JSON-RPC request
+    assert server.reply(4)["error"]["code"] == -32600
+    server.send("not json at all")
+    assert server.reply(None)["error"]["code"] == -32700
+    server.send(call(5, "memory_search", {"query": "heron"}))
+    assert "heron" in server.reply(5)["result"]["content"][0]["text"]
+    assert not list(vault.rglob("t*.md"))  # the refused capture wrote nothing
+    assert server.close() == 0
+    assert_all_jsonrpc(server.lines)
+    assert "Traceback" not in server.stderr()

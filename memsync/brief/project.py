@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memsync.model import Source
+from memsync.pathnames import storable
 from memsync.store.brief import Scope
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
@@ -75,8 +76,11 @@ def scope(project: Project, sources: list[Source], user_home: Path) -> Scope:
                 ranges.append((source.name, "" if place == root else place.relative_to(root).as_posix() + "/"))
             elif place in root.parents:  # a source that lives inside the project: all of it
                 ranges.append((source.name, ""))
-    return Scope(name, tuple(dict.fromkeys(values)), tuple(dict.fromkeys(ranges)),
-                 functools.partial(project_key, user_home=str(user_home)))
+    # A name that is not UTF-8 (bytes a file name may hold) is in no card: the index keeps text
+    values = [v for v in values if storable(v)]
+    ranges = [(source, below) for source, below in ranges if storable(below)]
+    return Scope(name if name and storable(name) else None, tuple(dict.fromkeys(values)),
+                 tuple(dict.fromkeys(ranges)), functools.partial(project_key, user_home=str(user_home)))
 
 
 def project_key(value: str | None, user_home: str) -> str | None:

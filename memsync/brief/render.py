@@ -10,6 +10,7 @@ from __future__ import annotations
 from memsync.brief.project import Project
 from memsync.brief.select import SECTION_ORDER, Section, Selection, heading_text
 from memsync.brief.tokens import estimate
+from memsync.pathnames import printable
 
 SEARCH_LINE = ("More: memory_search with a few keywords or identifiers (shell: `memsync search "
                "WORDS`); memory_get ID (shell: `memsync show ID`) reads a card whole.")
@@ -19,9 +20,14 @@ CAPTURE_LINE = ("Before this session ends, save what you learnt that will matter
                 "memory_update instead.")
 
 
+def shown(text: str | None) -> str | None:
+    """A folder's name as any output can carry it (a Linux file name need not be UTF-8)."""
+    return printable(text) if text else text
+
+
 def header(project: Project) -> list[str]:
-    where = f" ({project.root})" if project.root else ""
-    return [f"# Memory brief: {project.name or project.root}{where}",
+    where = f" ({shown(project.root)})" if project.root else ""
+    return [f"# Memory brief: {shown(project.name or project.root)}{where}",
             "Cards from memsync, the user's local memory; each line is `id title — first line`."]
 
 
@@ -53,7 +59,7 @@ def markdown(project: Project, selection: Selection, since_text: str | None) -> 
 
 def as_dict(project: Project, selection: Selection, since_iso: str | None, budget: int, text: str) -> dict:
     return {
-        "project": {"name": project.name, "root": project.root},
+        "project": {"name": shown(project.name), "root": shown(project.root)},
         "since": since_iso,
         "budget": budget,
         "tokens": estimate(text),

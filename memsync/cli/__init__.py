@@ -180,6 +180,7 @@ def command(group: click.Group, name: str, **kwargs):
         @functools.wraps(fn)
         def run(obj: Context, as_json: bool, **params):
             try:
+                _refuse_undecodable(params)
                 return fn(obj, as_json, **params)
             except MemsyncError as err:
                 fail(err, as_json)
@@ -187,6 +188,28 @@ def command(group: click.Group, name: str, **kwargs):
         return run
 
     return wrap
+
+
+PATH_METAVARS = ("DIR", "FILE", "PATH")  # a file name need not be UTF-8; a text does
+
+
+def _refuse_undecodable(params: dict) -> None:
+    """A text argument the shell passed as bytes that are not UTF-8 (Python keeps them as lone
+    surrogates) is refused by name: it could be neither searched, logged nor written to a card.
+    File and folder arguments are let through: such names are valid on Linux."""
+    from ..errors import BadArgument
+    from ..pathnames import storable
+
+    for param in click.get_current_context().command.params:
+        if isinstance(param.type, click.Path) or param.metavar in PATH_METAVARS:
+            continue
+        value = params.get(param.name or "")
+        for text in (value if isinstance(value, tuple) else (value,)):
+            if isinstance(text, str) and not text.isascii() and not storable(text):
+                what = (param.opts[0] if isinstance(param, click.Option)
+                        else f"the {(param.metavar or param.name or '').strip('[].').lower()}")
+                raise BadArgument(f"{what} is not UTF-8 text (bytes {os.fsencode(text)[:40]!r}); give "
+                                  "it as UTF-8, as a terminal set to a UTF-8 locale types it")
 
 
 GLOBAL_OPTIONS = ("--home", "--db", "--vault")

@@ -32,7 +32,13 @@ def _body_from_stdin() -> str:
     stream = sys.stdin
     if stream is None or stream.isatty():
         raise BadArgument("give the body with --body, or pipe it in: echo '...' | memsync capture --title T")
-    return stream.read()
+    raw = stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode("utf-8", "surrogateescape")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BadArgument(f"the body piped in is not UTF-8 text (byte {raw[err.start]:#04x} at offset "
+                          f"{err.start}); convert it first, e.g. iconv -f GBK -t UTF-8 notes.txt | "
+                          "memsync capture --title T") from None
 
 
 def _one_body(option: str | None, argument: str | None) -> str:

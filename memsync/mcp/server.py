@@ -15,12 +15,14 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.types import CallToolResult
 from pydantic import ValidationError
 
 from memsync.config import Config
 from memsync.mcp import brief as mcp_brief
 from memsync.mcp import tools as mcp_tools
+from memsync.mcp import unreadable
 from memsync.mcp.live import CurrentConfig, LiveIndex, StartAfterHandshake
 from memsync.mcp.replies import INTERNAL_ERROR, describe_invalid, error
 
@@ -69,6 +71,14 @@ def compact(schema):
 
 class _Server(MCPServer):
     structured = False  # True: replies also carry the result objects (`memsync mcp --structured`)
+
+    async def run_stdio_async(self) -> None:
+        """As the SDK runs stdio, with the lines it cannot read answered, not dropped
+        (memsync.mcp.unreadable). The low-level server is the SDK's own, as its method uses it."""
+        async with stdio_server() as (read_stream, write_stream), \
+                unreadable.answered(read_stream, write_stream) as readable:
+            low = self._lowlevel_server
+            await low.run(readable, write_stream, low.create_initialization_options())
 
     async def list_tools(self):
         return [t.model_copy(update={"input_schema": compact(t.input_schema)})
