@@ -20,7 +20,7 @@ from .errors import BadEnvironment
 from .model import Source
 
 SOURCE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
-SOURCE_NAME_RULE = "1-40 letters, digits, '-' or '_'"
+SOURCE_NAME_RULE = "1-40 ASCII letters (a-z, A-Z), digits, '-' or '_'"
 
 
 def absolute_path(path: Path) -> Path:

@@ -174,6 +174,8 @@ def test_bad_source_arguments(cli, tmp_path):
     assert cli("sources", "--add", "x", "--adapter", "nope", "--path", tmp_path, "--json")[0] == 2
     assert cli("sources", "--add", "x", "--path", tmp_path / "missing", "--json")[0] == 2
     assert cli("sources", "--remove", "ghost", "--json")[0] == 1
+    code, out = cli("sources", "--add", "笔记", "--path", tmp_path, "--json")  # letters, but not ASCII ones
+    assert code == 2 and "ASCII letters" in out["error"]["message"]
 
 
 def test_every_adapter_is_found_by_its_name_and_says_what_it_reads():
