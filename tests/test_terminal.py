@@ -99,6 +99,11 @@ def test_a_hit_found_by_a_head_of_the_query_word_shows_it_marked(vault, cli):
     assert cli("index")[0] == 0
     code, shown, _ = on_terminal("search", "postgresql")
     assert code == 0 and f"{BOLD_RED}postgres\x1b[0m 15" in shown
+    # where the whole word shows, only it is marked: the head elsewhere found nothing here
+    write_card(vault, "03-Knowledge/db.md", "database", "the replica runs postgresql 16; the old box runs postgres 9")
+    assert cli("index")[0] == 0
+    code, shown, _ = on_terminal("search", "postgresql")
+    assert code == 0 and f"{BOLD_RED}postgresql\x1b[0m 16" in shown and "runs postgres 9" in shown
 
 
 def test_notes_go_to_stderr_and_pipes_get_only_results(cards, run_cli):

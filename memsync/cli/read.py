@@ -134,13 +134,19 @@ def highlighter(terms: list[str]):
     """Matched terms (the plan's tokens, which the snippet's window was cut around) in bold
     color on a terminal; plain when piped or with NO_COLOR set. The heads the prefix tiers match
     too (`postgres` for `postgresql`, memsync.search.query.cuts) are marked as well: a hit found
-    by one shows its window around it."""
+    by one shows its window around it, and they are marked only in a text without a whole term."""
     if os.environ.get("NO_COLOR") or not sys.stdout.isatty():
         return None
     from ..search.query import heads
 
-    marked = [*terms, *heads(terms)]
-    return lambda text: output.mark(text, marked, lambda word: click.style(word, fg="red", bold=True))
+    with_heads = [*terms, *heads(terms)]
+
+    def marked(text: str) -> list[str]:
+        # heads only where no whole term shows: the snippet was cut around a head only then
+        lowered = text.lower()
+        return terms if any(term in lowered for term in terms) else with_heads
+
+    return lambda text: output.mark(text, marked(text), lambda word: click.style(word, fg="red", bold=True))
 
 
 @command(main, "show")
