@@ -22,6 +22,7 @@ from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ErrorData, J
 
 log = logging.getLogger("memsync.mcp")
 
+
 @asynccontextmanager
 async def answered(read_stream: Any, write_stream: Any) -> AsyncIterator[Any]:
     """The transport's read stream with its unreadable lines taken out and answered on
