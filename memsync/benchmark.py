@@ -114,6 +114,13 @@ def _paths(value, path: Path, where: str) -> frozenset[str]:
     return frozenset(v[2:] if v.startswith("./") else v for v in value)
 
 
+def _text_or_none(entry: dict, key: str, path: Path, where: str) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _bad(path, f"{where}: '{key}' must be text, not {json.dumps(value)}")
+    return value
+
+
 def load(path: Path) -> tuple[list[Case], list[Pair]]:
     if not path.exists():
         raise BadEnvironment(
@@ -131,13 +138,13 @@ def load(path: Path) -> tuple[list[Case], list[Pair]]:
     cases = []
     for n, entry in enumerate(data["queries"], 1):
         where = f"query #{n}"
-        if not isinstance(entry, dict) or not str(entry.get("query") or "").strip():
-            raise _bad(path, f"{where} needs a non-empty 'query'")
+        if not isinstance(entry, dict) or not isinstance(entry.get("query"), str) or not entry["query"].strip():
+            raise _bad(path, f"{where} needs a non-empty 'query' (text)")
         cases.append(Case(
             query=entry["query"], relevant=_paths(entry.get("relevant", []), path, where),
-            group=str(entry.get("group") or "default"), as_of=entry.get("as_of"),
+            group=str(entry.get("group") or "default"), as_of=_text_or_none(entry, "as_of", path, where),
             include_invalid=bool(entry.get("include_invalid", False)),
-            kind=entry.get("kind"), source=entry.get("source"),
+            kind=_text_or_none(entry, "kind", path, where), source=_text_or_none(entry, "source", path, where),
         ))
     pairs = []
     for n, entry in enumerate(data.get("pairs") or [], 1):
@@ -146,7 +153,7 @@ def load(path: Path) -> tuple[list[Case], list[Pair]]:
         ):
             raise _bad(path, f"pair #{n} needs 'query', 'above' and 'below'")
         pairs.append(Pair(
-            entry["query"], entry["above"], entry["below"], as_of=entry.get("as_of"),
+            entry["query"], entry["above"], entry["below"], as_of=_text_or_none(entry, "as_of", path, f"pair #{n}"),
             include_invalid=bool(entry.get("include_invalid", False)), why=entry.get("why", ""),
         ))
     if not cases and not pairs:

@@ -119,3 +119,17 @@ def test_queries_option_and_real_process(run_cli, vault, tmp_path):
     assert code == 0
     assert report["overall"]["queries"] == 3
     assert report["queries_file"] == str(truth)
+
+
+def test_a_truth_entry_of_the_wrong_type_is_named_not_a_traceback(cli, vault, home):
+    _vault(vault)
+    assert cli("index", "--json")[0] == 0
+    for entry, says in (({"query": 5}, "query #1 needs a non-empty 'query' (text)"),
+                        ({"query": "nginx", "as_of": 20260101}, "query #1: 'as_of' must be text, not 20260101"),
+                        ({"query": "nginx", "kind": ["tool"]}, """query #1: 'kind' must be text, not ["tool"]""")):
+        _truth(home, [entry])
+        code, out = cli("bench", "--json")
+        assert code == 2 and says in out["error"]["message"], out
+    _truth(home, [], [{"query": "nginx", "above": "a.md", "below": "b.md", "as_of": 5}])
+    code, out = cli("bench", "--json")
+    assert code == 2 and "pair #1: 'as_of' must be text" in out["error"]["message"]
