@@ -174,10 +174,11 @@ def show(cfg: Config, card_id: int, offset: int = 0, max_chars: int | None = Non
 
 
 def invalid_banner(index: Index, row, valid: bool) -> str:
-    invalid_at, day = row["invalid_at"], dates.day_of(row["invalid_at"])
+    invalid_at = row["invalid_at"]
     if not dates.starts_with_day(invalid_at):
         return (f"⚠ This card is marked invalid_at: {invalid_at}, which is not a date, so it "
                 "counts as no longer valid; write the day as YYYY-MM-DD in the file to fix it")
+    day = dates.first_day(invalid_at)  # in this zone: a time written in another may fall a day earlier
     if valid:
         return f"⚠ This card stops being valid on {day}"
     line = f"⚠ This card stopped being valid on {invalid_at}"
@@ -185,7 +186,8 @@ def invalid_banner(index: Index, row, valid: bool) -> str:
         newer = index.card_by_path(row["source"], row["superseded_by"])
         ref = f"{row['superseded_by']}" + (f" (id {newer['id']})" if newer else "")
         line += f"; it was superseded by {ref}"
-    before, created = dates.day_before(invalid_at), dates.day_of(row["created"])
+    before = dates.day_before(day)
+    created = dates.first_day(row["created"]) if row["created"] else None
     if created and before < created:  # valid for less than a day: no --as-of view holds it
         return line + ". It was valid only on the day it was written: search with --include-invalid to list it"
     return line + f". To see what was true then, search with --as-of {before}"

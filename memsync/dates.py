@@ -61,13 +61,64 @@ def today() -> str:
 
 
 def invalid_by(invalid_at: str | None, day: str) -> bool:
-    """Whether a card marked `invalid_at` is no longer valid on `day`, compared by day.
+    """Whether a card marked `invalid_at` is no longer valid on `day` (came_by).
 
     A mark that is not a date counts as already passed: someone marked the card, and the
     indexer reports the date as a problem. The SQL twin is `store.searchsql.VALID_ON`."""
     if not invalid_at:
         return False
-    return not starts_with_day(invalid_at) or invalid_at[:10] <= day
+    return not starts_with_day(invalid_at) or came_by(invalid_at, day)
+
+
+def came_by(iso: str, day: str) -> bool:
+    """Whether a card's date had come by the end of `day` here: its own day is `day` or earlier,
+    or it is a time with a zone whose moment is before this zone's end of `day`. A supersede
+    stamped 02:00 on the 7th at +14:00 is 12:00 on the 6th in UTC: there the 6th has it, though
+    by its written day it would come only the next day. The SQL twin is
+    `store.searchsql.came_by`."""
+    if iso[:10] <= day:
+        return True
+    moment = zoned_seconds(iso)
+    return moment is not None and moment < day_ends(day)
+
+
+def first_day(iso: str) -> str:
+    """The first day here on which `iso` has come (came_by): its own day, or the day before
+    where its moment falls earlier in this zone."""
+    moment = zoned_seconds(iso)
+    if moment is None:
+        return iso[:10]
+    try:
+        here = dt.datetime.fromtimestamp(moment).date().isoformat()
+    except (OverflowError, ValueError, OSError):  # year 1 or 9999 seen from another zone
+        return iso[:10]
+    return min(here, iso[:10])
+
+
+_ZONED = re.compile(r"^\d{4}-\d{2}-\d{2}T.*[+-]\d{2}:\d{2}$")
+
+
+def zoned_seconds(iso: str) -> float | None:
+    """Seconds since the epoch of an ISO time that names its zone (as the index keeps card
+    dates: `+08:00`, UTC as `+00:00`); None for a day, a time without zone, or no time."""
+    if not _ZONED.match(iso):
+        return None
+    try:
+        return dt.datetime.fromisoformat(iso).timestamp()
+    except ValueError:
+        return None
+
+
+_EPOCH_DAY = dt.date(1970, 1, 1)
+
+
+def day_ends(day: str) -> int:
+    """Seconds since the epoch of the midnight, in this machine's zone, that ends `day`."""
+    after = dt.date.fromisoformat(day) - _EPOCH_DAY + dt.timedelta(days=1)
+    try:
+        return int((dt.datetime(1970, 1, 1) + after).astimezone().timestamp())
+    except (OverflowError, ValueError, OSError):  # past year 9999 or before year 1 here: as UTC
+        return after.days * 86400
 
 
 def starts_with_day(text: str) -> bool:
@@ -101,5 +152,5 @@ def day_before(iso: str) -> str:
     day = day_of(iso) or ""
     try:
         return (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
-    except ValueError:
+    except (ValueError, OverflowError):  # not a day, or 0001-01-01: no day before it
         return day

@@ -10,11 +10,11 @@ from memsync.store.index import Index
 def test_filters_put_each_value_in_a_parameter():
     where = sql.filters(today="2026-01-02", kind="note", source="vault", tag="#Ops/Deploy")
     assert where.sql.count("?") == len(where.params) and "note" not in where.sql
-    assert where.params == ("note", "vault", "ops/deploy", "2026-01-02")
+    assert where.params == ("note", "vault", "ops/deploy", *sql.on_day("2026-01-02"))
 
 
 def test_as_of_replaces_today_and_an_empty_date_is_refused():
-    assert sql.filters(today="2026-01-02", as_of="2025-05-05").params == ("2025-05-05", "2025-05-05")
+    assert sql.filters(today="2026-01-02", as_of="2025-05-05").params == sql.on_day("2025-05-05") * 2
     assert sql.filters(today="2026-01-02", include_invalid=True) == sql.Where()
     with pytest.raises(BadArgument):
         sql.filters(today="2026-01-02", as_of="")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsync.store.index import Index
-from memsync.store.searchsql import VALID_ON
+from memsync.store.searchsql import VALID_ON, on_day
 
 # What every light row holds: enough to order the cards and to say what changed.
 _LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.updated, "
@@ -65,7 +65,7 @@ def project_cards(conn: Connection, scope: Scope, today: str) -> list[Row]:
     """Valid cards that belong to the project, by any of: frontmatter `project`, a tag equal to
     its name (or ending in `/name`), a folder of that name, a file inside one of its folders."""
     terms: list[str] = []
-    args: list[object] = [today]
+    args: list[object] = [*on_day(today)]
     # SQLite's lower() and LIKE fold ASCII letters only: a name with others (Über, Проект) is
     # compared through Python's casefold, one call a row, which ASCII names need not pay for.
     fold, like = "lower", "c.path LIKE ? ESCAPE '\\'"
@@ -120,7 +120,7 @@ def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
     return conn.execute(
         f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND c.id IN (SELECT id FROM card_stats "
         "WHERE read_count > 0 UNION ALL SELECT id FROM cards WHERE priority IS NOT NULL) "
-        "ORDER BY coalesce(s.read_count, 0) DESC, c.id LIMIT ?", (today, limit),
+        "ORDER BY coalesce(s.read_count, 0) DESC, c.id LIMIT ?", (*on_day(today), limit),
     ).fetchall()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memsync.store.index import Index
-from memsync.store.searchsql import VALID_ON
+from memsync.store.searchsql import VALID_ON, on_day
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ def tally(index: Index, today: str) -> Tally:
     conn = index._conn
     return Tally(
         cards=conn.execute("SELECT count(*) FROM cards").fetchone()[0],
-        valid=conn.execute(f"SELECT count(*) FROM cards c WHERE {VALID_ON}", (today,)).fetchone()[0],
+        valid=conn.execute(f"SELECT count(*) FROM cards c WHERE {VALID_ON}", on_day(today)).fetchone()[0],
         by_kind=dict(conn.execute(
             "SELECT coalesce(kind, '(none)'), count(*) FROM cards GROUP BY 1 ORDER BY 2 DESC").fetchall()),
         by_source=by_source(index),
