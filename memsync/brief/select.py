@@ -140,7 +140,10 @@ def _stamp(iso: str | None) -> float:
             when = dt.datetime.fromisoformat(iso[:10])
         except ValueError:
             return 0.0
-    return (when if when.tzinfo else when.astimezone()).timestamp()
+    try:
+        return (when if when.tzinfo else when.astimezone()).timestamp()
+    except (OverflowError, ValueError):  # year 1 or 9999, which this zone takes out of range
+        return (when - dt.datetime(1970, 1, 1)).total_seconds()
 
 
 def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newest: bool) -> list[Mapping]:

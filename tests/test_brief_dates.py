@@ -1,0 +1,41 @@
+"""The brief's "changed since your last brief" with card dates far from now: year 1 and year
+9999, in zones that push them out of Python's range."""
+
+from __future__ import annotations
+
+import time
+
+from .conftest import write_card
+
+
+def notes(data) -> dict[str, str]:
+    """title -> what the brief says changed, over every section."""
+    return {i["title"]: i["note"] for s in data["sections"] for i in s["items"] if i["note"]}
+
+
+def next_second() -> None:
+    """Marks and card dates are whole seconds: a change in the mark's second is told again."""
+    time.sleep(1.01 - time.time() % 1)
+
+
+def brief(run, where):
+    code, data, err = run("brief", "--project", where, "--json")
+    assert code == 0, err
+    return data
+
+
+def test_cards_of_year_1_and_9999_do_not_stop_the_brief(vault, tmp_path, run_cli, monkeypatch):
+    """Read as local times, 0001-01-01 and 9999-12-31T23:59:59 fall out of datetime's range in
+    any zone east of UTC or west of it: the brief ended in a traceback."""
+    assert run_cli("index")[0] == 0
+    for zone in ("Pacific/Pago_Pago", "Pacific/Kiritimati"):
+        monkeypatch.setenv("TZ", zone)
+        brief(run_cli, tmp_path)
+        next_second()
+        write_card(vault, "old.md", "Old card", "Written long ago, edited now.\n", created="0001-01-01",
+                   updated=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        write_card(vault, "far.md", "Far card", f"Edited at the end of time, in {zone}.\n",
+                   created="2020-01-01", updated="9999-12-31T23:59:59")
+        assert run_cli("index")[0] == 0
+        told = notes(brief(run_cli, tmp_path))
+        assert told["Old card"] == "updated" and told["Far card"] == "updated", zone
