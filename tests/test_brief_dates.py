@@ -1,5 +1,5 @@
-"""The brief's "changed since your last brief" with card dates far from now: year 1 and year
-9999, in zones that push them out of Python's range."""
+"""The brief's "changed since your last brief" with card dates far from now: a year mistyped
+ahead, year 1 and year 9999, in zones that push them out of Python's range."""
 
 from __future__ import annotations
 
@@ -22,6 +22,22 @@ def brief(run, where):
     code, data, err = run("brief", "--project", where, "--json")
     assert code == 0, err
     return data
+
+
+def test_a_date_ahead_of_its_file_is_told_once_not_in_every_brief(vault, tmp_path, run_cli):
+    card = write_card(vault, "typo.md", "Cache rule", "Pages are cached for five minutes.\n",
+                      updated="2999-01-01T10:00:00+00:00")  # 2026 was meant
+    assert run_cli("index")[0] == 0
+    next_second()
+    brief(run_cli, tmp_path)
+    next_second()
+    assert "Cache rule" not in notes(brief(run_cli, tmp_path))
+    card.write_text(card.read_text().replace("five", "ten"))
+    assert run_cli("index")[0] == 0
+    next_second()
+    assert notes(brief(run_cli, tmp_path))["Cache rule"] == "updated"  # the edit, once
+    next_second()
+    assert "Cache rule" not in notes(brief(run_cli, tmp_path))
 
 
 def test_cards_of_year_1_and_9999_do_not_stop_the_brief(vault, tmp_path, run_cli, monkeypatch):

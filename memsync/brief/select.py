@@ -162,6 +162,17 @@ def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newe
     return out
 
 
+def _dated(row: Mapping, key: str) -> float:
+    """A card's date (created, updated, invalid_at) as seconds, no later than when its file's
+    content last changed, when the row says (memsync.store.brief.changed_cards): a date still
+    ahead of that, from a clock set wrong or a year mistyped, would be told in every brief until
+    it came, ahead of the real changes."""
+    stamp = _stamp(row[key])
+    # keys(): `in` a sqlite3.Row looks among its values
+    content = row["content_changed_ns"] if "content_changed_ns" in row.keys() else None  # noqa: SIM118
+    return min(stamp, content / 1e9) if content and stamp else stamp
+
+
 def _file_changed(row: Mapping) -> float | None:
     """When the file of a card without an `updated` date was modified (memsync.store.brief)."""
     # keys(): `in` a sqlite3.Row looks among its values
@@ -171,8 +182,8 @@ def _file_changed(row: Mapping) -> float | None:
 
 def last_change(row: Mapping) -> float:
     """The latest of a card's created, updated and superseded times and its file's time."""
-    return max(_stamp(row["created"]), _stamp(row["updated"]),
-               _stamp(row["invalid_at"]) if row["superseded_by"] else 0.0, _file_changed(row) or 0.0)
+    return max(_dated(row, "created"), _dated(row, "updated"),
+               _dated(row, "invalid_at") if row["superseded_by"] else 0.0, _file_changed(row) or 0.0)
 
 
 def is_file(row: Mapping) -> bool:
@@ -196,7 +207,7 @@ def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[in
     does not. Cards carry whole seconds too, so a change in the very second of the last brief
     counts: a card said twice beats a change missed."""
     if row["superseded_by"]:
-        if max(_stamp(row["invalid_at"]), _stamp(row["updated"])) < since:
+        if max(_dated(row, "invalid_at"), _dated(row, "updated")) < since:
             return None
         newer = other(row["source"], row["superseded_by"])
         if not newer:
@@ -205,12 +216,12 @@ def change_note(row: Mapping, since: float, other: Callable[[str, str], tuple[in
         return f"superseded by {newer[0]}" + ("" if secrets.scan_text(newer[1], "title") else f" {newer[1]}")
     if row["invalid_at"]:
         return None  # invalid for another reason: nothing an agent should start from
-    if _stamp(row["created"]) >= since:
+    if _dated(row, "created") >= since:
         if row["supersedes"]:
             older = other(row["source"], row["supersedes"])
             return f"new, supersedes {older[0]}" if older else "new, supersedes an older card"
         return "new"
-    if _stamp(row["updated"]) >= since:
+    if _dated(row, "updated") >= since:
         return "updated"
     if (_file_changed(row) or 0.0) >= since:
         return "changed"  # new or edited: the file's time does not say which

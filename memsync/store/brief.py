@@ -133,13 +133,19 @@ _FILE_CHANGED = ("(SELECT f.changed_ns FROM file_changes f WHERE c.updated IS NU
                  "AND f.path = c.file AND c.path = c.file) AS file_changed_ns")
 
 
+# When the content of a card's file last changed (file_changes), whatever its dates say: a date
+# later than that was not written by the clock that wrote the file (memsync.brief.select).
+_CONTENT_CHANGED = ("(SELECT f.changed_ns FROM file_changes f WHERE f.source = c.source "
+                    "AND f.path = c.file) AS content_changed_ns")
+
+
 def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
     """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
     compares the full timestamps. A superseded card is here when its mark is that recent. Each
     term has its index (memsync.store.schema_lifecycle.BRIEF_LOOKUPS): SQLite reads the three ranges
     instead of every card."""
     return conn.execute(
-        f"SELECT {_LIGHT}, {_FILE_CHANGED} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
+        f"SELECT {_LIGHT}, {_FILE_CHANGED}, {_CONTENT_CHANGED} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
         "OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1) "
         "ORDER BY max(coalesce(c.created, ''), coalesce(c.updated, '')) DESC, c.id LIMIT ?2",
         (since_day, limit),
