@@ -109,6 +109,20 @@ def zoned_seconds(iso: str) -> float | None:
         return None
 
 
+def here(iso: str) -> str:
+    """A time the index keeps with its zone (now_iso: a search, a read), as it was on this
+    machine's clock, without the zone: YYYY-MM-DDTHH:MM:SS. Times written in other zones (a
+    laptop that travelled, a process with another TZ) then read in one order. Anything else
+    comes back as written, cut to that length."""
+    moment = zoned_seconds(iso)
+    if moment is None:
+        return iso[:19]
+    try:
+        return dt.datetime.fromtimestamp(moment).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):  # year 1 or 9999 seen from another zone
+        return iso[:19]
+
+
 _EPOCH_DAY = dt.date(1970, 1, 1)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import dates
 from .search import codes
 from .sizes import mib
 
@@ -156,7 +157,7 @@ def use_line(use: dict) -> str:
     """`returned 12 · opened 3 · helpful 1 · unhelpful 0 · last returned 2026-09-12`."""
     parts = [f"{key} {use[key]}" for key in ("returned", "opened", "helpful", "unhelpful")]
     if use.get("last_returned"):
-        parts.append(f"last returned {str(use['last_returned'])[:10]}")
+        parts.append(f"last returned {dates.here(str(use['last_returned']))[:10]}")
     return " · ".join(parts)
 
 

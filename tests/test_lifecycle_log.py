@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import sqlite3
@@ -200,3 +201,20 @@ def test_redaction_catches_each_secret_class_the_scanner_knows():
         assert secrets.scan_text(query, "q"), sample
         assert sample not in redacted(query) and "[redacted" in redacted(query), sample
     assert redacted("nginx ecs-prod 根目录") == "nginx ecs-prod 根目录"
+
+
+def test_the_log_shows_every_search_on_this_machines_clock(vault, run_cli, monkeypatch):
+    """A search at +14:00 then one at -11:00 a moment later: written as each process's clock
+    read, the later showed a day earlier than the one before it."""
+    _cards(vault, lambda *args: run_cli(*args)[:2])
+    for zone in ("Pacific/Kiritimati", "Pacific/Pago_Pago"):
+        monkeypatch.setenv("TZ", zone)
+        assert run_cli("search", "ecs-prod")[0] == 0
+    monkeypatch.setenv("TZ", "UTC")
+    code, text, _err = run_cli("log")
+    shown = [line.split()[0] for line in text.splitlines() if "'ecs-prod'" in line]
+    at = [entry["at"] for entry in run_cli("log", "--json")[1]["entries"]]
+    in_utc = [dt.datetime.fromisoformat(a).astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") for a in at]
+    assert code == 0 and shown == in_utc and shown == sorted(shown, reverse=True)
+    code, text, _err = run_cli("show", _log(lambda *a: run_cli(*a)[:2])["entries"][0]["hits"][0]["id"])
+    assert f"last returned {in_utc[0][:10]}" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .. import dates
 from ..output import use_line
 from . import CARD_ID, Context, command, emit, main, waiting_note
 
@@ -21,7 +22,7 @@ def _log_text(data: dict) -> str:
         hits = " ".join(f"{h['id']}{'*' if h['id'] in opened else ''}" for h in entry["hits"]) or "-"
         filters = " ".join(f"{k}={v}" for k, v in entry["filters"].items() if k != "limit")
         who = f" [{entry['client']}]" if entry["client"] else ""
-        lines.append(f"{entry['at'][:19]}{who}  {entry['query']!r} {filters}".rstrip())
+        lines.append(f"{dates.here(entry['at'])}{who}  {entry['query']!r} {filters}".rstrip())
         lines.append(f"    {entry['matched'] or 'no hit'}: {hits}")
     lines.append(f"({len(data['entries'])} of {data['total']} entries; * = opened afterwards)")
     return "\n".join(lines)
