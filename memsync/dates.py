@@ -109,6 +109,23 @@ def zoned_seconds(iso: str) -> float | None:
         return None
 
 
+def seconds(iso: str) -> float:
+    """Seconds since the epoch of an ISO date or time, to order and compare card dates as moments
+    whatever zone each was written in (a day, or a time without zone, is local); 0 for text that
+    is none. Never raises: 0001-01-01 or 9999-12-31T23:59:59 out of range here count as UTC."""
+    try:
+        when = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            when = dt.datetime.fromisoformat(iso[:10])
+        except ValueError:
+            return 0.0
+    try:
+        return (when if when.tzinfo else when.astimezone()).timestamp()
+    except (OverflowError, ValueError):  # year 1 or 9999, which this zone takes out of range
+        return (when - dt.datetime(1970, 1, 1)).total_seconds()
+
+
 def here(iso: str) -> str:
     """A time the index keeps with its zone (now_iso: a search, a read), as it was on this
     machine's clock, without the zone: YYYY-MM-DDTHH:MM:SS. Times written in other zones (a

@@ -130,3 +130,17 @@ def test_the_reason_a_card_is_kept_is_the_rule_that_decided():
     older, same_day_short, newest_long = card(7, 900, "2025-01-01"), card(8, 50, "2026-02-01"), card(9, 60, "2026-02-01")
     assert duplicates.why_kept(newest_long, [older, same_day_short]) == "longest (60 characters)"
     assert duplicates.why_kept(card(2, 10, "2026-03-01"), [older, same_day_short]) == "newest (updated 2026-03-01)"
+
+
+def test_the_newest_of_near_duplicates_is_the_latest_moment_not_the_latest_text(cli, vault):
+    """10:00 at +14:00 is 20:00 the day before in UTC, nine hours before 05:00 UTC that day; as
+    text it sorted after it, and the older card was kept while the newer was to be merged away."""
+    body = ("The staging database lives on the db2 host behind the bastion, port 5433; backups run "
+            "nightly at two with pg_dump into the backup bucket, and restore drills run monthly.")
+    write_card(vault, "03-Knowledge/east.md", "Staging database", body, updated="2026-11-06T10:00:00+14:00")
+    write_card(vault, "03-Knowledge/utc.md", "Staging database notes", body + " Checked.",
+               updated="2026-11-06T05:00:00+00:00")
+    assert cli("index")[0] == 0
+    (group,) = cli("audit", "--json")[1]["duplicates"]
+    keeper = next(c for c in group["cards"] if c["keeper"])
+    assert keeper["path"] == "03-Knowledge/utc.md" and group["why"].startswith("newest")

@@ -13,12 +13,11 @@ same last-brief time give the same brief.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memsync import secrets
+from memsync import dates, secrets
 from memsync.brief.tokens import estimate
 
 SECTION_ORDER = ("project", "changed", "used")  # as rendered
@@ -130,20 +129,8 @@ def shorten(text: str, tokens: int) -> str:
 
 
 def _stamp(iso: str | None) -> float:
-    """Seconds since the epoch of an ISO date or time (a day or a time without zone: local)."""
-    if not iso:
-        return 0.0
-    try:
-        when = dt.datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            when = dt.datetime.fromisoformat(iso[:10])
-        except ValueError:
-            return 0.0
-    try:
-        return (when if when.tzinfo else when.astimezone()).timestamp()
-    except (OverflowError, ValueError):  # year 1 or 9999, which this zone takes out of range
-        return (when - dt.datetime(1970, 1, 1)).total_seconds()
+    """Seconds since the epoch of an ISO date or time; 0 for none."""
+    return dates.seconds(iso) if iso else 0.0
 
 
 def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newest: bool) -> list[Mapping]:

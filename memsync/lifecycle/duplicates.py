@@ -12,10 +12,12 @@ of each only its length (`chars`) and its packed shingles (`grams`), handed to `
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memsync import dates
 from memsync.lifecycle import shingles
 
 # "Often": enough use that merging the card away would surprise whoever relies on it.
@@ -46,7 +48,13 @@ class Candidate:
 
 
 def keeper_key(card: Candidate) -> tuple:
-    return (card.writable, card.opened, card.helpful, card.updated or "", card.chars, -card.id)
+    return (card.writable, card.opened, card.helpful, _newness(card), card.chars, -card.id)
+
+
+def _newness(card: Candidate) -> float:
+    """When the card was last updated, as a moment: as text, 10:00 at +14:00 on a day sorted
+    after 05:00 in UTC that day, nine hours later."""
+    return dates.seconds(card.updated) if card.updated else -math.inf
 
 
 def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
@@ -56,7 +64,7 @@ def why_kept(keeper: Candidate, others: list[Candidate]) -> str:
         (lambda c: c.writable, "the others are in read-only sources"),
         (lambda c: c.opened, f"read most ({keeper.opened} times)"),
         (lambda c: c.helpful, f"marked helpful most ({keeper.helpful} times)"),
-        (lambda c: c.updated or "", f"newest (updated {str(keeper.updated)[:10]})"),
+        (_newness, f"newest (updated {str(keeper.updated)[:10]})"),
         (lambda c: c.chars, f"longest ({keeper.chars} characters)"),
     ]
     level = others
