@@ -7,6 +7,7 @@ tags as a list or as a comma string, and bytes that are not UTF-8.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 
@@ -96,6 +97,22 @@ def kind_from_folder(rel_path: str) -> str | None:
     return FOLDER_KINDS.get(top) if "/" in rel_path else None
 
 
+def _written(value: object) -> str:
+    """A frontmatter value that is not a date, as it reads in the file, for a problem to quote:
+    `[2024-03-01, 2024-04-01]`, `true`, never Python's `[datetime.date(2024, 3, 1), ...]`."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):  # a datetime too
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_written, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_written(k)}: {_written(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def _set(value: object) -> bool:
     return value is not None and value != "" and value is not False
 
@@ -105,7 +122,7 @@ def _invalid_at(value: object) -> str | None:
     map becomes its YAML-ish text). Any mark that is set counts (`false` is not set)."""
     if not _set(value):
         return None
-    return dates.normalize(value) or _as_text(value) or str(value)
+    return dates.normalize(value) or _written(value) or str(value)
 
 
 def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
@@ -118,7 +135,7 @@ def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
     date_problems = [
         f"invalid_at {invalid_at!r} is not a date, so the card counts as no longer valid; "
         "write it as YYYY-MM-DD" if invalid_at and not dates.starts_with_day(invalid_at) else None,
-        f"created {_as_text(created) or created!r} is not a date, so the card counts as always "
+        f"created {_written(created)!r} is not a date, so the card counts as always "
         "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
     ]
     problem = "; ".join(p for p in (problem, meta_problem, *date_problems) if p) or None

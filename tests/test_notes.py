@@ -106,3 +106,15 @@ def test_crlf_frontmatter_is_read():
     card = notes.parse(b"---\r\ntitle: windows card\r\ntags: [a]\r\n---\r\nbody\r\n", "w.md")
     assert card.title == "windows card" and card.tags == ("a",) and card.problem is None
     assert card.body.strip() == "body"
+
+
+def test_a_date_field_that_is_no_date_is_quoted_as_the_file_writes_it():
+    """YAML makes dates of `[2024-03-01, 2024-04-01]` and a bool of `true`: the problem (and the
+    mark show prints) said `[datetime.date(2024, 3, 1), ...]` and `True`."""
+    card = parse("---\ninvalid_at: [2024-03-01, 2024-04-01T10:00:00+08:00]\ncreated: true\n---\nbody")
+    assert card.invalid_at == "[2024-03-01, 2024-04-01T10:00:00+08:00]"
+    assert "invalid_at '[2024-03-01, 2024-04-01T10:00:00+08:00]' is not a date" in card.problem
+    assert "created 'true' is not a date" in card.problem
+    card = parse("---\ninvalid_at: {from: 2024-03-01}\ncreated: 1709280000\n---\nbody")
+    assert card.invalid_at == "{from: 2024-03-01}" and "created '1709280000' is not" in card.problem
+    assert "datetime" not in card.problem
