@@ -42,14 +42,20 @@ def _mapping(loader, node: Node):
         return _UNLIKE
     out = {}
     lists: set[int] = set()
-    for key, value in node.value:
+    for at, (key, value) in enumerate(node.value):
         if type(key) is not ScalarNode or key.tag != _STR:
             return _UNLIKE
         if type(value) is SequenceNode:
             if id(value) in lists:  # an alias of a list: the constructor gives the same object
                 return _UNLIKE
             lists.add(id(value))
-        made = _value(loader, value)
+        try:
+            made = _value(loader, value)
+        except (ValueError, TypeError):  # a date that is none (0000-00-00)
+            # the constructor merges keys (`<<`) before it makes any value, and fails there first
+            if any(type(k) is not ScalarNode or k.tag != _STR for k, _ in node.value[at + 1:]):
+                return _UNLIKE
+            raise
         if made is _UNLIKE:
             return _UNLIKE
         out[key.value] = made

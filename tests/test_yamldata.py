@@ -61,6 +61,7 @@ FRONTMATTERS = [
     "title: one\n---\ntitle: two",  # two documents
     "title: x\ncustom: !custom tag",
     "title: |\n  block\n  text\nfolded: >-\n  a\n  b",
+    "created: 0000-00-00\n<<: ",  # a date that is none, then a merge of nothing: the merge fails first
 ]
 
 
