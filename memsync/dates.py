@@ -147,7 +147,11 @@ def day_ends(day: str) -> int:
     """Seconds since the epoch of the midnight, in this machine's zone, that ends `day`."""
     after = dt.date.fromisoformat(day) - _EPOCH_DAY + dt.timedelta(days=1)
     try:
-        return int((dt.datetime(1970, 1, 1) + after).astimezone().timestamp())
+        midnight = dt.datetime(1970, 1, 1) + after
+        ends = midnight.astimezone().timestamp()
+        if dt.datetime.fromtimestamp(ends) < midnight:  # a clock change skips midnight here
+            ends = midnight.replace(fold=1).astimezone().timestamp()  # (Havana, Santiago)
+        return int(ends)
     except (OverflowError, ValueError, OSError):  # past year 9999 or before year 1 here: as UTC
         return after.days * 86400
 

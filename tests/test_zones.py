@@ -115,3 +115,16 @@ def test_first_day_is_the_day_a_moment_falls_on_here(zone):
     assert dates.first_day("2020-06-01T10:00:00") == "2020-06-01"  # no zone: as written
     assert dates.first_day("0001-01-01T00:00:00+14:00") == "0001-01-01"
     assert os.environ["TZ"] == "UTC"
+
+
+@pytest.mark.parametrize("name,moment,day", [
+    ("America/Havana", "2026-03-08T04:30:00+00:00", "2026-03-07"),  # 23:30 there; the clock jumps 00:00 -> 01:00
+    ("America/Santiago", "2026-09-06T03:30:00+00:00", "2026-09-05"),  # the same, in September
+    ("Europe/Berlin", "2026-03-29T09:30:00+09:00", "2026-03-29"),  # 01:30 there, the night clocks go forward
+])
+def test_a_moment_counts_on_its_own_day_here_where_a_clock_change_skips_midnight(zone, name, moment, day):
+    zone(name)
+    assert dates.first_day(moment) == day
+    assert dates.invalid_by(moment, day)
+    before = (dt.date.fromisoformat(day) - dt.timedelta(days=1)).isoformat()
+    assert not dates.invalid_by(moment, before)
