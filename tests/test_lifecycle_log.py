@@ -88,6 +88,19 @@ def test_a_flagged_secret_in_a_query_is_stored_redacted(cli, vault):
     assert AWS not in dump
 
 
+def test_a_flagged_secret_in_a_filter_or_a_feedback_query_is_stored_redacted(cli, vault):
+    _cards(vault, cli)
+    cli("search", "nginx", "--tag", AWS)
+    (entry,) = _log(cli)["entries"]
+    assert entry["filters"]["tag"] == "[redacted aws_access_key_id]"
+    card = cli("search", "nginx", "--json")[1]["hits"][0]["id"]
+    code, data = cli("feedback", card, "--helpful", "--query", f"nginx {AWS}", "--json")
+    assert code == 0 and data["query"] == "nginx [redacted aws_access_key_id]"
+    with sqlite3.connect(config.load().db.path) as conn:
+        dump = "\n".join(conn.iterdump())
+    assert AWS not in dump
+
+
 def test_log_searches_false_keeps_no_log(cli, vault, home):
     _cards(vault, cli)
     home.mkdir(exist_ok=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from memsync import dates
 from memsync.config import Config
 from memsync.errors import BadArgument
+from memsync.lifecycle.redact import redacted
 from memsync.store import lifelog
 from memsync.store.index import Index
 
@@ -22,11 +23,11 @@ def give_cfg(cfg: Config, card_id: int, verdict: str, query: str | None = None) 
 
 def give(index: Index, card_id: int, verdict: str, query: str | None = None) -> dict:
     """Record a verdict on an indexed card; the query it answered defaults to the latest logged
-    search that returned it."""
+    search that returned it. A query given here is kept redacted, as a logged one is."""
     if verdict not in VERDICTS:
         raise BadArgument(f"feedback is 'helpful' or 'unhelpful', not {verdict!r}")
     row = index.card(card_id)  # NotFound for an id that is not indexed
-    query = query or lifelog.last_query_for(index, card_id)
+    query = redacted(query) if query else lifelog.last_query_for(index, card_id)
     lifelog.record_feedback(index, card_id, verdict == "helpful", query, dates.now_iso())
     return {"status": "recorded", "id": card_id, "path": row["path"], "feedback": verdict,
             "query": query, "use": lifelog.use(index, card_id)}

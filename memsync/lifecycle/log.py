@@ -14,11 +14,13 @@ from memsync.store.index import Index
 
 
 def filters_of(q: Query, semantic: bool) -> dict:
-    """The filters and options a search ran with, only those that were set."""
+    """The filters and options a search ran with, only those that were set. A filter is free
+    text as much as the query is (a token pasted as `--tag` is still a token), so it is kept
+    redacted the same way."""
     given = {"kind": q.kind, "source": q.source, "tag": q.tag, "as_of": q.as_of,
              "include_invalid": q.include_invalid or None, "limit": q.limit,
              "semantic": semantic or None}
-    return {k: v for k, v in given.items() if v is not None}
+    return {k: redacted(v) if isinstance(v, str) else v for k, v in given.items() if v is not None}
 
 
 def record(cfg: Config, index: Index, q: Query, result: dict, semantic: bool = False,
