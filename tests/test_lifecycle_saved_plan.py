@@ -152,6 +152,39 @@ def test_a_plan_edited_to_end_two_files_at_one_name_is_refused_whole(cli, vault,
     assert f"two of its file changes name {move['to']}" in _refused(cli, vault, name)
 
 
+def _drop_a_merged_cards_change(plan: dict) -> None:
+    merged = plan["merges"][0]["merged"][0]["path"]
+    plan["changes"] = [item for item in plan["changes"] if item["rel"] != merged]
+
+
+def _keep_a_change_without_its_step(plan: dict) -> None:
+    plan["merges"] = []
+
+
+def _move_a_merged_keeper(plan: dict) -> None:
+    keeper = next(item for item in plan["changes"] if item["rel"] == plan["merges"][0]["path"])
+    keeper["to"] = "03-Knowledge/elsewhere.md"
+
+
+def _end_at_another_file_by_a_double_slash(plan: dict) -> None:
+    move = next(item for item in plan["changes"] if item["to"] != item["rel"])
+    other = next(item for item in plan["changes"] if item["to"] == item["rel"])
+    move["to"] = other["rel"].replace("/", "//", 1)
+    plan["moves"][0]["to"] = move["to"]
+
+
+@pytest.mark.parametrize("edit", [_drop_a_merged_cards_change, _keep_a_change_without_its_step,
+                                  _move_a_merged_keeper, _end_at_another_file_by_a_double_slash])
+def test_a_plan_whose_steps_and_file_changes_part_ways_is_refused_whole(cli, vault, home, edit):
+    """A merge carried out without one of its files' changes left the keeper saying it
+    supersedes a card that was never marked superseded."""
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    _edit_saved(home, name, edit)
+    message = _refused(cli, vault, name)
+    assert "is damaged" in message and "--save" in message
+
+
 def test_a_plan_applied_later_writes_the_time_of_the_apply_not_of_the_review(cli, vault, home):
     # Saved by the daily timer, applied hours later: until then the merged cards were the
     # current fact, and a brief had in between must still hear of the merge.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import re
 import time
 from pathlib import Path
@@ -141,6 +142,8 @@ def _malformed(vault: Path, saved: dict) -> str | None:
                 return f"{rel!r} is not a path inside the vault"
             if hidden(rel) or not rel.endswith(".md"):
                 return f"{rel!r} is not a card of the vault"
+            if posixpath.normpath(rel) != rel:  # `a//b.md` is a/b.md: the check of two at one name would miss it
+                return f"{rel!r} is not a path as memsync writes it"
     names = [rel for item in saved["changes"] for rel in {item["rel"], item["to"]}]
     if len(names) != len(set(names)):  # one file's change holds all its steps; no two end at one name
         return f"two of its file changes name {next(n for n in names if names.count(n) > 1)}"
@@ -151,6 +154,24 @@ def _malformed(vault: Path, saved: dict) -> str | None:
                                              and all(isinstance(rel, str) for rel in step["touches"])
                                              for step in steps)):
             return f"its {key} are not as memsync writes them"
+    return _steps_disagree(saved)
+
+
+def _steps_disagree(saved: dict) -> str | None:
+    """Where a plan's file changes and the steps it shows part ways, or None. Each file a step
+    touches has its change and each change is a step's, so a change dropped by hand cannot
+    leave half a merge (a keeper saying it supersedes a card never marked), and a file moves
+    only where a move step says."""
+    touched = {rel for key, _kind in STEPS for step in saved.get(key) or [] for rel in step["touches"]}
+    moves = {step.get("from"): step.get("to") for step in saved.get("moves") or []}
+    changed = {item["rel"]: item["to"] for item in saved["changes"]}
+    for rel in sorted(touched - changed.keys()):
+        return f"a step touches {rel}, and no file change is there for it"
+    for rel, to in changed.items():
+        if rel not in touched:
+            return f"the file change of {rel} belongs to no step"
+        if to != moves.get(rel, rel):
+            return f"the file change of {rel} ends at {to}, where no move step of the plan takes it"
     return None
 
 
