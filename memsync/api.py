@@ -15,7 +15,6 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from memsync.search import codes
 from memsync.search.lexical import LexicalSearcher, Query
 from memsync.session import indexer, open_index
 from memsync.store.connection import DB_ERRORS, as_error
@@ -51,12 +50,11 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         if q.source:
             cfg.source(q.source)
         result = searcher(index, semantic).search(q).to_dict(explain)
-        never_filled = not result["hits"] and index.meta("last_change") is None
-        if never_filled:  # says why better than "no match"
-            note = codes.Note(codes.INDEX_EMPTY)
-            if not cfg.vault.path.is_dir():  # indexing would only fail: say what to fix instead
-                note = codes.Note(codes.VAULT_MISSING, {"path": str(cfg.vault.path)})
-            result["notes"] = [note.to_dict()]
+        from .lifecycle.opening import never_filled
+
+        unfilled = None if result["hits"] else never_filled(cfg, index)
+        if unfilled:  # says why better than "no match"
+            result["notes"] = [unfilled]
         if cfg.lifecycle.use_prior:  # off unless config.json says "use_prior": true
             from .lifecycle import reranking
 
@@ -70,7 +68,7 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
         from .lifecycle import log
 
         log.record(cfg, index, q, result, bool(semantic), client)
-        if not never_filled:  # stale hits need a word; an index never filled has its note
+        if not unfilled:  # stale hits need a word; an index never filled has its note
             warnings += staleness(cfg, [index.meta("last_sync"), index.meta("last_change")])
         warnings += unfinished(cfg, index.unfinished_since())
     if warnings:

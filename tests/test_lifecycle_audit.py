@@ -144,3 +144,17 @@ def test_the_newest_of_near_duplicates_is_the_latest_moment_not_the_latest_text(
     (group,) = cli("audit", "--json")[1]["duplicates"]
     keeper = next(c for c in group["cards"] if c["keeper"])
     assert keeper["path"] == "03-Knowledge/utc.md" and group["why"].startswith("newest")
+
+
+def test_an_index_no_card_ever_reached_is_not_reported_as_a_clean_memory(cli, vault, home):
+    cli("init")  # the index is made over a vault still empty; cards come later, nothing indexes them
+    write_card(vault, "03-Knowledge/long.md", "long", "A long card without a summary. " * 30)
+    code, data = cli("audit", "--json")
+    assert code == 0 and data["cards"] == 0 and data["notes"] == [{"code": "index_empty"}]
+    code, plan = cli("consolidate", "--json")
+    assert code == 0 and plan["empty"] and plan["notes"] == [{"code": "index_empty"}]
+    code, text = cli("audit")
+    assert "nothing to tidy" not in text and "run `memsync index`" in text
+    cli("index")
+    code, data = cli("audit", "--json")
+    assert data["cards"] == 1 and "notes" not in data

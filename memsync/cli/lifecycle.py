@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .. import dates
-from ..output import use_line
+from ..output import search_note, use_line
 from . import CARD_ID, Context, command, emit, main, waiting_note
 
 
@@ -99,7 +99,9 @@ def _audit_text(data: dict) -> str:
     if counts["loose_chains"]:
         lines.append(f"\nsupersede chains with loose ends: {counts['loose_chains']}")
         lines += [f"  {e['message']}\n    fix: {e['fix']}" for e in data["loose_chains"]]
-    if not any(counts.values()):
+    if data.get("notes"):  # no card, because none was ever indexed: not a clean memory
+        lines.append(search_note(data["notes"]) or "")
+    elif not any(counts.values()):
         lines.append("nothing to tidy")
     elif any(counts[k] for k in ("duplicates", "long_without_summary", "misfiled")):
         lines.append("\n`memsync consolidate` shows the plan for duplicates, summaries and folders")
@@ -156,6 +158,8 @@ def _plan_text(data: dict) -> str:
         lines.append(f"left alone ({skip['step']}) {what}: {skip['why']}")
     if data.get("not_indexed"):
         lines.append(_not_indexed_line(data["not_indexed"]))
+    if data.get("notes"):
+        lines.append(search_note(data["notes"]) or "")
     if data.get("plan"):
         lines.append(f"carried out as saved in {data['plan']}" if data.get("run") else
                      f"nothing of the plan saved in {data['plan']} was left to carry out; nothing changed")

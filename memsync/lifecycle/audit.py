@@ -141,8 +141,12 @@ def summary(report: dict) -> dict:
 
 def audit(cfg: Config, threshold: float | None = None) -> dict:
     """`memsync audit`: open the index read as it is and report."""
-    from memsync.lifecycle.opening import index_of
+    from memsync.lifecycle.opening import index_of, never_filled
 
     with index_of(cfg) as index:
-        return run(cfg, index, threshold)
+        report = run(cfg, index, threshold)
+        unfilled = None if report["cards"] else never_filled(cfg, index)
+    if unfilled:
+        report["notes"] = [unfilled]
+    return report
 

@@ -46,6 +46,7 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     with opening.index_of(cfg) as index:
         report = audit.run(cfg, index, threshold, listed=10**9)
         not_indexed = index.unindexed("vault")
+        unfilled = None if report["cards"] else opening.never_filled(cfg, index)
     # only what the plan is made of: the other sections list every card at 100,000 cards
     steps = {key: report[key] for key in plan.SECTIONS}
     del report
@@ -55,6 +56,7 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     # ... and the others an index before left out, counted (doctor lists them)
     named = set(denied)
     built.not_indexed = [path for path in not_indexed if path not in named]
+    built.notes = [unfilled] if unfilled else []
     return built
 
 

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from memsync.config import Config
 from memsync.errors import BadEnvironment
+from memsync.search import codes
 from memsync.store.index import Index
 
 
@@ -25,3 +26,14 @@ def index_of(cfg: Config) -> Iterator[Index]:
         yield index
     finally:
         index.close()
+
+
+def never_filled(cfg: Config, index: Index) -> dict | None:
+    """The note for a result over an index no card ever reached (codes.INDEX_EMPTY, or
+    VAULT_MISSING when indexing would only fail), else None: an audit or a plan of no card must
+    not read as a clean memory when the vault's cards were never indexed."""
+    if index.meta("last_change") is not None:
+        return None
+    if not cfg.vault.path.is_dir():
+        return codes.Note(codes.VAULT_MISSING, {"path": str(cfg.vault.path)}).to_dict()
+    return codes.Note(codes.INDEX_EMPTY).to_dict()

@@ -55,6 +55,7 @@ class Plan:
     # Paths of the vault the index holds no card of, for a reason it recorded (too large, no
     # permission): the audit never saw them, so no step names them; the plan says they are out.
     not_indexed: list[str] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)  # coded (memsync.search.codes): an index never filled
 
     def to_dict(self) -> dict:
         shown = {"merges": self.merges, "summaries": self.summaries, "moves": self.moves,
@@ -63,6 +64,8 @@ class Plan:
         if self.not_indexed:
             folders = sum(path.endswith("/") for path in self.not_indexed)
             shown["not_indexed"] = {"files": len(self.not_indexed) - folders, "folders": folders}
+        if self.notes:
+            shown["notes"] = self.notes
         return shown
 
 
