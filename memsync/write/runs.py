@@ -135,10 +135,18 @@ def _put(cfg: Config, vault: Path, run: str, item: dict, side: str) -> None:
         atomic.replace(target, data)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = os.stat(vaultio.inside(vault, here)).st_mode & 0o7777  # a private card stays private
-    if not atomic.create(target, data, mode):
-        raise Rejected(f"{there} is taken; nothing more was changed")
-    os.unlink(vaultio.inside(vault, here))
+    source = vaultio.inside(vault, here)
+    if _sha(vaultio.read_bytes(source)) == item[side]:
+        # A card only moving goes as `mv` moves it, the file itself, its old name dropped at
+        # once: written anew, its two names stood side by side while the new one was fsynced,
+        # and a watcher that looked then indexed a copy, the card's id lost with the old name.
+        if not atomic.move_no_clobber(source, target):
+            raise Rejected(f"{there} is taken; nothing more was changed")
+    else:
+        mode = os.stat(source).st_mode & 0o7777  # a private card stays private
+        if not atomic.create(target, data, mode):
+            raise Rejected(f"{there} is taken; nothing more was changed")
+        os.unlink(source)
     if side == "before":
         _drop_made_folders(vault, item)
 
