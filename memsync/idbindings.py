@@ -39,6 +39,17 @@ class IdBindings:
                     self.index.remove_file(source, dst)
                 self.index.rebind_ids(source, src, dst)
 
+    def follow(self, source: str, moves: Iterable[tuple[str, str]]) -> None:
+        """Renames a write command made itself (a consolidate run's moves), told once they are
+        done: a card still indexed at src is re-keyed to dst, keeping its id, and a card a
+        watcher found anew at dst meanwhile gives way to it. Without this, the sync of both
+        names after them drops the card at src (its file is gone) when a watcher already
+        indexed dst: it saw the new name in one batch, the old one go in the next. A card no
+        longer at src (a watcher paired the rename already) is left as it is."""
+        with self.index.transaction():
+            for src, dst in moves:
+                self.index.move_file(source, src, dst)
+
     def retire_ids(self, source: str, paths: Iterable[str]) -> None:
         """Purged for good: the ids bound to these paths (and their `#anchor` cards) are retired
         and their read stats dropped."""

@@ -68,3 +68,29 @@ def test_a_watcher_beside_a_move_and_its_undo_keeps_the_cards_id(cli, vault, hom
     assert _settled(watching, NEW, OLD) == card
     assert cli("consolidate", "--undo", done["run"])[0] == 0
     assert _settled(watching, OLD, NEW) == card
+
+
+def test_a_watcher_batch_between_the_move_and_its_sync_costs_the_card_no_id(cli, vault, home, monkeypatch):
+    """A watcher's batch can hold the new name without the old one going (that deletion came
+    with its folder's, in the next batch): it indexes the new name as a new card. The run's
+    own sync right after, which finds the old name gone, must not drop the card that was
+    there: its id goes to the new name, the watcher's new card gives way."""
+    from contextlib import closing
+
+    from memsync import session
+    from memsync.write import runs
+
+    _vault(vault, cli, home)
+    card = _id_at(OLD)
+    transition = runs.transition
+
+    def then_a_watcher_batch(cfg, at, run, files, direction):
+        transition(cfg, at, run, files, direction)
+        with closing(Index(cfg.db.path)) as index:
+            session.indexer(cfg, index).sync_paths("vault", [NEW if direction == "apply" else OLD])
+
+    monkeypatch.setattr(runs, "transition", then_a_watcher_batch)
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and (_id_at(NEW), _id_at(OLD)) == (card, None)
+    assert cli("consolidate", "--undo", done["run"])[0] == 0
+    assert (_id_at(OLD), _id_at(NEW)) == (card, None)

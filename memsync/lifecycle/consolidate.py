@@ -121,7 +121,7 @@ def _finish(cfg: Config, result: dict, recovered: list[dict]) -> dict:
     """Bring the index in line with the run's files (after the lock: it may take a while)."""
     files = result.pop("_files", None)
     if files:
-        result["indexed"] = runs.sync(cfg, files)
+        result["indexed"] = runs.sync(cfg, files, "apply")
     if recovered:
         result["recovered"] = recovered
     return result

@@ -243,17 +243,30 @@ def undo(cfg: Config, run: str) -> dict:
         if all(state == "before" for state in states):
             return {"status": "unchanged", "run": run, "note": "this run is already undone"}
         transition(cfg, vault, run, files, "undo")
-    result = {"status": "undone", "run": run, "files": len(files), "indexed": sync(cfg, files)}
+    result = {"status": "undone", "run": run, "files": len(files), "indexed": sync(cfg, files, "undo")}
     if recovered:
         result["recovered"] = recovered
     return result
 
 
-def sync(cfg: Config, files: list[dict]) -> bool | None:
+def sync(cfg: Config, files: list[dict], direction: str | None) -> bool | None:
+    """Bring the index in line with a run's files; `direction` ('apply', 'undo'; None for a run
+    rolled back) says which way its moves went, so each moved card keeps its id."""
     warnings: list[str] = []
     rels = sorted({p for item in files for p in (item["rel"], item["to"])})
     with vaultio.index_or_none(cfg, warnings) as index:
-        return vaultio.sync(cfg, index, rels, warnings)
+        return vaultio.sync(cfg, index, rels, warnings, _moved(vaultio.root(cfg), files, direction))
+
+
+def _moved(vault: Path, files: list[dict], direction: str | None) -> list[tuple[str, str]]:
+    """The moves `direction` made, (old name, new name), those that stand on disk now."""
+    moved = []
+    for item in files if direction else []:
+        src, dst = (item["rel"], item["to"]) if direction == "apply" else (item["to"], item["rel"])
+        if src != dst and os.path.lexists(vaultio.inside(vault, dst)) \
+                and not os.path.lexists(vaultio.inside(vault, src)):
+            moved.append((src, dst))
+    return moved
 
 
 def recover(cfg: Config) -> list[dict]:
@@ -271,7 +284,7 @@ def recover(cfg: Config) -> list[dict]:
                               else ("before", "after"))
             with journal.writing(cfg.home.path):
                 action = _settle(cfg, vault, run, manifest["files"], target, source)
-            sync(cfg, manifest["files"])
+            sync(cfg, manifest["files"], entry.get("direction") if action == "finished" else None)
         except (MemsyncError, OSError, KeyError, ValueError) as exc:
             done.append({"op": OP, "run": run, "action": f"left for later ({getattr(exc, 'message', exc)})"})
             return False

@@ -171,13 +171,19 @@ def index_or_none(cfg: Config, warnings: list[str]) -> Iterator[Index | None]:
         index.close()
 
 
-def sync(cfg: Config, index: Index | None, rels: list[str], warnings: list[str]) -> bool:
-    """Ask the indexer to look at exactly these files. False (with a warning) if it failed."""
+def sync(cfg: Config, index: Index | None, rels: list[str], warnings: list[str],
+         moves: list[tuple[str, str]] | None = None) -> bool:
+    """Ask the indexer to look at exactly these files, after the renames in `moves` (src, dst)
+    this command made itself (their ids go along: Indexer.follow). False (with a warning) if it
+    failed."""
     if index is None:
         warnings.append("saved on disk but not indexed; run `memsync index` to pick it up")
         return False
     try:
-        report = session.indexer(cfg, index).sync_paths(VAULT, rels)
+        indexer = session.indexer(cfg, index)
+        if moves:
+            indexer.follow(VAULT, moves)
+        report = indexer.sync_paths(VAULT, rels)
     except (MemsyncError, OSError, *DB_ERRORS) as exc:
         warnings.append(
             f"saved on disk, but indexing failed ({_text(exc)}); run `memsync index` to retry"
