@@ -12,6 +12,8 @@ constructor whole. tests/test_yamldata.py compares the two.
 
 from __future__ import annotations
 
+from typing import Any
+
 from frontmatter.default_handlers import SafeLoader, YAMLHandler
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -22,9 +24,28 @@ _OTHER_SCALARS = frozenset(_TAG + name for name in ("null", "bool", "int", "floa
 _UNLIKE = object()  # a node this module leaves to the constructor
 
 
-def load(text: str):
-    """yaml.load(text, Loader=SafeLoader)."""
-    loader = SafeLoader(text)
+# The safe loader, save that a date that cannot be (2024-02-30, a 13th month) is its text. YAML
+# 1.1 makes a date of every plain YYYY-MM-DD, and PyYAML raises building one that does not exist,
+# which lost a note's whole frontmatter (title, tags, summary, supersede pointers) to one mistyped
+# `created:`; Obsidian reads the value as text and the rest as written. (Made by type(): the
+# safe loader is python-frontmatter's pick of the C or the Python one, a variable to mypy.)
+_DatesAsWritten: Any = type("_DatesAsWritten", (SafeLoader,), {})
+
+
+def _date_or_text(loader, node):
+    try:
+        return SafeLoader.construct_yaml_timestamp(loader, node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+_DatesAsWritten.add_constructor(_TAG + "timestamp", _date_or_text)
+
+
+def load(text: str, dates_as_written: bool = False):
+    """yaml.load(text, Loader=SafeLoader); with `dates_as_written`, a date that cannot be is
+    read as its text (_DatesAsWritten) instead of raising ValueError."""
+    loader = (_DatesAsWritten if dates_as_written else SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -75,7 +96,7 @@ def _value(loader, node: Node):
 
 
 class Handler(YAMLHandler):
-    """python-frontmatter's YAML handler, loading with `load`."""
+    """python-frontmatter's YAML handler, loading with `load` (a date that cannot be as text)."""
 
     def load(self, fm: str, **kwargs: object):
-        return load(fm) if not kwargs else super().load(fm, **kwargs)
+        return load(fm, dates_as_written=True) if not kwargs else super().load(fm, **kwargs)

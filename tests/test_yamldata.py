@@ -97,3 +97,14 @@ def test_random_frontmatter_loads_as_pyyaml_loads_it(lines):
 def test_notes_reads_frontmatter_through_it():
     card = notes.parse(b"---\ntitle: deploy\ntags: [ops]\ncreated: 2024-01-02\n---\nbody text\n", "a.md")
     assert (card.title, card.tags, card.created, card.body) == ("deploy", ("ops",), "2024-01-02", "body text")
+
+
+@pytest.mark.parametrize("value", ["2024-02-30", "2023-13-01", "2024-02-30 10:00:00", "[2024-02-30]"])
+def test_a_date_that_cannot_be_costs_a_note_no_other_field(value):
+    """Obsidian reads `created: 2024-02-30` as text and the other properties as written; the
+    note's title, tags and summary were all dropped for it (frontmatter could not be read)."""
+    card = notes.parse(f"---\ntitle: deploy\ntags: [ops]\nsummary: how we deploy\ncreated: {value}\n"
+                       "---\nbody text\n".encode(), "a.md")
+    assert (card.title, card.tags, card.summary, card.body) == ("deploy", ("ops",), "how we deploy", "body text")
+    assert "could not be read" not in (card.problem or "")
+    assert yamldata.load("created: 2024-01-02", dates_as_written=True) == {"created": dt.date(2024, 1, 2)}
