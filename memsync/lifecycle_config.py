@@ -18,6 +18,8 @@ from typing import NamedTuple
 # Chosen on bench/hygiene.py (bench/results/hygiene.json): at 10,000 cards with 300 planted groups,
 # 0.55 gave group precision 0.97 and recall 0.96 (0.50: 0.92 / 0.98; 0.60: 0.96 / 0.90).
 DUPLICATE_THRESHOLD = 0.55
+LARGEST = 10**9  # log entries, characters: more than any vault or log holds
+LONGEST_DAYS = 36_500  # a century: a day that many days back is still on the calendar
 
 
 class Settings(NamedTuple):
@@ -40,11 +42,15 @@ def _shown(value: object) -> str:
 
 def read(data: dict, where: str) -> Settings:
     """Settings from config.json's object; ValueError with the key and the fix when one is wrong."""
-    def number(key: str, default, low, kind=int):
+    def number(key: str, default, low, high, kind=int):
+        # Bounded above as well: 1e400 reads as infinity and NaN as NaN (Python's json takes
+        # both), and a log_cap past SQLite's integers or stale_days past the calendar ended every
+        # search or audit in a traceback.
         value = data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low \
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high \
                 or (kind is int and value != int(value)):
-            raise ValueError(f"{where}: {key!r} must be a number ≥ {low}, not {_shown(value)}")
+            what = "a whole number" if kind is int else "a number"
+            raise ValueError(f"{where}: {key!r} must be {what} from {low:,} to {high:,}, not {_shown(value)}")
         return kind(value)
 
     def flag(key: str, default: bool) -> bool:
@@ -52,10 +58,7 @@ def read(data: dict, where: str) -> Settings:
         if not isinstance(value, bool):
             raise ValueError(f"{where}: {key!r} must be true or false, not {_shown(value)}")
         return value
-    threshold = number("duplicate_threshold", DUPLICATE_THRESHOLD, 0.05, float)
-    if threshold > 1:
-        raise ValueError(f"{where}: 'duplicate_threshold' is a similarity between 0 and 1, "
-                         f"not {_shown(threshold)}")
+    threshold = number("duplicate_threshold", DUPLICATE_THRESHOLD, 0.05, 1, float)
     rules = data.get("folder_rules") or {}
     if not isinstance(rules, dict) or not all(
             isinstance(k, str) and isinstance(v, str) and v.strip("/ ") for k, v in rules.items()):
@@ -70,9 +73,9 @@ def read(data: dict, where: str) -> Settings:
     return Settings(
         log_searches=flag("log_searches", True),
         use_prior=flag("use_prior", False),
-        log_cap=number("log_cap", 5000, 1),
-        summary_threshold=number("summary_threshold", 500, 1),
-        stale_days=number("stale_days", 90, 1),
+        log_cap=number("log_cap", 5000, 1, LARGEST),
+        summary_threshold=number("summary_threshold", 500, 1, LARGEST),
+        stale_days=number("stale_days", 90, 1, LONGEST_DAYS),
         duplicate_threshold=threshold,
         folder_rules=tuple((k, v.strip("/ ")) for k, v in rules.items()),
     )

@@ -72,6 +72,13 @@ BAD_CONFIGS = [
                   {"name": "a", "adapter": "agents", "path": "/y"}]}, "sources[1]: a second source"),
     ({"folder_rules": {"mistake": ".trash"}}, "must be a folder inside the vault, not hidden"),
     ({"folder_rules": {"mistake": "08-Mistakes/../../x"}}, "must be a folder inside the vault"),
+    # past SQLite's integers (every search ended in a traceback), past the calendar, not numbers
+    ({"log_cap": 10**20}, "'log_cap' must be a whole number from 1 to 1,000,000,000"),
+    ({"log_cap": float("inf")}, "'log_cap' must be a whole number from 1 to"),
+    ({"log_cap": float("nan")}, "'log_cap' must be a whole number from 1 to"),
+    ({"log_cap": 1.5}, "'log_cap' must be a whole number from 1 to"),
+    ({"stale_days": 10**7}, "'stale_days' must be a whole number from 1 to 36,500"),
+    ({"duplicate_threshold": float("nan")}, "'duplicate_threshold' must be a number from 0.05 to 1"),
 ]
 
 
