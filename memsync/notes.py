@@ -61,6 +61,8 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
             fenced = yaml.safe_load(fence.group(1))
         except yaml.YAMLError:  # python-frontmatter saw no block here (no newline after it)
             return {}, _FENCE.sub("", text, count=1), "frontmatter is not valid YAML"
+        except ValueError:  # a date that cannot be, alone (0000-00-00): a value, not a mapping
+            return {}, body, "frontmatter is not a key/value mapping"
         if fenced is not None and not isinstance(fenced, dict):
             return {}, body, "frontmatter is not a key/value mapping"
     return meta, body, None

@@ -108,3 +108,8 @@ def test_a_date_that_cannot_be_costs_a_note_no_other_field(value):
     assert (card.title, card.tags, card.summary, card.body) == ("deploy", ("ops",), "how we deploy", "body text")
     assert "could not be read" not in (card.problem or "")
     assert yamldata.load("created: 2024-01-02", dates_as_written=True) == {"created": dt.date(2024, 1, 2)}
+
+
+def test_frontmatter_that_is_only_a_date_that_cannot_be_is_no_mapping():
+    card = notes.parse(b"---\n0000-00-00\n---", "a.md")  # found by tests/test_fuzz.py
+    assert card.problem == "frontmatter is not a key/value mapping"
