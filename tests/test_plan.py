@@ -312,3 +312,29 @@ def test_expand_moves_swaps_two_folders_in_one_step():
     # a->b, then b->a with b gone: the folder went and came back (applied in turn)
     pairs, _ = expand_moves(moves[:2], lambda: set(indexed), lambda x, y: False)
     assert pairs[:2] == [("a/n.md", "b/n.md"), ("a/only-a.md", "b/only-a.md")]
+
+
+def test_a_burst_of_closed_files_costs_each_event_a_few_looks_not_one_per_file(monkeypatch):
+    """`cp -r` of a folder of 20,000 notes: each file is written and closed, and each event asks
+    for the next deadline. Scanning every closed file for it cost the watcher minutes of CPU."""
+    looks = []
+    due_at = Pending._due_at
+    monkeypatch.setattr(Pending, "_due_at", lambda self, key: looks.append(key) or due_at(self, key))
+    p = Pending(quiet=0.05, cap=0.5, settle=0.01)
+    files = 2000
+    for i in range(files):
+        p.add("vault", sync(f"bulk/{i}.md", settled=True), now=i * 1e-6)
+        p.next_due()
+    assert len(looks) < 10 * files
+    assert len(p.take(1.0).paths["vault"]) == files and p.next_due() is None
+
+
+def test_a_closed_file_written_again_keeps_only_its_latest_deadline():
+    p = Pending(quiet=0.05, cap=0.5, settle=0.01)
+    p.add("vault", sync("a.md", settled=True), now=0.0)
+    p.add("vault", sync("a.md", settled=True), now=0.03)
+    assert p.next_due() == pytest.approx(0.04)
+    assert not p.take(0.02)
+    p.add("vault", sync("a.md"), now=0.035)  # open again: the quiet window, no settle deadline
+    assert p.next_due() == pytest.approx(0.085)
+    assert p.take(0.085).paths == {"vault": ["a.md"]} and p.next_due() is None
