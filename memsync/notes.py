@@ -7,6 +7,7 @@ tags as a list or as a comma string, and bytes that are not UTF-8.
 
 from __future__ import annotations
 
+import codecs
 import datetime as dt
 import json
 import re
@@ -29,10 +30,43 @@ def decode(data: bytes) -> tuple[str, str | None]:
     """Text of a file; bytes that are not UTF-8 are replaced, and that is reported."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    wide = _wide_encoding(data)
+    if wide:
+        # Read as UTF-8, every other byte of such a file is a NUL: a card of noise.
+        codec, bom = wide
+        name = codec[:6].upper()
+        return data[bom:].decode(codec, errors="replace"), (
+            f"file is {name} text, which Obsidian and memsync's write commands do not read; "
+            "save it as UTF-8")
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return data.decode("utf-8", errors="replace"), f"not valid UTF-8 at byte {exc.start}"
+
+
+# Byte order marks of the wide encodings Windows editors write ("Unicode" in Notepad), UTF-32's
+# first: its little-endian mark begins with UTF-16's.
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+              (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _wide_encoding(data: bytes) -> tuple[str, int] | None:
+    """(codec, length of its byte order mark) of a UTF-16 or UTF-32 file, None for any other.
+    Without a mark, UTF-16 shows as NUL bytes on one side of most byte pairs (the high byte of
+    Latin text); a UTF-8 note with a stray NUL has too few of them to be taken for one."""
+    for bom, codec in _WIDE_BOMS:
+        if data.startswith(bom):
+            return codec, len(bom)
+    head = data[:4096]
+    pairs = len(head) // 2
+    if pairs < 2:
+        return None
+    low, high = head[0:2 * pairs:2].count(0), head[1:2 * pairs:2].count(0)
+    if high * 3 >= pairs and low * 8 <= high:
+        return "utf-16-le", 0
+    if low * 3 >= pairs and high * 8 <= low:
+        return "utf-16-be", 0
+    return None
 
 
 def fenced(text: str) -> str | None:

@@ -1,3 +1,7 @@
+import codecs
+
+import pytest
+
 from memsync import notes
 
 
@@ -118,3 +122,21 @@ def test_a_date_field_that_is_no_date_is_quoted_as_the_file_writes_it():
     card = parse("---\ninvalid_at: {from: 2024-03-01}\ncreated: 1709280000\n---\nbody")
     assert card.invalid_at == "{from: 2024-03-01}" and "created '1709280000' is not" in card.problem
     assert "datetime" not in card.problem
+
+
+@pytest.mark.parametrize("codec, bom", [
+    ("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE),
+    ("utf-16-le", b""), ("utf-16-be", b""),
+    ("utf-32-le", codecs.BOM_UTF32_LE), ("utf-32-be", codecs.BOM_UTF32_BE),
+])
+def test_a_utf16_or_utf32_note_is_read_as_such_and_reported(codec, bom):
+    text = "---\ntitle: Windows 笔记\ntags: [ops]\n---\n# Setup\nthe nginx root lives in /srv\n"
+    card = notes.parse(bom + text.encode(codec), "a.md")
+    assert (card.title, card.tags) == ("Windows 笔记", ("ops",))
+    assert card.body.startswith("# Setup\nthe nginx root") and "\x00" not in card.body
+    assert "UTF-" in card.problem and "save it as UTF-8" in card.problem
+
+
+def test_a_stray_nul_byte_does_not_make_a_note_utf16():
+    card = notes.parse(b"---\ntitle: t\n---\nbefore \x00 after, a body of some length\n", "a.md")
+    assert card.title == "t" and card.problem is None and "\x00" in card.body

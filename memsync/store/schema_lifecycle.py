@@ -201,6 +201,19 @@ def m018_file_changes_follow_files(conn) -> None:
               "an older memsync wrote after the upgrade were put right", file=sys.stderr)
 
 
+def m019_wide_text(conn) -> None:
+    """A note saved as UTF-16 or UTF-32 was read as UTF-8 (memsync.notes.decode): a card of NUL
+    bytes and replacement characters, its frontmatter unread. The files of cards that were not
+    valid UTF-8 or hold a NUL byte are read once more (a scan of the bodies, once)."""
+    stale = conn.execute(
+        "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
+        "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
+        "WHERE problem LIKE 'not valid UTF-8%' OR instr(CAST(body AS BLOB), x'00') > 0)").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 19 (UTF-16 notes); {stale} file(s) will be read "
+              "once more by the next `memsync index` or watcher start", file=sys.stderr)
+
+
 # What Index.replace_file, remove_file and move_file write into file_changes, done for a writer
 # that does not: new content read (a `files` row written anew, INSERT OR REPLACE) is a change at
 # its mtime, never later than that read; a file dropped or moved takes its time with it. A

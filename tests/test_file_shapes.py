@@ -1,0 +1,17 @@
+"""Files at the edges of shape: text in a wide encoding, line ends of every kind. Through the
+installed command, on a real vault."""
+
+import codecs
+
+
+def test_utf16_notes_are_found_by_their_words_and_reported(vault, run_cli):
+    text = "---\ntitle: Notepad 笔记\n---\nthe backup runs nightly from cron\n"
+    (vault / "le.md").write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    (vault / "bare.md").write_bytes(text.replace("Notepad", "Bare").encode("utf-16-le"))
+    assert run_cli("index", "--json")[0] == 0
+    code, found, _ = run_cli("search", "--json", "backup nightly")
+    assert code == 0 and sorted(h["title"] for h in found["hits"]) == ["Bare 笔记", "Notepad 笔记"]
+    assert all("\x00" not in h["snippet"] for h in found["hits"])
+    problems = {p["path"]: p["message"] for p in run_cli("stats", "--json")[1]["problems"]}
+    assert set(problems) == {"le.md", "bare.md"}
+    assert all("UTF-16" in m and "save it as UTF-8" in m for m in problems.values())
