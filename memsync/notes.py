@@ -24,6 +24,7 @@ from .model.indexing import Card
 # The frontmatter block: `---` on the first line, closed by `---` (or `...`) on its own line.
 _FENCE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:\r?\n)?^(?:---|\.\.\.)[ \t]*\r?$\n?", re.S | re.M)
 _YAML = yamldata.Handler()
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def decode(data: bytes) -> tuple[str, str | None]:
@@ -35,13 +36,19 @@ def decode(data: bytes) -> tuple[str, str | None]:
         # Read as UTF-8, every other byte of such a file is a NUL: a card of noise.
         codec, bom = wide
         name = codec[:6].upper()
-        return data[bom:].decode(codec, errors="replace"), (
+        return _line_ends(data[bom:].decode(codec, errors="replace")), (
             f"file is {name} text, which Obsidian and memsync's write commands do not read; "
             "save it as UTF-8")
     try:
-        return data.decode("utf-8"), None
+        return _line_ends(data.decode("utf-8")), None
     except UnicodeDecodeError as exc:
-        return data.decode("utf-8", errors="replace"), f"not valid UTF-8 at byte {exc.start}"
+        return _line_ends(data.decode("utf-8", errors="replace")), f"not valid UTF-8 at byte {exc.start}"
+
+
+def _line_ends(text: str) -> str:
+    """A carriage return alone ends a line (old Mac OS files; YAML and Obsidian's editor read it
+    so): made a newline, or a note written so is one line, its frontmatter part of the body."""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 # Byte order marks of the wide encodings Windows editors write ("Unicode" in Notepad), UTF-32's

@@ -15,3 +15,17 @@ def test_utf16_notes_are_found_by_their_words_and_reported(vault, run_cli):
     problems = {p["path"]: p["message"] for p in run_cli("stats", "--json")[1]["problems"]}
     assert set(problems) == {"le.md", "bare.md"}
     assert all("UTF-16" in m and "save it as UTF-8" in m for m in problems.values())
+
+
+def test_a_note_with_lone_carriage_returns_is_read_and_edited_line_by_line(vault, run_cli):
+    path = vault / "mac.md"
+    path.write_bytes(b"---\rtitle: Classic Mac note\rtags: [retro]\r---\r# Setup\rthe printer queue "
+                     b"needs a restart after each upgrade\r")
+    assert run_cli("index", "--json")[0] == 0
+    code, found, _ = run_cli("search", "--json", "--tag", "retro", "printer")
+    assert code == 0 and [h["title"] for h in found["hits"]] == ["Classic Mac note"]
+    code, result, _ = run_cli("update", found["hits"][0]["id"], "--title", "Classic Mac printer", "--json")
+    assert code == 0 and result["changed"] == ["title"]
+    data = path.read_bytes()
+    assert data.startswith(b"---\rtitle: Classic Mac printer\rtags: [retro]\rupdated: ")
+    assert b"\n" not in data and data.count(b"---") == 2

@@ -106,6 +106,12 @@ def test_frontmatter_that_is_not_a_mapping():
     assert card.problem and card.body.strip() == "body text"
 
 
+def test_lines_ended_by_a_lone_carriage_return_are_lines():
+    card = notes.parse(b"---\rtitle: classic mac\rtags: [a]\r---\r# Setup\rbody\r", "m.md")
+    assert (card.title, card.tags, card.headings) == ("classic mac", ("a",), ((1, "Setup"),))
+    assert card.body == "# Setup\nbody" and card.problem is None
+
+
 def test_crlf_frontmatter_is_read():
     card = notes.parse(b"---\r\ntitle: windows card\r\ntags: [a]\r\n---\r\nbody\r\n", "w.md")
     assert card.title == "windows card" and card.tags == ("a",) and card.problem is None

@@ -50,6 +50,13 @@ def test_set_keys_keeps_the_spacing_after_the_colon_and_can_drop_a_key():
     assert fe.set_keys(text, {"ttl": None}) == "---\ntitle:    Old\nz: 1\n---\nbody\n"
 
 
+def test_lone_carriage_returns_survive_an_edit():
+    text = "---\rtitle: Old\rother: x\r---\r\rbody\r"
+    out = fe.set_keys(text, {"title": "New", "priority": "5"})
+    assert out == "---\rtitle: New\rother: x\rpriority: 5\r---\r\rbody\r"
+    assert fe.set_body(out, "one\ntwo") == "---\rtitle: New\rother: x\rpriority: 5\r---\r\rone\rtwo\r"
+
+
 def test_crlf_and_bom_survive_an_edit():
     text = "\ufeff---\r\ntitle: Old\r\nother: x\r\n---\r\nbody\r\n"
     out = fe.set_keys(text, {"title": "New", "priority": "5"})

@@ -201,17 +201,20 @@ def m018_file_changes_follow_files(conn) -> None:
               "an older memsync wrote after the upgrade were put right", file=sys.stderr)
 
 
-def m019_wide_text(conn) -> None:
-    """A note saved as UTF-16 or UTF-32 was read as UTF-8 (memsync.notes.decode): a card of NUL
-    bytes and replacement characters, its frontmatter unread. The files of cards that were not
-    valid UTF-8 or hold a NUL byte are read once more (a scan of the bodies, once)."""
+def m019_text_as_written(conn) -> None:
+    """Two kinds of note were read wrong (memsync.notes.decode): one saved as UTF-16 or UTF-32,
+    read as UTF-8 (a card of NUL bytes and replacement characters), and one whose lines end in a
+    lone carriage return (old Mac OS), read as one line, its frontmatter part of the body. The
+    files of cards that were not valid UTF-8, or whose body holds a NUL byte or a carriage return
+    without its newline, are read once more (a scan of the bodies, once)."""
     stale = conn.execute(
         "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
         "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
-        "WHERE problem LIKE 'not valid UTF-8%' OR instr(CAST(body AS BLOB), x'00') > 0)").rowcount
+        "WHERE problem LIKE 'not valid UTF-8%' OR instr(CAST(body AS BLOB), x'00') > 0 "
+        "OR (instr(body, char(13)) > 0 AND instr(replace(body, char(13, 10), ''), char(13)) > 0))").rowcount
     if stale:
-        print(f"memsync: index upgraded to schema 19 (UTF-16 notes); {stale} file(s) will be read "
-              "once more by the next `memsync index` or watcher start", file=sys.stderr)
+        print(f"memsync: index upgraded to schema 19 (text encodings and line ends); {stale} file(s) "
+              "will be read once more by the next `memsync index` or watcher start", file=sys.stderr)
 
 
 # What Index.replace_file, remove_file and move_file write into file_changes, done for a writer

@@ -18,8 +18,10 @@ from memsync import yamldata
 
 _FENCE_OPEN = re.compile(r"---[ \t]*\r?\n?\Z")
 _FENCE_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*\r?\n?\Z")
-_KEY = re.compile(r"(?P<key>[A-Za-z_][\w\-]*)[ \t]*:(?:[ \t]+|(?=\r?\n)|\Z)")
-_LINES = re.compile(r"[^\n]*\n|[^\n]+\Z")
+_KEY = re.compile(r"(?P<key>[A-Za-z_][\w\-]*)[ \t]*:(?:[ \t]+|(?=[\r\n])|\Z)")
+# A line ends at LF, CRLF or a lone CR (old Mac OS files), as memsync.notes reads it.
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_BREAKS = ("\r\n", "\r", "\n")
 
 
 @dataclass
@@ -43,8 +45,8 @@ def split(text: str) -> Layout:
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     rest = text[len(bom):]
     lines = _LINES.findall(rest)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    if lines and _FENCE_OPEN.match(lines[0]) and lines[0].endswith("\n"):
+    newline = next((end for end in _BREAKS if lines and lines[0].endswith(end)), "\n")
+    if lines and _FENCE_OPEN.match(lines[0]) and lines[0].endswith(_BREAKS):
         for i in range(1, len(lines)):
             if _FENCE_CLOSE.match(lines[i]):
                 return Layout(bom, newline, lines[1:i], lines[0], lines[i], "".join(lines[i + 1:]))
@@ -123,7 +125,7 @@ def set_keys(text: str, values: dict[str, str | None]) -> str:
                     prefix = prefix.rstrip() + " "
                 fm[start:end] = [f"{prefix}{value}{nl}"]
         elif value is not None:
-            if fm and not fm[-1].endswith("\n"):
+            if fm and not fm[-1].endswith(_BREAKS):
                 fm[-1] += nl
             fm.append(f"{key}: {value}{nl}")
     layout.fm = fm
@@ -134,8 +136,8 @@ def set_body(text: str, body: str) -> str:
     """Replace the body; the frontmatter text and any blank lines after it are kept."""
     layout = split(text)
     nl = layout.newline
-    blank = re.match(r"(?:[ \t]*\r?\n)*", layout.body).group(0) if layout.fm is not None else ""  # type: ignore[union-attr]  # * always matches
-    if layout.fm is not None and not layout.closer.endswith("\n"):
+    blank = re.match(r"(?:[ \t]*(?:\r\n|\r|\n))*", layout.body).group(0) if layout.fm is not None else ""  # type: ignore[union-attr]  # * always matches
+    if layout.fm is not None and not layout.closer.endswith(_BREAKS):
         layout.closer += nl
     layout.body = blank + (body.replace("\n", nl) + nl if body else "")
     return layout.join()
