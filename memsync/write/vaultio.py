@@ -8,6 +8,7 @@ anything that would land outside the vault, so no write can escape it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 import stat
@@ -283,29 +284,52 @@ def place_new(vault: Path, rel_dir: str, stem: str, data: bytes, claimed,
 
 # --- the trash --------------------------------------------------------------------------------
 
+NAME_MAX = 255  # bytes of one file name on Linux and macOS file systems
+
+
 def numbered_name(name: str, n: int) -> str:
+    """`name` as the trash's n-th copy: `<stem>-<n><ext>`, the stem cut (at a character) so the
+    name still fits in NAME_MAX bytes, as a card's own name may fill them."""
+    if n == 1:
+        return name
     stem, ext = posixpath.splitext(name)
-    return name if n == 1 else f"{stem}-{n}{ext}"
+    room = NAME_MAX - len(f"-{n}{ext}".encode())
+    return f"{stem.encode()[:room].decode(errors='ignore')}-{n}{ext}"
 
 
 def move_to_trash(home: Path, vault: Path, rel: str) -> str:
     """Move a file to `.trash/<rel>`; a name already in the trash is kept and this one becomes
-    `-2`, `-3`. Returns the trash path. Journaled in `home` (memsync.write.moves)."""
+    `-2`, `-3`. Returns the trash path. Journaled in `home` (memsync.write.moves).
+
+    A path that `.trash/` makes longer than the system takes (PATH_MAX, 4096 bytes on Linux)
+    goes to the top of the trash instead, its place in the vault in the trash's record of names
+    (memsync.write.trashnames), which a restore follows."""
     inside(vault, rel)
     rel_dir, name = posixpath.split(rel)
     target_dir = posixpath.join(TRASH, rel_dir) if rel_dir else TRASH
-    folder(vault, target_dir)
     try:
-        for n in range(1, MAX_NUMBERED):
-            candidate = posixpath.join(target_dir, numbered_name(name, n))
-            if moves.move(home, vault, rel, candidate):
-                with contextlib.suppress(OSError):  # without the record, a restore keeps the trash's name
-                    trashnames.remember(vault, candidate, rel)
-                return candidate
+        try:
+            return _move_numbered(home, vault, rel, target_dir, name)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG or target_dir == TRASH:
+                raise
+            prune_empty(vault, target_dir, TRASH)  # the folders made for it, left empty
+            return _move_numbered(home, vault, rel, TRASH, name)
     except FileNotFoundError:
         raise NotFound(f"{rel} is no longer on disk; nothing was moved") from None
     except OSError as exc:
         raise WriteFailed(f"could not move {rel} to the trash: {exc.strerror or exc}") from None
+
+
+def _move_numbered(home: Path, vault: Path, rel: str, target_dir: str, name: str) -> str:
+    inside(vault, target_dir).mkdir(parents=True, exist_ok=True)
+    inside(vault, target_dir)  # checked again once it exists, as folder() does
+    for n in range(1, MAX_NUMBERED):
+        candidate = posixpath.join(target_dir, numbered_name(name, n))
+        if moves.move(home, vault, rel, candidate):
+            with contextlib.suppress(OSError):  # without the record, a restore keeps the trash's name
+                trashnames.remember(vault, candidate, rel)
+            return candidate
     raise WriteFailed(f"the trash already holds {MAX_NUMBERED} copies of {name}; purge some first")
 
 
