@@ -1,5 +1,5 @@
-"""Files at the edges of shape: text in a wide encoding, line ends of every kind. Through the
-installed command, on a real vault."""
+"""Files at the edges of shape: text in a wide encoding, line ends of every kind, fields of any
+length. Through the installed command, on a real vault."""
 
 import codecs
 
@@ -29,3 +29,18 @@ def test_a_note_with_lone_carriage_returns_is_read_and_edited_line_by_line(vault
     data = path.read_bytes()
     assert data.startswith(b"---\rtitle: Classic Mac printer\rtags: [retro]\rupdated: ")
     assert b"\n" not in data and data.count(b"---") == 2
+
+
+def test_a_title_or_summary_of_any_length_is_shown_cut_in_hits_and_whole_by_show(vault, run_cli):
+    title, summary = "T" * 100_000, "the summary goes on " * 2_500
+    (vault / "long.md").write_text(f"---\ntitle: {title}\nsummary: {summary}\n---\nquokka body\n")
+    (vault / "cjk.md").write_text(f"---\ntitle: {'长' * 100_000}\n---\nquokka 正文\n")
+    assert run_cli("index", "--json")[0] == 0
+    code, found, _ = run_cli("search", "--json", "quokka")
+    assert code == 0 and len(found["hits"]) == 2
+    for hit in found["hits"]:
+        assert len(hit["title"]) == 201 and hit["title"].endswith("…")
+        assert len(hit["snippet"]) <= 301
+    assert len(run_cli("search", "quokka")[1]) < 2_000  # the terminal's page too
+    shown = run_cli("show", next(h["id"] for h in found["hits"] if h["path"] == "long.md"), "--json")[1]
+    assert shown["title"] == title

@@ -21,7 +21,7 @@ from memsync.model import Hit
 from memsync.search import bound, codes, query, ranking
 from memsync.search.codes import Note
 from memsync.search.ranking import FIELD_PARTS, WEIGHTS, Weights, score_parts
-from memsync.search.snippets import shown_text
+from memsync.search.snippets import shown_text, shown_title
 from memsync.store import searchsql as sql
 from memsync.store import stems
 from memsync.store.fields import key
@@ -338,7 +338,7 @@ class LexicalSearcher:
     def _hit(self, row, rank: float, parts: dict[str, float], tier: str, plan: query.Plan | None,
              coverage: float | None, day: str, body: str) -> Hit:
         return Hit(
-            id=row["id"], path=row["path"], title=row["title"], kind=row["kind"],
+            id=row["id"], path=row["path"], title=shown_title(row["title"]), kind=row["kind"],
             source=row["source"], score=rank, matched=tier, coverage=coverage,
             snippet=shown_text(row["summary"], body, plan.terms) if plan else row["summary"] or "",
             valid=not dates.invalid_by(row["invalid_at"], day), inlinks=row["inlinks"],

@@ -11,6 +11,10 @@ from memsync import cjk
 from memsync.search.query import heads as query_heads
 
 SNIPPET_CHARS = 160
+# A hit's title and summary as shown: what a person wrote by hand may be any length (a title of
+# 100,000 characters came back whole in every hit, over MCP too). The write side's own bounds.
+TITLE_CHARS = 200
+SUMMARY_CHARS = 300
 
 
 @lru_cache(maxsize=32)  # the same terms for every hit of a search
@@ -96,4 +100,13 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
 def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
     """What a hit shows: the card's own summary when it has one (one line the writer chose,
     DESIGN §12), else a window of the body around the first match."""
-    return summary or snippet(body, terms)
+    return shortened(summary, SUMMARY_CHARS) if summary else snippet(body, terms)
+
+
+def shown_title(title: str) -> str:
+    return shortened(title, TITLE_CHARS)
+
+
+def shortened(text: str, most: int) -> str:
+    """`text` cut to `most` characters, the cut marked with …; the card itself keeps it whole."""
+    return text if len(text) <= most else text[:most].rstrip() + "…"

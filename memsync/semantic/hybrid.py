@@ -22,7 +22,7 @@ from memsync.search.lexical import (
     clamp_limit,
     filters,
 )
-from memsync.search.snippets import shown_text
+from memsync.search.snippets import shown_text, shown_title
 from memsync.store import searchsql as sql
 
 from ..model import Hit
@@ -123,7 +123,7 @@ class HybridSearcher:
             else:
                 row = rows[card_id]
                 hits.append(Hit(
-                    id=card_id, path=row["path"], title=row["title"], kind=row["kind"],
+                    id=card_id, path=row["path"], title=shown_title(row["title"]), kind=row["kind"],
                     source=row["source"], score=score, matched=SEMANTIC, coverage=None,
                     snippet=shown_text(row["summary"], row["body"], terms), valid=valid,
                     dense=dense[card_id],
