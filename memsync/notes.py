@@ -11,6 +11,7 @@ import codecs
 import datetime as dt
 import json
 import re
+from collections.abc import Iterator
 
 import frontmatter
 import yaml
@@ -115,10 +116,37 @@ def _as_list(value: object, separators: str = r"[,\s]+") -> tuple[str, ...]:
     if isinstance(value, str):
         items = re.split(separators, value)
     elif isinstance(value, (list, tuple, set)):
-        items = [str(v) for v in value if v is not None]
+        items = [str(v) for v in _scalars(value)]
+    elif isinstance(value, dict):
+        items = []  # no tag is a key/value pair: reported (_mapping_problem)
     else:
         items = [str(value)]
     return tuple(dict.fromkeys(i.strip().lstrip("#") for i in items if i and i.strip().lstrip("#")))
+
+
+def _scalars(items) -> Iterator[object]:
+    """The values of a list, a list inside it read as its items (`- [b, c]` holds b and c) and a
+    mapping as none: str() of either made one tag of Python's text, `['b', 'c']`."""
+    for item in items:
+        if isinstance(item, (list, tuple, set)):
+            yield from _scalars(item)
+        elif item is not None and not isinstance(item, dict):
+            yield item
+
+
+def _holds_mapping(value: object) -> bool:
+    if isinstance(value, dict):
+        return True
+    return isinstance(value, (list, tuple, set)) and any(map(_holds_mapping, value))
+
+
+def _mapping_problem(meta: dict) -> str | None:
+    keys = [key for key in ("tags", "aliases", "alias") if _holds_mapping(meta.get(key))]
+    if not keys:
+        return None
+    named = " and ".join(keys)
+    return (f"{named} {'holds' if len(keys) == 1 else 'hold'} a key: value pair, which no tag or "
+            f"alias can be, so it is left out; write {named} as a list of words")
 
 
 def _as_text(value: object) -> str | None:
@@ -181,7 +209,8 @@ def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
         f"created {_written(created)!r} is not a date, so the card counts as always "
         "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
     ]
-    problem = "; ".join(p for p in (problem, meta_problem, *date_problems) if p) or None
+    problem = "; ".join(p for p in (problem, meta_problem, *date_problems, _mapping_problem(meta))
+                        if p) or None
     # Obsidian names a note by its file; a `# heading` is a heading, never the title.
     title = _as_text(meta.get("title")) or stem(rel_path)
     prose = outline.prose_lines(body) if outline_too else []

@@ -44,3 +44,11 @@ def test_a_title_or_summary_of_any_length_is_shown_cut_in_hits_and_whole_by_show
     assert len(run_cli("search", "quokka")[1]) < 2_000  # the terminal's page too
     shown = run_cli("show", next(h["id"] for h in found["hits"] if h["path"] == "long.md"), "--json")[1]
     assert shown["title"] == title
+
+
+def test_tags_nested_in_lists_are_found_as_tags(vault, run_cli):
+    (vault / "nested.md").write_text("---\ntags:\n  - [ops, nginx]\n  - {team: infra}\n---\nquokka\n")
+    assert run_cli("index", "--json")[0] == 0
+    code, found, _ = run_cli("search", "--json", "--tag", "nginx", "quokka")
+    assert code == 0 and [h["path"] for h in found["hits"]] == ["nested.md"]
+    assert "key: value" in run_cli("stats", "--json")[1]["problems"][0]["message"]

@@ -414,19 +414,21 @@ def test_an_index_run_with_no_watcher_ends_the_upgrade_window_and_one_beside_a_w
     assert _triggers(db) == []
 
 
-def test_schema_19_reads_again_the_files_read_as_utf8_that_were_not(vault, home):
+def test_schema_19_reads_again_the_notes_read_wrong_before_it(vault, home):
     (vault / "wide.md").write_bytes("\ufeff---\ntitle: wide\n---\nbody\n".encode("utf-16-le"))
     (vault / "bare.md").write_bytes("---\ntitle: bare\n---\nbody\n".encode("utf-16-le"))
     (vault / "mac.md").write_bytes(b"---\rtitle: mac\r---\rbody\r")
     (vault / "windows.md").write_bytes(b"---\r\ntitle: windows\r\n---\r\nbody\r\nmore\r\n")
-    write_card(vault, "plain.md", "plain", "another body")
+    write_card(vault, "nested.md", "nested", "body", tags=["a", ["b", "c"]])
+    write_card(vault, "plain.md", "plain", "another body", tags=["a", "b"], aliases=["x"])
     sync()
     # as schema 18 left them: read as UTF-8, reported or not, NUL bytes in the body; lone CRs
-    # kept, the frontmatter part of the body
+    # kept, the frontmatter part of the body; a list in the tags one tag of Python's text
     hashes = hashes_after_migrating_from(
         18, "UPDATE cards SET problem = 'not valid UTF-8 at byte 0' WHERE path = 'wide.md'",
         "UPDATE cards SET body = 'b' || char(0) || 'o' || char(0) WHERE path = 'bare.md'",
-        "UPDATE cards SET body = '---' || char(13) || 'title: mac' WHERE path = 'mac.md'")
-    assert hashes["wide.md"] == hashes["bare.md"] == hashes["mac.md"] == ""
+        "UPDATE cards SET body = '---' || char(13) || 'title: mac' WHERE path = 'mac.md'",
+        """UPDATE cards SET tags = '["a", "[''b'', ''c'']"]' WHERE path = 'nested.md'""")
+    assert hashes["wide.md"] == hashes["bare.md"] == hashes["mac.md"] == hashes["nested.md"] == ""
     assert hashes["plain.md"] != "" and hashes["windows.md"] != ""
-    assert sync().updated == 3
+    assert sync().updated == 4

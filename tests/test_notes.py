@@ -146,3 +146,12 @@ def test_a_utf16_or_utf32_note_is_read_as_such_and_reported(codec, bom):
 def test_a_stray_nul_byte_does_not_make_a_note_utf16():
     card = notes.parse(b"---\ntitle: t\n---\nbefore \x00 after, a body of some length\n", "a.md")
     assert card.title == "t" and card.problem is None and "\x00" in card.body
+
+
+def test_a_list_inside_the_tags_holds_tags_and_a_mapping_none():
+    card = parse("---\ntags:\n  - a\n  - [b, c]\n  - {d: e}\n  - - f\n    - {g: [h]}\n"
+                 "aliases: [[x, y], z]\n---\nbody")
+    assert card.tags == ("a", "b", "c", "f") and card.aliases == ("x", "y", "z")
+    assert card.problem.startswith("tags holds a key: value pair") and "list of words" in card.problem
+    card = parse("---\ntags: {x: 1}\naliases: {y: 2}\n---\nbody")
+    assert card.tags == card.aliases == () and card.problem.startswith("tags and aliases hold")

@@ -201,19 +201,22 @@ def m018_file_changes_follow_files(conn) -> None:
               "an older memsync wrote after the upgrade were put right", file=sys.stderr)
 
 
-def m019_text_as_written(conn) -> None:
-    """Two kinds of note were read wrong (memsync.notes.decode): one saved as UTF-16 or UTF-32,
-    read as UTF-8 (a card of NUL bytes and replacement characters), and one whose lines end in a
-    lone carriage return (old Mac OS), read as one line, its frontmatter part of the body. The
-    files of cards that were not valid UTF-8, or whose body holds a NUL byte or a carriage return
-    without its newline, are read once more (a scan of the bodies, once)."""
+def m019_notes_misread(conn) -> None:
+    """Three kinds of note were read wrong (memsync.notes): one saved as UTF-16 or UTF-32, read as
+    UTF-8 (a card of NUL bytes and replacement characters); one whose lines end in a lone
+    carriage return (old Mac OS), read as one line, its frontmatter part of the body; and one
+    whose tags or aliases hold a list or a mapping, each made one tag of Python's text
+    (`['b', 'c']`). The files of cards that were not valid UTF-8, whose body holds a NUL byte or
+    a carriage return without its newline, or whose tags or aliases begin with `[` or `{`, are
+    read once more (a scan of the cards, once)."""
     stale = conn.execute(
         "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
         "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
         "WHERE problem LIKE 'not valid UTF-8%' OR instr(CAST(body AS BLOB), x'00') > 0 "
-        "OR (instr(body, char(13)) > 0 AND instr(replace(body, char(13, 10), ''), char(13)) > 0))").rowcount
+        "OR (instr(body, char(13)) > 0 AND instr(replace(body, char(13, 10), ''), char(13)) > 0) "
+        """OR tags LIKE '%"[%' OR tags LIKE '%"{%' OR aliases LIKE '%"[%' OR aliases LIKE '%"{%')""").rowcount
     if stale:
-        print(f"memsync: index upgraded to schema 19 (text encodings and line ends); {stale} file(s) "
+        print(f"memsync: index upgraded to schema 19 (notes read as written); {stale} file(s) "
               "will be read once more by the next `memsync index` or watcher start", file=sys.stderr)
 
 
