@@ -6,6 +6,17 @@ from . import dates
 from .search import codes
 from .sizes import mib
 
+# Control characters a note may hold (terminal output pasted with its colours, a NUL byte) are
+# shown as their pictures (␛, ␀, ␡; C1 as �): written as they are, they would act on the
+# terminal (clear it, set its title, hide what follows). Tabs and line ends stay.
+_PICTURES = {c: 0x2400 + c for c in range(0x20) if chr(c) not in "\t\n"}
+_PICTURES |= {0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}}
+
+
+def visible(text: str) -> str:
+    """`text` safe to print on a terminal (a CRLF line end stays a line end)."""
+    return text.replace("\r\n", "\n").translate(_PICTURES)
+
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
@@ -135,22 +146,23 @@ def search(data: dict, highlight=None) -> str:
         if hit["coverage"] is not None:
             flags.append(f"coverage {hit['coverage']:.0%}")
         extra = f"  [{', '.join(flags)}]" if flags else ""
+        snippet = visible(hit["snippet"])
         out.append(
-            f"{hit['id']}  {hit['title']}  ({hit['source']}:{hit['path']}, "
+            f"{hit['id']}  {visible(hit['title'])}  ({hit['source']}:{visible(hit['path'])}, "
             f"{hit['matched']}, {hit['score']:.2f}){extra}\n"
-            f"    {highlight(hit['snippet']) if highlight else hit['snippet']}"
+            f"    {highlight(snippet) if highlight else snippet}"
         )
         out += _explain(hit)
     return "\n".join(out)
 
 
 def show(data: dict) -> str:
-    head = f"# {data['title']}\n({data['source']}:{data['path']}, id {data['id']})\n"
+    head = f"# {visible(data['title'])}\n({data['source']}:{visible(data['path'])}, id {data['id']})\n"
     if data.get("summary"):
-        head += f"summary: {data['summary']}\n"
+        head += f"summary: {visible(data['summary'])}\n"
     if data.get("use"):
         head += use_line(data["use"]) + "\n"
-    return head + "\n" + data["text"] + (f"\n\n{data['hint']}" if data.get("hint") else "")
+    return head + "\n" + visible(data["text"]) + (f"\n\n{data['hint']}" if data.get("hint") else "")
 
 
 def use_line(use: dict) -> str:
@@ -166,7 +178,7 @@ def index_report(data: dict) -> str:
                                          "unchanged", "hashed") if k in data]
     text = ", ".join(parts) + f" in {data['seconds']:.2f}s"
     for problem in data.get("problems", [])[:20]:
-        text += f"\n  problem: {problem['path']}: {problem['message']}"
+        text += f"\n  problem: {visible(problem['path'])}: {problem['message']}"
     recovered = data.get("recovered")
     if recovered:
         text = "\n".join([*recovery_lines(recovered), text])
@@ -223,7 +235,7 @@ def stats(data: dict) -> str:
         lines.append(semantic_status(data["semantic"]))
     if data["problems"]:
         lines.append(f"problems ({len(data['problems'])}):")
-        lines += [f"  {p['source']}:{p['path']}: {p['message']}" for p in data["problems"][:50]]
+        lines += [f"  {p['source']}:{visible(p['path'])}: {p['message']}" for p in data["problems"][:50]]
     lines += [f"problem: {problem}" for problem in data.get("config_problems", [])]
     if data.get("unfinished"):
         lines.append(f"unfinished: {data['unfinished']}")

@@ -231,3 +231,22 @@ def test_purge_all_with_yes_on_a_terminal_asks_nothing_and_prints_the_count(vaul
     assert code == 0 and "for good?" not in shown
     assert "deleted 2 file(s) in the trash for good" in shown
     assert not list((vault / ".trash").rglob("*.md"))
+
+
+def test_control_characters_in_a_note_are_shown_not_sent_to_the_terminal(vault, run_cli):
+    """Terminal output pasted into a note keeps its escape codes; printed as they are, they
+    clear the screen or set the window's title. A file name may hold them too."""
+    body = "build log \x1b[2J\x1b]0;pwned\x07 quokka \x00 done\r\nnext\tline\n"
+    (vault / "log.md").write_text(body)
+    (vault / "esc\x1b[31m.md").write_bytes(b"quokka \xff\n")  # reported: not UTF-8
+    run_cli("index")
+    code, out, _ = run_cli("search", "quokka")
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "\x00" not in out
+    assert "␛[2J␛]0;pwned␇ quokka ␀ done" in out and "esc␛[31m.md" in out
+    card = run_cli("search", "--json", "quokka")[1]["hits"]
+    assert any("\x1b[2J" in h["snippet"] for h in card)  # JSON carries the text as it is
+    code, shown, _ = run_cli("show", next(h["id"] for h in card if h["path"] == "log.md"))
+    assert "\x1b" not in shown and "␛]0;pwned␇ quokka ␀ done\nnext\tline" in shown
+    for command in ("stats", "doctor"):
+        out = run_cli(command)[1]
+        assert "esc␛[31m.md" in out and "\x1b" not in out

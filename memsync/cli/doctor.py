@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..output import plural
+from ..output import plural, visible
 from . import Context, command, emit, main, waiting_note
 
 
@@ -25,7 +25,7 @@ def human(result: dict) -> str:
     findings = result["findings"]
     lines.append(f"{plural(len(findings), 'finding')}:")
     for finding in findings:
-        lines.append(f"✗ {finding['check']}: {finding['message']}")
+        lines.append(f"✗ {finding['check']}: {visible(finding['message'])}")  # it may name a file
         lines.append(f"    fix: {finding['fix']}")
     return "\n".join(lines)
 
