@@ -91,6 +91,8 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     try:
         # the YAML handler python-frontmatter would pick for a `---` fence, loading faster
         meta, body = frontmatter.parse(text, handler=_YAML)
+    except yamldata.TooManyValues as exc:  # an alias bomb: left unread
+        return {}, _FENCE.sub("", text, count=1), str(exc)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""

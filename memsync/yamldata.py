@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from frontmatter.default_handlers import SafeLoader, YAMLHandler
+from yaml import YAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 _TAG = "tag:yaml.org,2002:"
@@ -42,18 +43,58 @@ def _date_or_text(loader, node):
 _DatesAsWritten.add_constructor(_TAG + "timestamp", _date_or_text)
 
 
+# Values a frontmatter may stand for once its aliases are followed. An alias is the node it names
+# again, so nine lists of nine aliases of the list before ("billion laughs") are a few hundred
+# bytes that stand for 9^9 values: whatever walks them (a tag list flattened, str() of a value)
+# runs for minutes or fills the memory. Without aliases a value is a few bytes of text at least.
+MOST_VALUES = 100_000
+
+
+class TooManyValues(YAMLError):
+    """The frontmatter's aliases stand for more values than MOST_VALUES, or for a value that
+    holds itself."""
+
+    def __str__(self) -> str:
+        return (f"frontmatter's YAML aliases (*name) stand for more than {MOST_VALUES:,} values "
+                "or for a value inside itself; write the values out")
+
+
 def load(text: str, dates_as_written: bool = False):
     """yaml.load(text, Loader=SafeLoader); with `dates_as_written`, a date that cannot be is
-    read as its text (_DatesAsWritten) instead of raising ValueError."""
+    read as its text (_DatesAsWritten) instead of raising ValueError. TooManyValues for an
+    alias bomb."""
     loader = (_DatesAsWritten if dates_as_written else SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        if "&" in text and _values(node, {}, set()) > MOST_VALUES:  # an alias needs an anchor
+            raise TooManyValues()
         data = _mapping(loader, node)
         return loader.construct_document(node) if data is _UNLIKE else data
     finally:
         loader.dispose()
+
+
+def _values(node: Node, known: dict[int, int], open_: set[int]) -> int:
+    """How many values `node` stands for, its aliases followed (each node counted once); past
+    MOST_VALUES for a node inside itself."""
+    if type(node) is ScalarNode:
+        return 1
+    if id(node) in known:
+        return known[id(node)]
+    if id(node) in open_:
+        return MOST_VALUES + 1
+    open_.add(id(node))
+    children = [n for pair in node.value for n in pair] if type(node) is MappingNode else node.value
+    total = 1
+    for child in children:
+        total += _values(child, known, open_)
+        if total > MOST_VALUES:
+            break
+    open_.discard(id(node))
+    known[id(node)] = total
+    return total
 
 
 def _mapping(loader, node: Node):

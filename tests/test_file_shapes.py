@@ -52,3 +52,14 @@ def test_tags_nested_in_lists_are_found_as_tags(vault, run_cli):
     code, found, _ = run_cli("search", "--json", "--tag", "nginx", "quokka")
     assert code == 0 and [h["path"] for h in found["hits"]] == ["nested.md"]
     assert "key: value" in run_cli("stats", "--json")[1]["problems"][0]["message"]
+
+
+def test_a_note_whose_yaml_aliases_explode_is_indexed_without_its_frontmatter(vault, run_cli):
+    from .test_yamldata import laughs
+
+    (vault / "lol.md").write_text(f"---\ntitle: laughs\n{laughs(7)}---\nquokka in the body\n")
+    code, report, _ = run_cli("index", "--json", timeout=30)
+    assert code == 0 and "aliases" in report["problems"][0]["message"]
+    hit = run_cli("search", "--json", "quokka")[1]["hits"][0]
+    card = run_cli("show", hit["id"], "--json")[1]
+    assert card["tags"] == [] and card["title"] == "lol"

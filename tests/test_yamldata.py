@@ -113,3 +113,26 @@ def test_a_date_that_cannot_be_costs_a_note_no_other_field(value):
 def test_frontmatter_that_is_only_a_date_that_cannot_be_is_no_mapping():
     card = notes.parse(b"---\n0000-00-00\n---", "a.md")  # found by tests/test_fuzz.py
     assert card.problem == "frontmatter is not a key/value mapping"
+
+
+def laughs(levels: int) -> str:
+    """`a` a list of nine strings, each next key a list of nine aliases of the one before: a
+    few hundred bytes that stand for 9**levels values ("billion laughs")."""
+    keys = [chr(ord("a") + i) for i in range(levels)]
+    lines = [f"a: &a [{', '.join(['lol'] * 9)}]"]
+    lines += [f"{k}: &{k} [{', '.join(['*' + prev] * 9)}]" for prev, k in zip(keys, keys[1:])]
+    return "\n".join(lines) + f"\ntags: *{keys[-1]}\n"
+
+
+def test_aliases_that_stand_for_too_many_values_are_refused():
+    assert yamldata.load(laughs(4))["tags"][0][0][0] == ["lol"] * 9  # 6,561 of them in the tags
+    with pytest.raises(yamldata.TooManyValues):
+        yamldata.load(laughs(6))  # 531,441
+    with pytest.raises(yamldata.TooManyValues):
+        yamldata.load("tags: &a [x, *a]\n")  # a list inside itself: no end
+
+
+def test_a_note_whose_aliases_explode_is_read_without_its_frontmatter_at_once():
+    card = notes.parse(f"---\ntitle: laughs\n{laughs(7)}---\nthe body stays\n".encode(), "lol.md")
+    assert card.tags == () and card.title == "lol" and card.body.strip() == "the body stays"
+    assert "aliases" in card.problem and "write the values out" in card.problem
