@@ -421,6 +421,8 @@ def test_schema_19_reads_again_the_notes_read_wrong_before_it(vault, home):
     (vault / "windows.md").write_bytes(b"---\r\ntitle: windows\r\n---\r\nbody\r\nmore\r\n")
     write_card(vault, "nested.md", "nested", "body", tags=["a", ["b", "c"]])
     write_card(vault, "plain.md", "plain", "another body", tags=["a", "b"], aliases=["x"])
+    (vault / "date.md").write_text("---\ntitle: date\ncreated: 2024-02-30\n---\nbody\n")
+    (vault / "mark.md").write_text("---\ntitle: mark\ninvalid_at: [2024-03-01]\n---\nbody\n")
     sync()
     # as schema 18 left them: read as UTF-8, reported or not, NUL bytes in the body; lone CRs
     # kept, the frontmatter part of the body; a list in the tags one tag of Python's text
@@ -428,7 +430,14 @@ def test_schema_19_reads_again_the_notes_read_wrong_before_it(vault, home):
         18, "UPDATE cards SET problem = 'not valid UTF-8 at byte 0' WHERE path = 'wide.md'",
         "UPDATE cards SET body = 'b' || char(0) || 'o' || char(0) WHERE path = 'bare.md'",
         "UPDATE cards SET body = '---' || char(13) || 'title: mac' WHERE path = 'mac.md'",
-        """UPDATE cards SET tags = '["a", "[''b'', ''c'']"]' WHERE path = 'nested.md'""")
+        """UPDATE cards SET tags = '["a", "[''b'', ''c'']"]' WHERE path = 'nested.md'""",
+        # the same release: a date that cannot be cost the whole frontmatter; a mark that is no
+        # date was quoted as Python writes it
+        "UPDATE cards SET title = 'date', problem = 'frontmatter could not be read: day is out of "
+        "range for month' WHERE path = 'date.md'",
+        "UPDATE cards SET problem = 'invalid_at ''[datetime.date(2024, 3, 1)]'' is not a date' "
+        "WHERE path = 'mark.md'")
     assert hashes["wide.md"] == hashes["bare.md"] == hashes["mac.md"] == hashes["nested.md"] == ""
+    assert hashes["date.md"] == hashes["mark.md"] == ""
     assert hashes["plain.md"] != "" and hashes["windows.md"] != ""
-    assert sync().updated == 4
+    assert sync().updated == 6

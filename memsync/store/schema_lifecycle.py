@@ -206,13 +206,18 @@ def m019_notes_misread(conn) -> None:
     UTF-8 (a card of NUL bytes and replacement characters); one whose lines end in a lone
     carriage return (old Mac OS), read as one line, its frontmatter part of the body; and one
     whose tags or aliases hold a list or a mapping, each made one tag of Python's text
-    (`['b', 'c']`). The files of cards that were not valid UTF-8, whose body holds a NUL byte or
-    a carriage return without its newline, or whose tags or aliases begin with `[` or `{`, are
-    read once more (a scan of the cards, once)."""
+    (`['b', 'c']`). And, in the same release, frontmatter lost whole to one date that cannot be
+    (2024-02-30), or kept whole though its aliases stand for billions of values, and dates that
+    are none quoted as Python writes them. The files of cards that were not valid UTF-8, whose body
+    holds a NUL byte or a carriage return without its newline, whose tags or aliases begin with
+    `[` or `{`, or with a problem of their frontmatter or a date, are read once more (a scan of
+    the cards, once)."""
     stale = conn.execute(
         "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
         "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
         "WHERE problem LIKE 'not valid UTF-8%' OR instr(CAST(body AS BLOB), x'00') > 0 "
+        "OR problem LIKE '%frontmatter%' OR problem LIKE '%is not a date%' "
+        "OR length(tags) + length(aliases) > 100000 "
         "OR (instr(body, char(13)) > 0 AND instr(replace(body, char(13, 10), ''), char(13)) > 0) "
         """OR tags LIKE '%"[%' OR tags LIKE '%"{%' OR aliases LIKE '%"[%' OR aliases LIKE '%"{%')""").rowcount
     if stale:
