@@ -3,7 +3,8 @@
 Only the mcp_* modules import the SDK, and only `memsync mcp` imports them: this one builds the
 server (instructions, compact schemas, argument errors in tool words) and serves it on stdio;
 mcp_tools holds the tools, mcp_replies turns results into tool results, mcp_http serves the same
-server over Streamable HTTP. stdout carries protocol only; logs go to stderr.
+server over Streamable HTTP, mcp_unreadable answers the lines the SDK's stdio transport cannot
+read. stdout carries protocol only; logs go to stderr.
 """
 
 from __future__ import annotations
