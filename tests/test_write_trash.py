@@ -510,3 +510,19 @@ def test_a_card_copied_into_the_trash_keeps_its_id(cli, vault, card):
     assert cli("index")[0] == 0
     code, data = cli("delete", "--restore", ".trash/" + card["path"], "--json")
     assert code == 0 and data["id"] == card["id"] and stats_of(card["id"])[0] == 1
+
+
+def test_a_copy_restored_after_its_namesake_was_removed_by_hand_keeps_its_own_id(cli, vault, card):
+    """The first copy of a name, removed from the trash by hand (a purge done without memsync),
+    left its id bound to its trash path; the next card restored to that name was handed that id
+    by the indexer, which took it for the first copy coming back."""
+    cli("delete", card["id"])
+    _, again = cli("capture", "--title", "staging db", "--body", BODY + " (rebuilt)", "--json")
+    cli("delete", again["id"])  # kept as staging db-2.md
+    (vault / ".trash" / card["path"]).unlink()
+    code, data = cli("delete", "--restore", ".trash/03-Knowledge/staging db-2.md", "--json")
+    assert code == 0 and data["path"] == card["path"] and data["id"] == again["id"]
+    assert cli("index")[0] == 0
+    code, found = cli("search", "rebuilt", "--json")
+    assert [(h["id"], h["path"]) for h in found["hits"]] == [(again["id"], card["path"])]
+    assert cli("show", card["id"], "--json")[0] == 1  # the copy removed by hand is gone for good

@@ -121,6 +121,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             _park(cfg, index, target_rel, moved, warnings)
             notes.append(f"the file that was at {target_rel} was moved to {moved} first")
         vaultio.folder(vault, posixpath.dirname(target_rel))
+        _retire_namesake(cfg, index, vault, rel, target_rel, warnings)
         # The id goes back before the file does: a watcher that indexes the restored file at
         # once must find its id waiting at the path, not hand out a new one.
         rebound = _unpark(cfg, index, rel, target_rel, warnings)
@@ -184,6 +185,21 @@ def _unpark(cfg: Config, index, trash_rel: str, rel: str, warnings: list[str]) -
     except DB_ERRORS as exc:
         warnings.append(f"restored, but its id could not be brought back ({exc})")
         return False
+
+
+def _retire_namesake(cfg: Config, index, vault: Path, trash_rel: str, rel: str, warnings: list[str]) -> None:
+    """The id of `.trash/<rel>`, the first copy of the restored card's name, when that copy is
+    gone from the trash (removed by hand: a purge done without memsync): retired as a purge
+    retires it. Left bound, the indexer would take the restored file for that copy coming back
+    (batch._back_from_trash) and give it that card's id instead of its own."""
+    namesake = f"{TRASH}/{rel}"
+    if index is None or namesake == trash_rel or not trashnames.gone(vaultio.inside(vault, namesake)):
+        return
+    try:
+        if index.bound_id(VAULT, namesake) is not None:
+            session.indexer(cfg, index).retire_ids(VAULT, [namesake])
+    except DB_ERRORS as exc:
+        warnings.append(f"the id of {namesake}, removed from the trash by hand, could not be retired ({exc})")
 
 
 def _original_path(vault: Path, index, trash_rel: str) -> str:
