@@ -50,6 +50,14 @@ def test_a_filter_that_matches_no_entry_says_so_not_that_the_log_is_empty(cli, v
     assert code == 0 and text.strip() == "no search in the retrieval log matches (1 entry in all)"
     code, _ = cli("log", "-n", 0)
     assert code == 2  # not one entry shown as if asked for
+    # an id no card ever had is a mistyped one, and says so; a real card's id no search returned
+    # is the plain no-match
+    code, text = cli("log", "--card", 1234567)
+    assert code == 0 and text.strip().startswith("no card has this id") and "memsync search" in text
+    assert _log(cli, "--card", 1234567)["unknown_card"] is True
+    nginx = next(h["id"] for h in cli("search", "nginx", "--json")[1]["hits"])
+    data = _log(cli, "--card", nginx, "--query", "zzz")
+    assert data["entries"] == [] and "unknown_card" not in data
 
 
 def test_opening_a_hit_is_noted_in_the_search_that_returned_it(cli, vault):

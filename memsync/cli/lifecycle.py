@@ -10,6 +10,8 @@ from . import CARD_ID, Context, command, emit, main, waiting_note
 
 
 def _log_text(data: dict) -> str:
+    if data.get("unknown_card"):
+        return "no card has this id, so no search returned it; find ids with `memsync search`"
     if not data["entries"]:
         if data["total"]:
             held = f"{data['total']:,} " + ("entry" if data["total"] == 1 else "entries")

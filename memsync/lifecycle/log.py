@@ -49,5 +49,8 @@ def read(cfg: Config, limit: int = 20, query: str | None = None,
     from memsync.lifecycle.opening import index_of
 
     with index_of(cfg) as index:
-        return {"entries": lifelog.entries(index, max(1, limit), query, card_id),
-                "total": lifelog.count(index), "logging": cfg.lifecycle.log_searches}
+        found = {"entries": lifelog.entries(index, max(1, limit), query, card_id),
+                 "total": lifelog.count(index), "logging": cfg.lifecycle.log_searches}
+        if card_id is not None and not found["entries"] and not index.id_given(card_id):
+            found["unknown_card"] = True  # a mistyped id, not a card no search returned
+        return found

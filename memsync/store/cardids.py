@@ -52,6 +52,10 @@ class CardIds:
             "UPDATE card_ids SET path = NULL WHERE source = ? AND path = ?", (source, path)
         )
 
+    def id_given(self, card_id: int) -> bool:
+        """Whether memsync ever gave out this id (to a card now indexed, trashed or purged)."""
+        return self._conn.execute("SELECT 1 FROM card_ids WHERE id = ?", (card_id,)).fetchone() is not None
+
     def bound_id(self, source: str, path: str) -> int | None:
         row = self._conn.execute(
             "SELECT id FROM card_ids WHERE source = ? AND path = ?", (source, path)
