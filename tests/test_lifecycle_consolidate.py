@@ -350,6 +350,17 @@ def test_a_saved_plan_is_left_in_the_home_and_the_vault_is_untouched(cli, vault,
     assert saved["merges"] == data["merges"] and vault_bytes(vault) == before
 
 
+def test_a_plan_with_nothing_to_do_is_not_saved(cli, vault, home):
+    """The daily timer runs `consolidate --save`: over a tidy vault it left an empty plan a day."""
+    write_card(vault, "03-Knowledge/one.md", "one", "A short card about one thing only.")
+    assert cli("index")[0] == 0
+    code, data = cli("consolidate", "--save", "--json")
+    assert code == 0 and data["empty"] and data["saved"] is None
+    assert not list((home / "consolidate").glob("plan-*.json"))
+    code, text = cli("consolidate", "--save")
+    assert code == 0 and "nothing to tidy, so no plan was saved" in text
+
+
 def test_service_install_consolidate_writes_the_timer_and_its_service(run_cli, tmp_path, monkeypatch):
     from pathlib import Path
 

@@ -170,7 +170,9 @@ def _plan_text(data: dict) -> str:
                      f"saved in {data['differs_from']}; `--apply --plan` carries out a saved plan as it was saved")
     if data.get("run"):
         lines.append(f"run {data['run']}; undo with `{data['undo']}`")
-    if data.get("saved"):
+    if "saved" in data and data["saved"] is None:
+        lines.append("nothing to tidy, so no plan was saved")
+    elif data.get("saved"):
         lines.append(f"plan saved to {data['saved']}" + (
             f" (the plan saved before it today stays in {data['kept']})" if data.get("kept") else ""))
     return "\n".join(lines)

@@ -28,7 +28,9 @@ def dry_run(cfg: Config, threshold: float | None = None, save: bool = False) -> 
     result = {"applied": False, **built.to_dict()}
     if recovered:
         result["recovered"] = recovered
-    if save:
+    if save and result["empty"]:
+        result["saved"] = None  # nothing to review: the daily timer leaves no plan a day
+    elif save:
         path, earlier = saved.save(cfg, result, built)
         result["saved"] = str(path)
         if earlier:
