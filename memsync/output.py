@@ -82,6 +82,9 @@ def _note(n: dict) -> str:
     if code == "vault_missing":
         return (f"nothing is indexed and the vault folder {n['path']} does not exist: create it, "
                 "or name your vault with `memsync init --vault DIR`")
+    if code == "vault_empty":
+        return (f"the vault {n['path']} holds no notes yet: write one in Obsidian, or save one with "
+                "`memsync capture --title T --body ...`")
     if code == "low_confidence":
         if n["apart"]:
             return ("low confidence: the words matched apart, not as written together; "

@@ -158,3 +158,22 @@ def test_an_index_no_card_ever_reached_is_not_reported_as_a_clean_memory(cli, va
     cli("index")
     code, data = cli("audit", "--json")
     assert data["cards"] == 1 and "notes" not in data
+
+
+def test_an_indexed_vault_that_holds_no_note_is_told_so_not_to_index_again(cli, vault, home):
+    """Indexed and empty, search said "the index is empty: run `memsync index`", and running it
+    changed nothing. A file that is not a note, or a note in a dot-folder, is no note."""
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "workspace.md").write_text("not a note of the vault")
+    (vault / "image.png").write_bytes(b"\x89PNG")
+    assert cli("index")[0] == 0
+    code, out = cli("search", "nginx", "--json")
+    assert code == 1 and out["notes"] == [{"code": "vault_empty", "path": str(vault)}]
+    assert "holds no notes yet" in out["note"] and "memsync capture" in out["note"]
+    assert cli("audit", "--json")[1]["notes"] == [{"code": "vault_empty", "path": str(vault)}]
+    from memsync.mcp import text as mcp_text  # and a model is told in its own words
+
+    assert "memory_capture" in mcp_text.search_note(out["notes"])
+    write_card(vault, "notes/nginx.md", "nginx", "nginx serves /srv/www on the edge box")
+    code, out = cli("search", "nginx", "--json")  # a note now, not yet indexed: index it
+    assert code == 1 and out["notes"] == [{"code": "index_empty"}]

@@ -120,6 +120,8 @@ def _note(n: dict) -> str | None:
     if code == "vault_missing":
         return (f"nothing is indexed and the vault folder {n['path']} does not exist; the user can "
                 "create it, or name the vault with `memsync init --vault DIR`")
+    if code == "vault_empty":
+        return f"the vault {n['path']} holds no notes yet: save what is worth keeping with memory_capture"
     if code == "hidden_closer":
         return (f"{n['count']}{'+' if n['more'] else ''} no longer valid (superseded) card(s) match "
                 f"{_TIER.get(n['tier'], n['tier'])}, closer than these hits "
