@@ -55,3 +55,17 @@ def test_cards_of_year_1_and_9999_do_not_stop_the_brief(vault, tmp_path, run_cli
         assert run_cli("index")[0] == 0
         told = notes(brief(run_cli, tmp_path))
         assert told["Old card"] == "updated" and told["Far card"] == "updated", zone
+
+
+def test_the_project_section_lists_the_latest_moment_first_whatever_its_zone(vault, tmp_path, run_cli):
+    """10:00 at +14:00 is 20:00 the day before in UTC, so before 05:00 UTC that day: as text it
+    sorted after it, and the older card led the project's list."""
+    write_card(vault, "east.md", "East note", "Deploys go out from the east region first.\n",
+               project="shop", updated="2026-11-06T10:00:00+14:00")
+    write_card(vault, "utc.md", "UTC note", "Deploys are frozen on Fridays after noon.\n",
+               project="shop", updated="2026-11-06T05:00:00+00:00")
+    assert run_cli("index")[0] == 0
+    (tmp_path / "shop").mkdir()
+    data = brief(run_cli, tmp_path / "shop")
+    (section,) = [s for s in data["sections"] if s["key"] == "project"]
+    assert [i["title"] for i in section["items"]] == ["UTC note", "East note"]

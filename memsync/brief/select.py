@@ -136,10 +136,10 @@ def _stamp(iso: str | None) -> float:
 def ranked(rows: Sequence[Mapping], helpful: Mapping[int, tuple[int, int]], newest: bool) -> list[Mapping]:
     """By priority, then feedback (helpful minus unhelpful), then reads, then (with `newest`) the
     latest created/updated first, then id. Sorted from the last key to the first (each sort keeps
-    the order of ties); the ISO times compare as text, which is their order for one writer."""
+    the order of ties); the times compare as moments, whatever zone each was written in."""
     out = sorted(rows, key=lambda r: r["id"])
     if newest:
-        out.sort(key=lambda r: max(r["created"] or "", r["updated"] or ""), reverse=True)
+        out.sort(key=lambda r: max(_stamp(r["created"]), _stamp(r["updated"])), reverse=True)
 
     def key(row: Mapping) -> tuple[int, int, int]:
         good, bad = helpful.get(row["id"], (0, 0))
