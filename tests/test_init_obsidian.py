@@ -5,13 +5,17 @@ and a declined agent memory file is not offered twice. A fake HOME per test."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from memsync import obsidian_vaults
 
-from .conftest import write_card
+from .conftest import MEMSYNC_BIN, write_card
 
 LAYOUTS = {
     "linux": ".config/obsidian",
@@ -134,3 +138,41 @@ def test_a_declined_source_is_not_offered_again_until_ask_again(home, fake_home,
     code, text = cli("init", "--ask-again", stdin="y\n")
     assert code == 0 and [s["name"] for s in config_json(home)["sources"]] == ["gemini"]
     assert config_json(home)["declined"] == []
+
+
+def interrupted_at(question: str, answers: str = "") -> tuple[int, str]:
+    """The installed `memsync init`, given `answers`, then Ctrl-C (SIGINT) once `question` is
+    asked: its exit code and stderr."""
+    proc = subprocess.Popen([MEMSYNC_BIN, "init"], stdin=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, env=os.environ.copy())
+    assert proc.stdin and proc.stderr
+    proc.stdin.write(answers.encode())
+    proc.stdin.flush()
+    err, deadline = b"", time.monotonic() + 30
+    while question.encode() not in err.split(b"\n")[-1] and time.monotonic() < deadline:
+        chunk = os.read(proc.stderr.fileno(), 4096)
+        if not chunk:
+            break
+        err += chunk
+    proc.send_signal(signal.SIGINT)
+    rest = proc.communicate(timeout=30)[1]
+    return proc.returncode, (err + rest).decode()
+
+
+def test_ctrl_c_at_the_vault_question_stops_init_before_anything_is_written(home, fake_home):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    obsidian_install(fake_home, "linux", {str(work): (200, True)})
+    code, err = interrupted_at("Number, or the path of another folder")
+    assert code == 1 and "Aborted!" in err and "Traceback" not in err
+    assert not home.exists()  # no data home, no config.json naming memsync's own folder
+    assert "Add it as the read-only source" not in err
+
+
+def test_ctrl_c_at_a_source_question_leaves_the_vault_chosen_and_config_valid(home, fake_home):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    obsidian_install(fake_home, "linux", {str(work): (200, True)})
+    (fake_home / ".gemini").mkdir()
+    (fake_home / ".gemini" / "GEMINI.md").write_text("# Gemini\n\n- the staging box is tern-3\n")
+    code, err = interrupted_at("Add it as the read-only source 'gemini'?", answers="1\n")
+    assert code == 1 and "Aborted!" in err and "Traceback" not in err
+    assert config_json(home) == {"vault": str(work)}  # not declined: asked again next time

@@ -14,16 +14,25 @@ from ..store import vaults
 from . import Context, command, emit, main, progress_bar, waiting_note
 
 
+def _answer(question):
+    """The answer `question()` gets; None at the end of input (no terminal, a closed stdin).
+    Ctrl-C stops init instead: click raises Abort for both, from the EOFError or the
+    KeyboardInterrupt it caught, so the interrupt is told apart by what the Abort came from."""
+    try:
+        return question()
+    except click.Abort as exc:
+        click.echo(err=True)  # end the question's line
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise
+        return None
+
+
 def _ask(found) -> bool | None:
     """One question per source found; None for no answer (no terminal, end of input), which
     adds nothing and is not remembered as a no."""
     s = found.source
-    try:
-        return click.confirm(f"Found {found.what} in {s.root}. Add it as the read-only source "
-                             f"{s.name!r}?", default=True, err=True)
-    except click.Abort:  # end of input: end the question's line, then take it as a no
-        click.echo(err=True)
-        return None
+    return _answer(lambda: click.confirm(f"Found {found.what} in {s.root}. Add it as the "
+                                         f"read-only source {s.name!r}?", default=True, err=True))
 
 
 def _choose_vault(choices: list[tuple[Path, str]]) -> Path | None:
@@ -33,11 +42,9 @@ def _choose_vault(choices: list[tuple[Path, str]]) -> Path | None:
     for n, (path, what) in enumerate(choices, 1):
         click.echo(f"  {n}  {path}  ({what})", err=True)
     while True:
-        try:
-            answer = click.prompt("Number, or the path of another folder", default="1",
-                                  err=True).strip()
-        except click.Abort:
-            click.echo(err=True)
+        answer = _answer(lambda: click.prompt("Number, or the path of another folder",
+                                              default="1", err=True).strip())
+        if answer is None:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
             return choices[int(answer) - 1][0]
@@ -162,10 +169,6 @@ def _hooks(cfg, yes: bool, as_json: bool) -> list[dict]:
 
 
 def _ask_hook(found: dict) -> bool:
-    try:
-        return click.confirm(f"Start every {found['title']} session with the memsync brief (a "
-                             f"SessionStart hook in {found['settings']}, backed up first)?",
-                             default=True, err=True)
-    except click.Abort:
-        click.echo(err=True)
-        return False
+    return bool(_answer(lambda: click.confirm(
+        f"Start every {found['title']} session with the memsync brief (a SessionStart hook in "
+        f"{found['settings']}, backed up first)?", default=True, err=True)))
