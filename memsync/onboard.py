@@ -8,6 +8,7 @@ run changes nothing and says so. Asking the user is the CLI's job, not this modu
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from memsync import private
@@ -33,8 +34,8 @@ def set_vault(cfg: config_mod.Config, target: Path | None) -> tuple[config_mod.C
         if vault.exists():
             raise BadArgument(f"{vault} is not a folder: a vault is a folder of Markdown notes")
         if not vaults.same_folder(vault, default_vault):
-            raise BadArgument(f"{vault} does not exist: create it first (mkdir -p {vault}) or "
-                              "check the path")
+            raise BadArgument(f"{vault} does not exist: create it first (mkdir -p "
+                              f"{shlex.quote(str(vault))}) or check the path")
         vault.mkdir(parents=True)
         changes.append(f"created the vault folder {vault}")
     if configjson.configured_vault_text(cfg.config_file) != str(vault):
@@ -77,6 +78,16 @@ def empty_vault_note(vault: Path) -> str | None:
         return None
     return (f"the vault {vault} holds no notes yet: memsync is watching an empty folder. If your "
             "notes are elsewhere, point memsync at them with `memsync init --vault DIR`")
+
+
+def use_vault(path: Path | str) -> str:
+    """The command that makes `path` the vault, quoted for a shell: pasted, a folder whose name
+    holds a space ("My Notes") must stay one argument."""
+    return f"memsync init --vault {shlex.quote(str(path))}"
+
+
+def obsidian_notes(paths: list[str]) -> list[str]:
+    return [f"Obsidian knows the vault {path}: to use it, run `{use_vault(path)}`" for path in paths]
 
 
 def declined_key(entry: dict) -> dict:
@@ -127,7 +138,8 @@ def render(data: dict) -> str:
         lines.append(f"  note: {note}")
     for offer in data["sources_offered"]:
         lines.append(f"  not added: {offer['what']}; add it later with `memsync sources --add "
-                     f"{offer['name']} --adapter {offer['adapter']} --path {offer['path']}`")
+                     f"{offer['name']} --adapter {offer['adapter']} --path "
+                     f"{shlex.quote(str(offer['path']))}`")
     lines += ["", "Connect an agent (paste one; the paths are absolute):"]
     titles = {"claude_code": "Claude Code", "claude_desktop": "Claude Desktop", "cursor": "Cursor"}
     for key, title in titles.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -176,3 +177,30 @@ def test_ctrl_c_at_a_source_question_leaves_the_vault_chosen_and_config_valid(ho
     code, err = interrupted_at("Add it as the read-only source 'gemini'?", answers="1\n")
     assert code == 1 and "Aborted!" in err and "Traceback" not in err
     assert config_json(home) == {"vault": str(work)}  # not declined: asked again next time
+
+
+def pasted(text: str, start: str) -> list[str]:
+    """The arguments of the first command in backticks that starts with `start`, as a shell
+    would split the line pasted (without the leading `memsync`)."""
+    command = text.split("`" + start, 1)[1].split("`", 1)[0]
+    return shlex.split(start + command)[1:]
+
+
+def test_the_commands_init_prints_keep_a_folder_with_a_space_one_argument(
+        home, fake_home, cli, monkeypatch):
+    user = fake_home / "Jo Doe"  # a home whose name holds a space, as on many Macs
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    work = notes(user, "My Notes", "the deploy key of the shop lives in vault-east")
+    obsidian_install(user, "linux", {str(work): (200, True)})
+    (user / ".gemini").mkdir()
+    (user / ".gemini" / "GEMINI.md").write_text("# Gemini\n\n- the staging box is tern-3\n")
+    code, text = cli("init", stdin="3\nn\n")  # memsync's own folder; no to GEMINI.md
+    assert code == 0 and config_json(home)["vault"] == str(home / "vault")
+    code, out = cli(*pasted(text, "memsync init --vault"), "--json")
+    assert code == 0 and out["vault"] == str(work)
+    code, out = cli(*pasted(text, "memsync sources --add"), "--json")
+    assert code == 0 and config_json(home)["sources"][0]["path"] == str(user / ".gemini")
+    code, out = cli("init", "--vault", user / "New Vault", "--json")
+    advice = out["error"]["message"].split("(mkdir -p ")[1].split(") or")[0]
+    assert code == 2 and shlex.split(advice) == [str(user / "New Vault")]

@@ -91,6 +91,16 @@ def test_install_refuses_a_vault_the_service_would_not_see(run_cli):
     assert code == 2 and "memsync init --vault" in out["error"]["message"]
 
 
+def test_the_init_command_it_names_keeps_a_vault_with_a_space_one_argument(run_cli, tmp_path,
+                                                                          monkeypatch):
+    vault = tmp_path / "My Notes"
+    vault.mkdir()
+    monkeypatch.setenv("MEMSYNC_VAULT", str(vault))
+    code, out, _err = run_cli("service", "install", "--json")
+    command = out["error"]["message"].split("`")[1]
+    assert code == 2 and shlex.split(command) == ["memsync", "init", "--vault", str(vault)]
+
+
 def systemd_user_problem() -> str | None:
     try:
         probe = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True,

@@ -102,8 +102,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
             if target is None:
                 offered = [str(path) for path, _ in choices[:-1]]
     cfg, changes = onboard.set_vault(cfg, target)
-    notes = [f"Obsidian knows the vault {path}: to use it, run `memsync init --vault {path}`"
-             for path in offered]
+    notes = onboard.obsidian_notes(offered)
     added, declined, skipped = [], [], 0
     said_no = configjson.declined_sources(cfg.config_file)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
@@ -140,8 +139,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
         if not offered:  # a vault chosen before: name Obsidian's vaults with the note
             offered = [str(v.path) for v in obsidian_vaults.installed(Path.home())
                        if not vaults.same_folder(v.path, cfg.vault.path)]
-            notes += [f"Obsidian knows the vault {path}: to use it, run `memsync init --vault "
-                      f"{path}`" for path in offered]
+            notes += onboard.obsidian_notes(offered)
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
     data = onboard.summary(cfg, changes, report, mcp, added, declined, notes, offered)
     data["hooks"] = _hooks(cfg, yes, as_json)

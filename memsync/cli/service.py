@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .. import clients
+from .. import clients, onboard
 from .. import service as service_mod
 from ..errors import BadEnvironment
 from . import Context, command, emit, main
@@ -66,7 +66,7 @@ def install(obj: Context, as_json: bool, plan: bool):
         # The service has neither this command line nor this shell's environment.
         raise BadEnvironment(
             f"the vault {cfg.vault.path} comes from {'--vault' if cfg.vault.origin == 'cli' else 'MEMSYNC_VAULT'}, "
-            f"which the service would not see: run `memsync init --vault {cfg.vault.path}` first"
+            f"which the service would not see: run `{onboard.use_vault(cfg.vault.path)}` first"
         )
     cfg.ensure_vault()
     emit(service_mod.install(_describe(obj, plan)), as_json, _human)
