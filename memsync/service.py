@@ -12,6 +12,7 @@ import hashlib
 import os
 import plistlib
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -175,6 +176,8 @@ def _manager(service: Service) -> list[str]:
 
 def manager_problem(service: Service) -> str | None:
     """Why the service manager cannot be used here, or None."""
+    if shutil.which(_manager(service)[0]) is None:
+        return f"`{_manager(service)[0]}` is not on PATH"
     probe = _run(*_manager(service), "show-environment" if service.kind == "systemd" else "list")
     if probe.returncode == 0:
         return None
@@ -183,6 +186,12 @@ def manager_problem(service: Service) -> str | None:
 
 
 def install(service: Service) -> dict:
+    program = _manager(service)[0]
+    if shutil.which(program) is None:  # no systemd (a container, WSL without it): a unit would never run
+        raise BadEnvironment(f"`{program}` is not on PATH: this system has no {service.kind} to "
+                             "start the watcher at log-in. Run `memsync watch` from your system's "
+                             "start-up instead (or in a terminal), or let an agent's MCP server "
+                             "keep the index live")
     service.file.parent.mkdir(parents=True, exist_ok=True)
     unchanged = True
     for file, text in ((service.file, service.text), *service.extra):

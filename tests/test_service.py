@@ -6,6 +6,7 @@ import os
 import plistlib
 import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -84,6 +85,20 @@ def test_install_writes_the_unit_status_names_the_logs_uninstall_removes_it(home
     code, gone, _err = run_cli("service", "uninstall", "--json")
     assert code == 0 and gone["status"] == "uninstalled" and not unit.exists()
     assert run_cli("service", "status", "--json")[1]["installed"] is False
+
+
+def test_without_systemctl_install_says_so_and_writes_no_unit(configured, run_cli, tmp_path,
+                                                              monkeypatch):
+    if not sys.platform.startswith("linux"):
+        pytest.skip("systemd is Linux's")
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # a system with no systemd at all
+    code, out, _err = run_cli("service", "install", "--json")
+    message = out["error"]["message"]
+    assert code == 2 and "`systemctl` is not on PATH" in message and "memsync watch" in message
+    assert not (tmp_path / "xdg" / "systemd").exists()
+    code, state, _err = run_cli("service", "status", "--json")
+    assert code == 0 and state["installed"] is False and "`systemctl` is not on PATH" in state["note"]
 
 
 def test_install_refuses_a_vault_the_service_would_not_see(run_cli):
