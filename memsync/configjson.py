@@ -178,14 +178,22 @@ def write_vault(config_file: Path, vault: Path) -> None:
     _write(config_file, data)
 
 
-def declined_sources(config_file: Path) -> list[dict]:
-    """The agent memory sources the user said no to in `memsync init` ({"adapter", "path"}),
-    so a second run does not ask again."""
+def declined(config_file: Path) -> list[dict]:
+    """What the user said no to in `memsync init`: agent memory sources ({"adapter", "path"})
+    and session hooks ({"hook", "settings"}), so a second run does not ask again."""
     entries = read(config_file).get("declined")
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
-def write_declined(config_file: Path, entries: list[dict]) -> None:
+def remember_answer(config_file: Path, key: dict, yes: bool) -> None:
+    """Record a no to one of init's offers; a yes forgets an earlier no."""
+    entries = declined(config_file)
+    if yes and key in entries:
+        entries.remove(key)
+    elif not yes and key not in entries:
+        entries.append(key)
+    else:
+        return
     data = read(config_file)
     data["declined"] = entries
     _write(config_file, data)

@@ -213,6 +213,23 @@ def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):
     assert session_start(user_home / ".claude" / "settings.json")
 
 
+def test_a_hook_declined_in_init_is_not_offered_again_until_ask_again(user_home, home, cli,
+                                                                      tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no AGENTS.md here to be asked about first
+    (user_home / ".claude").mkdir()
+    code, text = cli("init", stdin="n\n")
+    assert code == 0 and not (user_home / ".claude" / "settings.json").exists()
+    code, text = cli("init", stdin="y\n")  # not asked: the y is never read
+    assert code == 0 and not (user_home / ".claude" / "settings.json").exists()
+    assert "session hook(s) you declined before" in text and "--ask-again" in text
+    assert "claude-code: `memsync hooks install claude-code`" in text
+    code, out = cli("init", "--yes", "--json")
+    assert {h["client"]: h["status"] for h in out["hooks"]} == {"claude-code": "not installed"}
+    code, text = cli("init", "--ask-again", stdin="y\n")
+    assert code == 0 and session_start(user_home / ".claude" / "settings.json")
+    assert json.loads((home / "config.json").read_text())["declined"] == []
+
+
 def test_init_with_one_clients_settings_broken_sets_up_the_rest(user_home, cli):
     (user_home / ".claude").mkdir()
     (user_home / ".claude" / "settings.json").write_text('{"a": 1,,}')

@@ -71,7 +71,7 @@ def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | Non
               help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
                    "and add every agent memory file found.")
 @click.option("--ask-again", is_flag=True,
-              help="Offer again the agent memory files declined before.")
+              help="Offer again the agent memory files and session hooks declined before.")
 def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     """Set memsync up: data home, vault in config.json, agent memory sources, a first index.
 
@@ -104,7 +104,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     cfg, changes = onboard.set_vault(cfg, target)
     notes = onboard.obsidian_notes(offered)
     added, declined, skipped = [], [], 0
-    said_no = configjson.declined_sources(cfg.config_file)
+    said_no = configjson.declined(cfg.config_file)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
         entry = onboard.offer_dict(found)
         key = onboard.declined_key(entry)
@@ -116,15 +116,11 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
             sources_mod.add(cfg, found.source.name, found.source.adapter, found.source.root)
             changes.append(f"added {found.what} as the read-only source {found.source.name!r}")
             added.append(entry)
-            if key in said_no:
-                said_no.remove(key)
-                configjson.write_declined(cfg.config_file, said_no)
             cfg = config_mod.reload(cfg)
         else:
             declined.append(entry)
-            if answer is False and key not in said_no:
-                said_no.append(key)
-                configjson.write_declined(cfg.config_file, said_no)
+        if answer is not None:
+            configjson.remember_answer(cfg.config_file, key, answer)
     with progress_bar("indexing", enabled=not as_json) as progress:
         report = api.reindex(cfg, progress=progress, waiting=waiting_note(cfg, progress))
     change = onboard.index_changed(report)
@@ -142,31 +138,45 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
             notes += onboard.obsidian_notes(offered)
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
     data = onboard.summary(cfg, changes, report, mcp, added, declined, notes, offered)
-    data["hooks"] = _hooks(cfg, yes, as_json)
+    data["hooks"], hooks_skipped = _hooks(cfg, yes, as_json, ask_again)
+    if hooks_skipped:
+        data["notes"].append(f"{hooks_skipped} session hook(s) you declined before were not "
+                             "offered again (`memsync init --ask-again` offers them)")
     emit(data, as_json, onboard.render)
 
 
-def _hooks(cfg, yes: bool, as_json: bool) -> list[dict]:
-    """The session-start hook of each agent found in the home: installed with --yes or a yes."""
+def _hooks(cfg, yes: bool, as_json: bool, ask_again: bool) -> tuple[list[dict], int]:
+    """The session-start hook of each agent found in the home: installed with --yes or a yes;
+    one declined before is not offered again. Also how many were not offered for that."""
     from .. import hooks
 
-    out = []
+    said_no = configjson.declined(cfg.config_file)
+    out, skipped = [], 0
     for name in hooks.detected(Path.home()):
         try:
             found = hooks.status(name, Path.home(), None)
-            if found["status"] != "installed" and (yes or (not as_json and _ask_hook(found))):
+            key = {"hook": name, "settings": found["settings"]}
+            answer = None
+            if found["status"] != "installed":
+                if key in said_no and not ask_again:
+                    skipped += 1
+                else:
+                    answer = True if yes else (None if as_json else _ask_hook(found))
+            if answer:
                 command_line = hooks.hook_command(clients.installed_command(), cfg.home.path, name)
                 found = hooks.install(name, command_line, Path.home(), None)
+            if answer is not None:
+                configjson.remember_answer(cfg.config_file, key, answer)
         except MemsyncError as exc:  # one client's broken settings: the rest of the set-up stands
             out.append({"client": name, "status": "not installed", "problem": exc.message,
                         "install": f"memsync hooks install {name}"})
             continue
         out.append({"client": name, "status": "installed" if found["status"] != "not installed" else found["status"],
                     "settings": found["settings"], "install": f"memsync hooks install {name}"})
-    return out
+    return out, skipped
 
 
-def _ask_hook(found: dict) -> bool:
-    return bool(_answer(lambda: click.confirm(
+def _ask_hook(found: dict) -> bool | None:
+    return _answer(lambda: click.confirm(
         f"Start every {found['title']} session with the memsync brief (a SessionStart hook in "
-        f"{found['settings']}, backed up first)?", default=True, err=True)))
+        f"{found['settings']}, backed up first)?", default=True, err=True))
