@@ -300,6 +300,15 @@ def test_a_settings_file_json_refuses_is_an_error_that_says_so(user_home, run_cl
     assert path.read_text() == bad
 
 
+def test_a_folder_where_the_settings_file_goes_is_an_error_that_says_what_to_do(user_home, run_cli):
+    path = user_home / ".claude" / "settings.json"
+    path.mkdir(parents=True)
+    for action in ("install", "status", "uninstall"):
+        code, _, err = run_cli("hooks", action, "claude-code")
+        assert code == 2 and "is a folder" in err and "move it aside" in err, (action, err)
+    assert path.is_dir() and not list(path.iterdir())
+
+
 def test_a_project_folder_that_does_not_exist_is_refused_and_nothing_made(user_home, tmp_path, run_cli):
     missing = tmp_path / "no" / "such" / "project"
     code, _, err = run_cli("hooks", "install", "claude-code", "--project", missing)

@@ -48,6 +48,9 @@ def _read(path: Path) -> str | None:
             return handle.read()
     except FileNotFoundError:
         return None
+    except IsADirectoryError:
+        raise BadEnvironment(f"{path} is a folder, where the client keeps a settings file: move it "
+                             "aside (or remove it if it is empty), then run this again") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadEnvironment(f"cannot read {path}: {exc}") from None
 
