@@ -346,6 +346,7 @@ def paths(cfg: Config) -> dict:
         "db": {"path": str(cfg.db.path), "from": cfg.db.origin},
         "vault": {"path": str(cfg.vault.path), "from": cfg.vault.origin},
         "config": {"path": str(cfg.config_file), "exists": cfg.config_file.exists()},
+        "set_up": not cfg.not_set_up(),
         "sources": [
             {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable}
             for s in cfg.sources
@@ -357,6 +358,4 @@ def paths(cfg: Config) -> dict:
 def require_index(cfg: Config) -> None:
     if not cfg.db.path.exists():
         hint = "".join(f"; note: {warning}" for warning in vault_warnings(cfg))
-        raise BadEnvironment(
-            f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`){hint}"
-        )
+        raise BadEnvironment(cfg.no_index() + hint)

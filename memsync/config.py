@@ -115,6 +115,19 @@ class Config:
         is the user's own folder of cards and keeps its modes."""
         private.settle_home(self.home.path, skip=(self.vault.path, *(Path(s.root) for s in self.sources)))
 
+    def no_index(self) -> str:
+        """What a command that needs the index says when there is none yet. Before `memsync init`
+        (no vault named anywhere) `memsync index` would index memsync's own empty folder, so the
+        first step is init, which asks which folder is the vault."""
+        if self.not_set_up():
+            return (f"no index at {self.db.path}: memsync is not set up here yet; run `memsync "
+                    "init` (it asks which folder is your vault)")
+        return f"no index at {self.db.path} yet: run `memsync index` (or start `memsync watch`)"
+
+    def not_set_up(self) -> bool:
+        """No vault named anywhere: neither config.json (`memsync init`) nor --vault / env."""
+        return self.vault.origin == "default" and self.configured_vault is None
+
     def vault_problem(self) -> str | None:
         path, origin = self.vault.path, self.vault.origin
         fix = "point --vault / MEMSYNC_VAULT (or \"vault\" in config.json) at a folder"

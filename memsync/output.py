@@ -258,6 +258,9 @@ def paths(data: dict) -> str:
          for s in data["sources"]],
         ["name", "adapter", "mode", "path"],
     )
+    if not data["set_up"]:
+        text += ("\n\nnot set up here yet: `memsync init` asks which folder is your vault and "
+                 "writes it into config.json")
     for problem in data.get("problems", []):
         text += f"\nproblem: {problem}"
     return text

@@ -161,3 +161,20 @@ def test_the_readme_shows_the_mcp_setup_as_init_prints_it():
 def test_the_installed_command_path_is_the_one_init_prints(run_cli, home, vault):
     code, out, _err = run_cli("init", "--json")
     assert code == 0 and out["mcp"]["claude_code"]["text"].split(" -- ")[1].split()[0] == MEMSYNC_BIN
+
+
+def test_before_init_the_commands_that_need_the_index_send_the_user_to_init(home, run_cli,
+                                                                           monkeypatch):
+    """`memsync index` there would index memsync's own empty folder, not the user's notes."""
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    for command in (["search", "nginx"], ["doctor"], ["stats"], ["audit"], ["brief"]):
+        code, _, err = run_cli(*command)
+        assert code == 2 and "not set up here yet; run `memsync init`" in err, (command, err)
+        assert "memsync index" not in err
+    code, text, _ = run_cli("paths")
+    assert code == 0 and "not set up here yet: `memsync init`" in text
+    assert run_cli("init", "--yes")[0] == 0
+    (home / "memsync.db").unlink()  # set up, index lost: now it is `memsync index`
+    code, _, err = run_cli("search", "nginx")
+    assert code == 2 and "run `memsync index`" in err
+    assert "not set up" not in run_cli("paths")[1]

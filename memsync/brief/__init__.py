@@ -36,7 +36,7 @@ def make(cfg: Config, directory: str | Path | None = None, *, name: str | None =
         raise BadArgument(f"--budget {budget} is too small: the brief's fixed lines need about "
                           f"{MIN_BUDGET} tokens; give {MIN_BUDGET} or more")
     if not cfg.db.path.exists():
-        raise BadEnvironment(f"no index at {cfg.db.path} yet: run `memsync index` (or start `memsync watch`)")
+        raise BadEnvironment(cfg.no_index())
     project = project_mod.named(name) if name else project_mod.find(directory or Path.cwd())
     user_home = user_home or Path.home()
     now = (now or dt.datetime.now()).astimezone().replace(microsecond=0)

@@ -42,7 +42,7 @@ def diagnose(cfg: Config, wait: float = BUSY_WAIT) -> tuple[list[Finding], dict]
         raise BadEnvironment(f"{db} is a folder, not an index file: move it away (or point --db / "
                              "MEMSYNC_DB at a file) and run `memsync index`")
     if not db.is_file():
-        raise BadEnvironment(f"no index at {db}: run `memsync index` first (see `memsync paths`)")
+        raise BadEnvironment(cfg.no_index())
     checked = {"cards": 0, "files": 0, "sources": len(cfg.sources)}
     found = checks.writable(cfg)
     try:

@@ -16,8 +16,7 @@ from memsync.store.index import Index
 def require(cfg: Config) -> None:
     """Refuse, before anything is locked or written, a call that needs an index there is not."""
     if not cfg.db.path.exists():
-        raise BadEnvironment(f"no index at {cfg.db.path} yet: run `memsync index` (or start "
-                             "`memsync watch`)")
+        raise BadEnvironment(cfg.no_index())
 
 
 @contextmanager
