@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -104,6 +105,17 @@ def test_an_empty_default_vault_is_reported_when_another_has_cards(first, home, 
     assert run_cli("index")[0] == 0
     code, out, _err = run_cli("stats", "--json")
     assert any("is empty, but" in p for p in out["config_problems"])
+
+
+def test_the_init_command_the_warning_names_keeps_a_vault_with_a_space_whole(tmp_path, monkeypatch,
+                                                                            run_cli):
+    notes = tmp_path / "My Notes"
+    write_card(notes, "03-Knowledge/nginx.md", "nginx root", "the site root is /srv/www")
+    assert run_cli("--vault", notes, "index")[0] == 0
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    assert run_cli("index")[0] == 0  # memsync's own empty folder, beside the cards of "My Notes"
+    problem = next(p for p in run_cli("stats", "--json")[1]["config_problems"] if "is empty, but" in p)
+    assert shlex.split(problem.split("`")[1]) == ["memsync", "init", "--vault", str(notes)]
 
 
 def test_a_watcher_on_an_empty_default_vault_says_so_on_stderr(first, home, monkeypatch, tmp_path):

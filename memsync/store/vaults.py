@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -220,5 +221,5 @@ def empty_vault_warning(cfg) -> str | None:
         if count:
             return (f"the vault {vault} (from {cfg.vault.origin}) is empty, but {other} has "
                     f"{count} cards indexed in {db}: to serve that one, run `memsync init "
-                    f"--vault {other}`, or point --vault / MEMSYNC_VAULT at it")
+                    f"--vault {shlex.quote(str(other))}`, or point --vault / MEMSYNC_VAULT at it")
     return None
