@@ -83,6 +83,9 @@ def _note(n: dict) -> str:
         return (f"nothing is indexed and the vault folder {n['path']} does not exist: create it, "
                 "or name your vault with `memsync init --vault DIR`")
     if code == "vault_empty":
+        if not n.get("set_up", True):  # memsync's own folder: the user's notes may be elsewhere
+            return (f"memsync's own folder {n['path']} holds no notes, and memsync is not set up "
+                    "here yet: run `memsync init` to name the folder of your notes as the vault")
         return (f"the vault {n['path']} holds no notes yet: write one in Obsidian, or save one with "
                 "`memsync capture --title T --body ...`")
     if code == "low_confidence":

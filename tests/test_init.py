@@ -178,3 +178,13 @@ def test_before_init_the_commands_that_need_the_index_send_the_user_to_init(home
     code, _, err = run_cli("search", "nginx")
     assert code == 2 and "run `memsync index`" in err
     assert "not set up" not in run_cli("paths")[1]
+
+
+def test_an_index_of_memsyncs_own_empty_folder_before_init_sends_the_user_to_init(
+        home, run_cli, monkeypatch):
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    assert run_cli("index")[0] == 0  # before init: memsync's own folder, empty
+    code, out, _err = run_cli("search", "nginx", "--json")
+    assert code == 1 and out["notes"] == [{"code": "vault_empty", "path": str(home / "vault"),
+                                           "set_up": False}]
+    assert "run `memsync init`" in out["note"] and "write one in Obsidian" not in out["note"]

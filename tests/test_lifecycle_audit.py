@@ -168,9 +168,10 @@ def test_an_indexed_vault_that_holds_no_note_is_told_so_not_to_index_again(cli, 
     (vault / "image.png").write_bytes(b"\x89PNG")
     assert cli("index")[0] == 0
     code, out = cli("search", "nginx", "--json")
-    assert code == 1 and out["notes"] == [{"code": "vault_empty", "path": str(vault)}]
+    empty = {"code": "vault_empty", "path": str(vault), "set_up": True}  # MEMSYNC_VAULT names it
+    assert code == 1 and out["notes"] == [empty]
     assert "holds no notes yet" in out["note"] and "memsync capture" in out["note"]
-    assert cli("audit", "--json")[1]["notes"] == [{"code": "vault_empty", "path": str(vault)}]
+    assert cli("audit", "--json")[1]["notes"] == [empty]
     from memsync.mcp import text as mcp_text  # and a model is told in its own words
 
     assert "memory_capture" in mcp_text.search_note(out["notes"])

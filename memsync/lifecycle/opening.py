@@ -39,7 +39,8 @@ def never_filled(cfg: Config, index: Index) -> dict | None:
         return codes.Note(codes.VAULT_MISSING, {"path": str(cfg.vault.path)}).to_dict()
     if index.meta("last_sync") is not None and not _holds_notes(cfg.vault.path):
         # indexed, and truly empty: "run memsync index" would only say the same again
-        return codes.Note(codes.VAULT_EMPTY, {"path": str(cfg.vault.path)}).to_dict()
+        return codes.Note(codes.VAULT_EMPTY, {"path": str(cfg.vault.path),
+                                              "set_up": not cfg.not_set_up()}).to_dict()
     return codes.Note(codes.INDEX_EMPTY).to_dict()
 
 

@@ -121,7 +121,9 @@ def _note(n: dict) -> str | None:
         return (f"nothing is indexed and the vault folder {n['path']} does not exist; the user can "
                 "create it, or name the vault with `memsync init --vault DIR`")
     if code == "vault_empty":
-        return f"the vault {n['path']} holds no notes yet: save what is worth keeping with memory_capture"
+        return (f"the vault {n['path']} holds no notes yet: save what is worth keeping with memory_capture"
+                + ("" if n.get("set_up", True) else "; if the user's notes are in another folder, "
+                   "`memsync init` names it as the vault"))
     if code == "hidden_closer":
         return (f"{n['count']}{'+' if n['more'] else ''} no longer valid (superseded) card(s) match "
                 f"{_TIER.get(n['tier'], n['tier'])}, closer than these hits "

@@ -19,7 +19,9 @@ HIDDEN_INVALID = "hidden_invalid"  # {count, more}: only superseded cards matche
 EMPTY = "empty"  # {filters: {name: value}}: nothing matched, with these filters if any
 INDEX_EMPTY = "index_empty"  # the index holds no card yet (memsync.api)
 VAULT_MISSING = "vault_missing"  # {path}: the index holds no card, and the vault folder is not there
-VAULT_EMPTY = "vault_empty"  # {path}: the vault was indexed and holds no note yet
+# {path, set_up}: the vault was indexed and holds no note yet; set_up false: no vault was ever
+# named (memsync's own folder, before `memsync init`)
+VAULT_EMPTY = "vault_empty"
 INDEX_BUILDING = "index_building"  # the MCP server's first index is still running
 # What the page is
 LOW_CONFIDENCE = "low_confidence"  # {coverage, apart}: only loose tiers matched
