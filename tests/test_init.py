@@ -188,3 +188,14 @@ def test_an_index_of_memsyncs_own_empty_folder_before_init_sends_the_user_to_ini
     assert code == 1 and out["notes"] == [{"code": "vault_empty", "path": str(home / "vault"),
                                            "set_up": False}]
     assert "run `memsync init`" in out["note"] and "write one in Obsidian" not in out["note"]
+
+
+def test_a_watcher_started_before_init_says_to_run_init(monkeypatch, watcher, run_cli):
+    monkeypatch.delenv("MEMSYNC_VAULT")
+    proc = watcher()
+    assert proc.stop() == 0
+    assert "WARNING: memsync is not set up here yet" in proc.stderr()
+    assert "run `memsync init`" in proc.stderr()
+    assert run_cli("init", "--yes")[0] == 0  # memsync's own folder, named on purpose now
+    proc = watcher()
+    assert proc.stop() == 0 and "not set up" not in proc.stderr()

@@ -90,10 +90,16 @@ def warn_ignored_sources(cfg: config_mod.Config) -> None:
 
 
 def warn_empty_vault(cfg: config_mod.Config) -> None:
-    """Loudly, for a long-running process: it serves an empty vault while another has cards."""
+    """Loudly, for a long-running process: it serves an empty vault while another has cards, or
+    memsync's own empty folder because `memsync init` never named the vault."""
+    from memsync.onboard import has_notes
     from memsync.store.vaults import empty_vault_warning
 
     warning = empty_vault_warning(cfg)
+    if not warning and cfg.not_set_up() and not has_notes(cfg.vault.path):
+        warning = (f"memsync is not set up here yet, so this serves memsync's own empty folder "
+                   f"{cfg.vault.path}: stop it and run `memsync init`, which asks which folder is "
+                   "your vault")
     if warning:
         click.secho(f"memsync: WARNING: {warning}", err=True, fg="yellow", bold=True)
 
