@@ -3,7 +3,9 @@ the server used by default before, for the same lines).
 
 Each line is an entity (`{"type": "entity", "name", "entityType", "observations"}`) or a
 relation (`{"type": "relation", "from", "to", "relationType"}`). Every entity becomes a card
-`memory.jsonl#<anchor of its name>` whose body lists its observations and its relations.
+`memory.jsonl#<anchor of its name>` whose body lists its observations and its relations. A
+file that is one JSON document instead (a list of those items, or the `{"entities", "relations"}`
+the server's read_graph returns) is read as the same items.
 
 The server writes the file whole and the user cannot split it, so it is read line by line
 (`read_lines`, from a file handle) under a size cap of its own, well above a note's.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from memsync.model.indexing import Card
 from memsync.sizes import MIB
@@ -46,20 +48,11 @@ class MemoryGraphAdapter(FileAdapter):
         each item with JSON.stringify, which leaves U+2028 and friends unescaped inside strings."""
         entities: dict[str, dict] = {}
         relations: list[dict] = []
-        bad_lines = []
-        for number, raw in enumerate(raw_lines, 1):
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError:
-                bad_lines.append(number)
-                continue
-            if "\\u" in line:  # JSON may spell half of a surrogate pair, which no file can store
-                item = _whole_characters(item)
+        bad_lines: list[int] = []
+        for number, item in _items(raw_lines):
             if not isinstance(item, dict):
-                bad_lines.append(number)
+                if not bad_lines or bad_lines[-1] != number:  # a document's items share its line
+                    bad_lines.append(number)
             elif item.get("type") == "entity" and isinstance(item.get("name"), str) and item["name"].strip():
                 # A name on two lines is one entity (the server reads the file so): the later
                 # line's observations join the first's.
@@ -74,6 +67,10 @@ class MemoryGraphAdapter(FileAdapter):
             for end in dict.fromkeys(e for e in (r.get("from"), r.get("to")) if isinstance(e, str)):
                 links.setdefault(end, []).append(link)
         cards: list[Card] = []
+        if problem and not entities:
+            # Nothing to hang the problem on: one card for the file carries it, so stats and
+            # doctor name a graph that gives nothing (a document cut short, the wrong file).
+            return [Card(path=rel_path, title=rel_path.rsplit("/", 1)[-1], body="", problem=problem)]
         for name, entity in entities.items():
             lines = [*entity["observations"], *links.get(name, [])]
             kind = entity.get("entityType")
@@ -84,11 +81,56 @@ class MemoryGraphAdapter(FileAdapter):
         return cards
 
 
+def _items(raw_lines: Iterable[bytes]) -> Iterator[tuple[int, object]]:
+    """(line number, parsed item, or None for a line that is not JSON) for each line that is not
+    blank. A file that is one JSON document (a list of items, or `{"entities": [...],
+    "relations": [...]}` as the server's read_graph gives it, however indented) gives the items
+    in it, each numbered by the line where the document starts."""
+    lines = iter(raw_lines)
+    started = False
+    for number, raw in enumerate(lines, 1):
+        line = raw.decode("utf-8", errors="replace")
+        if number == 1:  # a BOM (Windows editors, PowerShell) is no part of the item: json refuses it
+            line = line.removeprefix("\ufeff")
+        if not line.strip():
+            continue
+        if not started and line.strip() in ("{", "["):
+            # A document over several lines (no item of a JSONL file is a lone bracket): read
+            # whole, within the adapter's cap.
+            line += b"".join(lines).decode("utf-8", errors="replace")
+        started = True
+        try:
+            item = json.loads(line)
+        except ValueError:
+            yield number, None
+            continue
+        if "\\u" in line:  # JSON may spell half of a surrogate pair, which no file can store
+            item = _whole_characters(item)
+        yield from ((number, each) for each in _unpacked(item))
+
+
+def _unpacked(item: object) -> list:
+    """The items of one parsed line: itself, or those of a whole graph written as one document."""
+    if isinstance(item, list):
+        return item
+    if not (isinstance(item, dict) and "type" not in item and ("entities" in item or "relations" in item)):
+        return [item]
+    items = []
+    for key, kind in (("entities", "entity"), ("relations", "relation")):
+        listed = item.get(key)
+        for each in listed if isinstance(listed, list) else []:
+            items.append({**each, "type": kind} if isinstance(each, dict) else each)
+    return items
+
+
 def _observations(entity: dict) -> list[str]:
     observations = entity.get("observations") or []
     if not isinstance(observations, list):  # one observation written without its list
         observations = [observations]
-    return [str(o) for o in observations]
+    # A number, a list or an object written by another tool reads as its JSON (`{"a": 1}`, not
+    # Python's `{'a': 1}`); a null is no observation.
+    return [o if isinstance(o, str) else json.dumps(o, ensure_ascii=False)
+            for o in observations if o is not None]
 
 
 def _whole_characters(value):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from contextlib import closing
 
+import pytest
+
 import memsync.adapters as adapters
 from memsync import api, config, reading
 from memsync.model import Source
@@ -68,3 +70,49 @@ def test_lines_end_at_newlines_only(tmp_path):
     line = json.dumps({"type": "entity", "name": "Ann", "observations": ["a\u2028b"]}, ensure_ascii=False)
     (card,) = adapters.get("mcp-memory").read((line + "\n").encode(), "memory.jsonl")
     assert card.problem is None and card.body == "- a\u2028b"
+
+
+GAMMA = {"name": "Gamma", "entityType": "person", "observations": ["likes kafka"]}
+KNOWS = {"from": "Gamma", "to": "Delta", "relationType": "knows"}
+
+
+def test_a_bom_before_the_first_line_keeps_its_entity():
+    lines = [{"type": "entity", **GAMMA}, {"type": "entity", "name": "Omega", "observations": ["x"]}]
+    data = "\ufeff" + "\r\n".join(json.dumps(x) for x in lines) + "\r\n"
+    cards = adapters.get("mcp-memory").read(data.encode(), "memory.jsonl")
+    assert [c.title for c in cards] == ["Gamma", "Omega"] and cards[0].problem is None
+
+
+def test_observations_that_are_not_strings_read_as_their_json():
+    item = {"type": "entity", "name": "Beta", "observations": [42, None, {"a": [1, 2]}, ["x"], True]}
+    (card,) = adapters.get("mcp-memory").read(json.dumps(item).encode(), "memory.jsonl")
+    assert card.body == '- 42\n- {"a": [1, 2]}\n- ["x"]\n- true'
+
+
+@pytest.mark.parametrize("document", [
+    json.dumps({"entities": [GAMMA], "relations": [KNOWS]}, indent=2),  # as read_graph gives it
+    json.dumps({"entities": [GAMMA], "relations": [KNOWS]}),
+    json.dumps([{"type": "entity", **GAMMA}, {"type": "relation", **KNOWS}], indent=1),
+    json.dumps([{"type": "entity", **GAMMA}, {"type": "relation", **KNOWS}]),
+])
+def test_a_graph_written_as_one_json_document_is_read(tmp_path, run_cli, document):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "memory.json").write_text(document)
+    code, _out, _err = run_cli("sources", "--add", "graph", "--adapter", "mcp-memory", "--path", graph)
+    assert code == 0
+    assert found("kafka") == ["memory.json#" + adapters.base.anchor("Gamma")]
+    assert api.stats(config.load())["problems"] == []
+    (card,) = adapters.get("mcp-memory").read(document.encode(), "memory.json")
+    assert card.body == "- likes kafka\n- Gamma knows Delta"
+
+
+def test_a_graph_that_gives_no_entity_says_why(tmp_path, run_cli):
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "memory.json").write_text('{"type": "entity", "name": "Cut short"')  # a writer mid-write
+    code, _out, _err = run_cli("sources", "--add", "graph", "--adapter", "mcp-memory", "--path", graph)
+    assert code == 0
+    code, out, _err = run_cli("stats", "--json")
+    assert [(p["path"], p["message"]) for p in out["problems"]] == [
+        ("memory.json", "lines that are not JSON objects: [1]")]
