@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -34,7 +35,7 @@ class CursorRulesAdapter(FileAdapter):
         if problem and (block := notes.fenced(text)) is not None:
             # Cursor writes globs bare (`globs: *.tsx, src/**/*.ts`), which YAML refuses (`*`
             # starts an alias): its frontmatter is read as the flat `key: value` lines it is.
-            meta = dict(_FLAT.findall(block))
+            meta = {key: _unquoted(value) for key, value in _FLAT.findall(block)}
             if card.problem == problem:
                 card = replace(card, problem=None)
         description = meta.get("description")
@@ -43,3 +44,16 @@ class CursorRulesAdapter(FileAdapter):
 
 
 _FLAT = re.compile(r"^([A-Za-z][\w-]*)[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.M)
+
+
+def _unquoted(value: str) -> str:
+    """A flat value as YAML reads a quoted scalar: `"Use Redis"` is the text Use Redis (a
+    description quoted by hand beside bare globs kept its quotes in the title)."""
+    if len(value) < 2 or value[0] != value[-1] or value[0] not in "'\"":
+        return value
+    if value[0] == "'":
+        return value[1:-1].replace("''", "'")  # the one escape of a single-quoted scalar
+    try:
+        return str(json.loads(value))  # YAML's double-quoted escapes include JSON's
+    except ValueError:  # not one quoted scalar ("a" and "b"), or an escape JSON lacks
+        return value

@@ -103,6 +103,18 @@ def test_a_cursor_rule_with_bare_globs_as_cursor_writes_them_keeps_its_descripti
     assert card.body == "Use hooks.\n"
 
 
+@pytest.mark.parametrize("written, title", [
+    ('"React style for the quetzal app"', "React style for the quetzal app"),
+    ("'The quetzal''s React style'", "The quetzal's React style"),
+    ('"Tabs \\u2192 spaces"', "Tabs \u2192 spaces"),
+    ('"quoted" twice "here"', '"quoted" twice "here"'),  # not one quoted scalar: as written
+])
+def test_a_quoted_description_beside_bare_globs_reads_as_yaml_would(written, title):
+    rule = f"---\ndescription: {written}\nglobs: *.tsx\nalwaysApply: yes\n---\nUse hooks.\n"
+    (card,) = get("cursor").read(rule.encode(), ".cursor/rules/style.mdc")
+    assert card.title == title and card.problem is None
+
+
 @pytest.fixture
 def agent_home(tmp_path):
     root = tmp_path / "agenthome"
