@@ -1,5 +1,6 @@
-"""Instruction files agents keep beside a project: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md`, and
-Claude Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
+"""Instruction files agents keep beside a project: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` (also
+at the top of a project's `.claude` folder, where Claude Code reads them too), and Claude
+Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
 
 Claude Code's plugins (`~/.claude/plugins`: other people's repositories, with their own
 `CLAUDE.md`) are not the user's memory, and are left out.
@@ -54,7 +55,7 @@ def _visible(rel: str) -> bool:
 class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
-    rules_version = 2  # 2: Claude Code's plugins folder left out
+    rules_version = 3  # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md
 
     def __init__(self, root: str | None = None) -> None:
         # Where Claude Code's plugins folder is, relative to the source: inside a `.claude`
@@ -67,13 +68,24 @@ class AgentFilesAdapter(FileAdapter):
 
     def enters(self, rel_dir: str) -> bool:
         # ~/.claude is itself a dot-folder: enter it when a source root sits above it.
-        return rel_dir == ".claude" or (_visible(rel_dir) and not self._in_plugins(rel_dir)
-                                        and super().enters(rel_dir.removeprefix(".claude/")))
+        return rel_dir == ".claude" or self._project_claude(rel_dir) or (
+            _visible(rel_dir) and not self._in_plugins(rel_dir)
+            and super().enters(rel_dir.removeprefix(".claude/")))
+
+    def _project_claude(self, rel_dir: str) -> bool:
+        """A project's `.claude` folder below the source's root (`shop/.claude`, the source being
+        ~/src): Claude Code reads the project's CLAUDE.md there as well as beside it. Only the
+        instruction files at its top are read; its other folders are Claude Code's own."""
+        parent, _, last = rel_dir.rpartition("/")
+        return last == ".claude" and bool(parent) and self.enters(parent)
 
     def wants(self, rel_path: str) -> bool:
         parts = PurePosixPath(rel_path).parts
-        if not _visible(rel_path) or self._in_plugins(rel_path):
+        if self._in_plugins(rel_path):
             return False
+        if not _visible(rel_path):
+            folder, _, name = rel_path.rpartition("/")
+            return name in INSTRUCTION_FILES and self._project_claude(folder)
         return parts[-1] in INSTRUCTION_FILES or (rel_path.endswith(".md") and _in_claude_memory(parts))
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:

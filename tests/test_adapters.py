@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -157,6 +158,32 @@ def test_claude_code_plugins_are_not_the_users_memory(agent_home, cli, root):
     assert found("haiku-form") == [("" if root == ".claude" else ".claude/") + "CLAUDE.md"]
     if root == ".":
         assert found("vaultbox-2") == ["repo/plugins/auth/CLAUDE.md"]
+
+
+def test_a_projects_claude_folder_below_the_root_gives_its_claude_md(agent_home, cli):
+    # Claude Code reads <project>/.claude/CLAUDE.md as it reads <project>/CLAUDE.md
+    (agent_home / "repo/.claude/commands").mkdir(parents=True)
+    (agent_home / "repo/.claude/CLAUDE.md").write_text("# Repo\nmigrations run through flyway-9\n")
+    (agent_home / "repo/.claude/commands/CLAUDE.md").write_text("command noise-3\n")  # Claude Code's own
+    (agent_home / "repo/.claude/plugins/p").mkdir(parents=True)
+    (agent_home / "repo/.claude/plugins/p/CLAUDE.md").write_text("plugin noise-4\n")
+    (agent_home / "repo/.git/.claude").mkdir(parents=True)
+    (agent_home / "repo/.git/.claude/CLAUDE.md").write_text("git noise-5\n")
+    code, _ = cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home, "--json")
+    assert code == 0
+    assert found("flyway-9") == ["repo/.claude/CLAUDE.md"]
+    assert found("noise") == []
+
+
+def test_a_watcher_follows_a_projects_claude_folder(agent_home, cli, watcher):
+    cli("sources", "--add", "agents", "--adapter", "agents", "--path", agent_home)
+    proc = watcher()
+    (agent_home / "shop/.claude").mkdir(parents=True)  # a project and its folder, made while watched
+    (agent_home / "shop/.claude/CLAUDE.md").write_text("# Shop\norders go through stripe-12\n")
+    deadline = time.monotonic() + 20
+    while found("stripe-12") != ["shop/.claude/CLAUDE.md"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert found("stripe-12") == ["shop/.claude/CLAUDE.md"], proc.stderr()
 
 
 def test_plugins_is_left_out_only_at_the_top_of_claudes_own_folder():
