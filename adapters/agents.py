@@ -21,7 +21,8 @@ from memsync.model.indexing import Card
 
 from .base import FileAdapter, anchor, first_line_title, hidden
 
-INSTRUCTION_FILES = {"AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"}
+# AGENTS.override.md: Codex reads it before AGENTS.md, in ~/.codex and in each project folder.
+INSTRUCTION_FILES = {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"}
 _GEMINI_SECTION = re.compile(r"^##\s+Gemini Added Memories\s*$", re.M)
 _NEXT_HEADING = re.compile(r"^#{1,2}\s", re.M)
 _BULLET = re.compile(r"^\s*[-*]\s+(.+)$", re.M)
@@ -55,7 +56,8 @@ def _visible(rel: str) -> bool:
 class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
-    rules_version = 3  # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md
+    # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md, AGENTS.override.md
+    rules_version = 3
 
     def __init__(self, root: str | None = None) -> None:
         # Where Claude Code's plugins folder is, relative to the source: inside a `.claude`

@@ -18,7 +18,8 @@ import memsync.adapters as adapters
 from .model import Source
 from .overlap import overlap
 
-PROJECT_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
+PROJECT_FILES = ("AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md")
+CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")  # the override first, as Codex reads them
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,9 @@ def _candidates(home: Path, cwd: Path) -> list[Found]:
         out.append(Found(Source("claude", "agents", str(claude)), f"Claude Code: {', '.join(seen)}"))
     if (home / ".gemini" / "GEMINI.md").is_file():
         out.append(Found(Source("gemini", "agents", str(home / ".gemini")), "Gemini CLI: GEMINI.md"))
-    if (home / ".codex" / "AGENTS.md").is_file():
-        out.append(Found(Source("codex", "agents", str(home / ".codex")), "Codex: AGENTS.md"))
+    codex = [name for name in CODEX_FILES if (home / ".codex" / name).is_file()]
+    if codex:
+        out.append(Found(Source("codex", "agents", str(home / ".codex")), f"Codex: {', '.join(codex)}"))
     for graph in _memory_graphs(home):
         out.append(Found(Source("mcp-memory", "mcp-memory", str(graph.parent)),
                          f"MCP memory server: {graph}"))

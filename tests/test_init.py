@@ -108,6 +108,20 @@ def test_a_project_with_agents_md_and_cursor_rules_is_offered(home, cli):
         ("project", "agents"), ("project-cursor", "cursor")}
 
 
+@pytest.mark.parametrize("where, name", [
+    ("codex", "AGENTS.override.md"), ("project", "AGENTS.override.md"), ("project", ".claude/CLAUDE.md")])
+def test_instruction_files_codex_and_claude_code_read_are_offered_and_indexed(home, fake_home, cli, where, name):
+    # Codex reads AGENTS.override.md before AGENTS.md; Claude Code reads .claude/CLAUDE.md
+    folder = fake_home / ".codex" if where == "codex" else Path.cwd()
+    (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("# rules\nreleases are cut by heron-8\n")
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and [(s["name"], s["adapter"]) for s in out["sources_added"]] == [(where, "agents")]
+    assert name in out["sources_added"][0]["what"]
+    code, found = cli("search", "heron-8", "--json")
+    assert [h["path"] for h in found["hits"]] == [name]
+
+
 GRAPH_LINE = '{"type": "entity", "name": "Ann", "entityType": "person", "observations": ["drinks oolong-7"]}\n'
 
 
