@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Adapter, FileAdapter, hidden
+from .base import Adapter, FileAdapter, hidden, reached
 
 # Adapter name -> (module, class). The modules load on first use: they pull in the YAML parser,
 # and loading the config (on the fast read path) checks adapter names without reading a file.
@@ -36,4 +36,4 @@ def __getattr__(attr: str):
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
-__all__ = ["NAMES", "Adapter", "FileAdapter", "get", "hidden"]
+__all__ = ["NAMES", "Adapter", "FileAdapter", "get", "hidden", "reached"]

@@ -46,6 +46,14 @@ class Adapter(Protocol):
     def read_lines(self, raw_lines: Iterable[bytes], rel_path: str) -> list[Card]: ...
 
 
+def reached(adapter: Adapter, rel_path: str) -> bool:
+    """Whether a walk from the source's root gets to `rel_path`: the adapter enters every folder
+    above it. wants() judges a path found by such a walk; a watcher, told of any path, asks
+    both (so a node_modules/ moved in stays out, as a reconcile leaves it)."""
+    folders = rel_path.split("/")[:-1]
+    return all(adapter.enters("/".join(folders[: i + 1])) for i in range(len(folders)))
+
+
 def hidden(rel_path: str) -> bool:
     """Dot-folders (.trash, .obsidian, .git, .stversions) and dot-files (editor/sync temps):
     a part of the path that starts with a dot (asked once per file of every reconcile)."""

@@ -5,3 +5,4 @@ from adapters import Adapter as Adapter
 from adapters import FileAdapter as FileAdapter
 from adapters import get as get
 from adapters import hidden as hidden
+from adapters import reached as reached

@@ -103,7 +103,19 @@ def switch_sources(indexer: Indexer, before: Config,
 
 
 def wants_by_source(cfg: Config) -> dict[str, Callable[[str], bool]]:
-    """Each source's adapter's test of which relative paths it reads."""
+    """Each source's test of which relative paths it reads: its adapter wants the path, in
+    folders the adapter enters (an event may name any path; a reconcile walks only those)."""
     import memsync.adapters as adapters
 
-    return {s.name: adapters.get(s.adapter, s.root).wants for s in cfg.sources}
+    def test(adapter: adapters.Adapter) -> Callable[[str], bool]:
+        return lambda rel: adapter.wants(rel) and adapters.reached(adapter, rel)
+
+    return {s.name: test(adapters.get(s.adapter, s.root)) for s in cfg.sources}
+
+
+def enters_by_source(cfg: Config) -> dict[str, Callable[[str], bool]]:
+    """Each source's adapter's test of which relative folders it enters: a folder that appears
+    while watched is walked by the rule a reconcile walks it by."""
+    import memsync.adapters as adapters
+
+    return {s.name: adapters.get(s.adapter, s.root).enters for s in cfg.sources}

@@ -21,7 +21,13 @@ from ..config import Config
 from ..model.indexing import RunningTotals, SyncReport
 from ..sync import Indexer
 from . import reporting
-from .following import HEALTH_CHECK, ConfigFollower, switch_sources, wants_by_source
+from .following import (
+    HEALTH_CHECK,
+    ConfigFollower,
+    enters_by_source,
+    switch_sources,
+    wants_by_source,
+)
 from .idle import IdleWork, run_slice
 from .observing import Observation
 from .pairing import Pairing
@@ -58,12 +64,12 @@ class WorkerLoop:
         self.opened = threading.Event()  # set once the index is open (or failed to: `error`)
         self.error: BaseException | None = None
         self._pairing = Pairing(lambda name: self.cfg.source(name).root)
-        self.wants = wants_by_source(cfg)
+        self.wants, self.enters = wants_by_source(cfg), enters_by_source(cfg)
         self._failures = reporting.Failures(cfg.db.path)
         self.config = ConfigFollower(cfg.config_file)
 
     def adopt(self, cfg: Config) -> None:
-        self.cfg, self.wants = cfg, wants_by_source(cfg)
+        self.cfg, self.wants, self.enters = cfg, wants_by_source(cfg), enters_by_source(cfg)
         for task in self.idle_work:  # e.g. "semantic" switched on: embedding starts without a save
             getattr(task, "follow", lambda cfg: None)(cfg)
 
@@ -255,7 +261,8 @@ class WorkerLoop:
             if source in rescan:
                 continue  # the whole source is about to be reconciled
             part, later = self._pairing.apply(
-                indexer, source, self.wants[source], [m for m in moves if m[0] == source],
+                indexer, source, (self.wants[source], self.enters[source]),
+                [m for m in moves if m[0] == source],
                 batch.paths.get(source, []), batch.trees.get(source, []), final=self._stopping,
                 renaming=self._renaming,
             )

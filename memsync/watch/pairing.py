@@ -54,13 +54,16 @@ class Pairing:
     def full(self, source: str, rel: str) -> str:
         return os.path.join(self.root_of(source), *rel.split("/"))
 
-    def apply(self, indexer, source: str, wants, moves: list, paths: list[str], trees: list[str],
-              final: bool, renaming: Callable[[str, str], bool]):
+    def apply(self, indexer, source: str, rules: tuple[Callable[[str], bool], Callable[[str], bool]],
+              moves: list, paths: list[str], trees: list[str], final: bool,
+              renaming: Callable[[str, str], bool]):
         """One source's share of a batch, as one indexer batch: renames re-keyed in order, then
         every path touched, every file found in a folder that appeared, and every indexed file
-        of a folder that changed or vanished. `renaming(source, path)` says whether a rename not
-        applied yet moves `path` away. Returns the report and {path: when to look again} for the
-        vanished cards held back (unless `final`: then nothing waits)."""
+        of a folder that changed or vanished. `rules`: the adapter's wants and enters.
+        `renaming(source, path)` says whether a rename not applied yet moves `path` away. Returns
+        the report and {path: when to look again} for the vanished cards held back (unless
+        `final`: then nothing waits)."""
+        wants, enters = rules
         index = indexer.index
         report = SyncReport()
         ghosts = self.ghosts.paths(source)
@@ -80,7 +83,7 @@ class Pairing:
         denied: set[str] = set()  # folders that could not be read: their problem stays
         for tree in plan.outermost([*moved_trees, *trees]):
             candidates.update(dict.fromkeys(index.file_states(source, tree or None)))
-            candidates.update(dict.fromkeys(walk(self.root_of(source), tree, wants, denied)))
+            candidates.update(dict.fromkeys(walk(self.root_of(source), tree, rules, denied)))
             # A file that could not be indexed (a bad name, too large) has a problem, not a row:
             # one no longer here is looked at by the name it is shown under, so its problem goes.
             shown = {printable(p) for p in candidates} | {printable(f) or "./" for f in denied}
@@ -247,9 +250,13 @@ class Pairing:
         return False
 
 
-def walk(root: str, folder: str, wants, denied: set[str]) -> list[str]:
-    """Card paths on disk below `folder` (relative to `root`), skipping dot-folders; the folders
-    that could not be listed go into `denied` (relative, with their "/")."""
+def walk(root: str, folder: str, rules: tuple[Callable[[str], bool], Callable[[str], bool]],
+         denied: set[str]) -> list[str]:
+    """Card paths on disk below `folder` (relative to `root`), entering the folders the adapter
+    enters (`rules`: its wants and enters), as a reconcile's walk does: dot-folders but those it
+    reads (a project's .cursor/rules, .claude), no node_modules. The folders that could not be
+    listed go into `denied` (relative, with their "/")."""
+    wants, enters = rules
     start = os.path.join(root, *folder.split("/")) if folder else root
     found = []
 
@@ -259,9 +266,9 @@ def walk(root: str, folder: str, wants, denied: set[str]) -> list[str]:
             denied.add("" if rel == "." else rel + "/")
 
     for dirpath, dirnames, filenames in os.walk(start, onerror=refused):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
+        dirnames[:] = [d for d in dirnames if enters(prefix + d)]
         try:  # listed, but are its entries reachable (x)? one lstat tells for all of them
             os.lstat(os.path.join(dirpath, (filenames or dirnames or ["."])[0]))
         except PermissionError:
