@@ -20,14 +20,8 @@ from memsync.watch import plan
 from ..config import Config
 from ..model.indexing import RunningTotals, SyncReport
 from ..sync import Indexer
-from . import reporting
-from .following import (
-    HEALTH_CHECK,
-    ConfigFollower,
-    enters_by_source,
-    switch_sources,
-    wants_by_source,
-)
+from . import following, reporting
+from .following import HEALTH_CHECK, ConfigFollower, switch_sources, wants_by_source
 from .idle import IdleWork, run_slice
 from .observing import Observation
 from .pairing import Pairing
@@ -64,12 +58,12 @@ class WorkerLoop:
         self.opened = threading.Event()  # set once the index is open (or failed to: `error`)
         self.error: BaseException | None = None
         self._pairing = Pairing(lambda name: self.cfg.source(name).root)
-        self.wants, self.enters = wants_by_source(cfg), enters_by_source(cfg)
+        self.wants, self.enters = wants_by_source(cfg), following.enters_by_source(cfg)
         self._failures = reporting.Failures(cfg.db.path)
         self.config = ConfigFollower(cfg.config_file)
 
     def adopt(self, cfg: Config) -> None:
-        self.cfg, self.wants, self.enters = cfg, wants_by_source(cfg), enters_by_source(cfg)
+        self.cfg, self.wants, self.enters = cfg, wants_by_source(cfg), following.enters_by_source(cfg)
         for task in self.idle_work:  # e.g. "semantic" switched on: embedding starts without a save
             getattr(task, "follow", lambda cfg: None)(cfg)
 
