@@ -203,7 +203,7 @@ def install(service: Service) -> dict:
     problem = manager_problem(service)
     if problem:
         start = ("systemctl --user daemon-reload && systemctl --user enable --now " + service.name
-                 if service.kind == "systemd" else f"launchctl load -w {service.file}")
+                 if service.kind == "systemd" else f"launchctl load -w {shlex.quote(str(service.file))}")
         result["started"] = False
         result["note"] = (f"the {service.kind} user manager cannot be reached here ({problem}); the "
                           f"file is written: start it from a log-in session with `{start}`")

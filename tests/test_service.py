@@ -142,3 +142,19 @@ def test_live_the_service_keeps_the_index_live(home, vault, configured, run_cli,
         assert run_cli("service", "status", "--json")[1]["running"] is True
     finally:
         assert run_cli("service", "uninstall")[0] == 0
+
+
+def test_the_launchd_start_advice_keeps_a_spaced_path_one_argument(tmp_path, monkeypatch):
+    """A launchctl that cannot reach its manager (as in an ssh session): the advice names the
+    plist whole, though its folder holds a space."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "launchctl"
+    fake.write_text("#!/bin/sh\necho 'Could not find domain for' >&2\nexit 112\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    agent = service.describe(COMMAND, tmp_path / "home", "darwin", user_home=tmp_path / "My Home")
+    result = service.install(agent)
+    assert result["started"] is False and "Could not find domain" in result["note"]
+    command = result["note"].split("`")[1]
+    assert shlex.split(command) == ["launchctl", "load", "-w", str(agent.file)]

@@ -526,3 +526,15 @@ def test_a_copy_restored_after_its_namesake_was_removed_by_hand_keeps_its_own_id
     code, found = cli("search", "rebuilt", "--json")
     assert [(h["id"], h["path"]) for h in found["hits"]] == [(again["id"], card["path"])]
     assert cli("show", card["id"], "--json")[0] == 1  # the copy removed by hand is gone for good
+
+
+def test_the_advice_to_list_the_trash_keeps_a_spaced_vault_one_argument(cli, tmp_path):
+    import shlex
+
+    spaced = tmp_path / "My Notes"
+    spaced.mkdir()
+    code, out = cli("--vault", spaced, "delete", "--restore", ".trash/none.md", "--json")
+    message = out["error"]["message"]
+    assert code != 0 and "nothing at .trash/none.md" in message
+    command = message.split("`")[1]  # as a shell splits it
+    assert shlex.split(command) == ["ls", str(spaced / ".trash")]

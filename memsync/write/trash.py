@@ -94,7 +94,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             raise BadArgument(f"{rel} is a symbolic link; only files are restored")
         if not os.path.isfile(source):
             _refuse_hidden(source, rel, "restore")
-            raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {vault / TRASH}`")
+            raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {shlex.quote(str(vault / TRASH))}`")
         target_rel = _original_path(vault, index, rel)
         named = _recorded_name(vault, rel)
         if named:
