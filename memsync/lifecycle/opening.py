@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from memsync.config import Config
 from memsync.errors import BadEnvironment
@@ -37,25 +35,10 @@ def never_filled(cfg: Config, index: Index) -> dict | None:
         return None
     if not cfg.vault.path.is_dir():
         return codes.Note(codes.VAULT_MISSING, {"path": str(cfg.vault.path)}).to_dict()
-    if index.meta("last_sync") is not None and not _holds_notes(cfg.vault.path):
+    from memsync.onboard import has_notes  # only here: search's read path has no need of it
+
+    if index.meta("last_sync") is not None and not has_notes(cfg.vault.path):
         # indexed, and truly empty: "run memsync index" would only say the same again
         return codes.Note(codes.VAULT_EMPTY, {"path": str(cfg.vault.path),
                                               "set_up": not cfg.not_set_up()}).to_dict()
     return codes.Note(codes.INDEX_EMPTY).to_dict()
-
-
-LOOKED_AT = 20_000  # entries walked before a vault is taken to hold notes, unseen
-
-
-def _holds_notes(vault: Path) -> bool:
-    """Whether the vault holds a Markdown note outside its dot-folders (the first one found
-    ends the walk; an unreadable folder says nothing)."""
-    seen = 0
-    for _folder, subfolders, files in os.walk(vault):
-        subfolders[:] = [d for d in subfolders if not d.startswith(".")]
-        if any(name.endswith(".md") for name in files):
-            return True
-        seen += len(files) + len(subfolders)
-        if seen > LOOKED_AT:
-            return True  # too big to look through here: the plain note stands
-    return False
