@@ -8,7 +8,6 @@ the same dict as JSON with `--json`. Errors become exit codes here and nowhere e
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import json
 import os
@@ -322,16 +321,3 @@ COMMANDS = {
 }
 MODULE_OF = {name: module for module, names in COMMANDS.items() for name in names}
 
-
-def entry() -> None:
-    """The `memsync` console script: the click group, with the collector kept off what lives
-    until exit. What the imports made stays for the whole process, so it is frozen out of the
-    collector's reach (collections while a command loads its modules walk less), and so is
-    everything at the end: shutdown's full collection then has nothing to walk (together about
-    a sixth of a `memsync brief`, bench/perf_commands.py's whole-process times). Objects are still
-    freed and files closed as usual; a long-running command collects what it makes later."""
-    gc.freeze()
-    try:
-        main()
-    finally:
-        gc.freeze()
