@@ -7,8 +7,6 @@ read the same folders whatever directory each was started in. memsync.configjson
 file, checks each value, and edits it.
 """
 
-from __future__ import annotations
-
 import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property

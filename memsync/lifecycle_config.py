@@ -10,8 +10,6 @@
                                   off: the retrieval bench has no use to show it helps
 """
 
-from __future__ import annotations
-
 import json
 from typing import NamedTuple
 

@@ -6,8 +6,6 @@ methods, 0.4-1.1 ms each, 9 ms for the 14 a search defined). The records only in
 around (a parsed card, a file's stat signature, a sync's report) are in memsync.model.indexing,
 which a search never imports."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 KIND_FOLDERS = {

@@ -6,8 +6,6 @@ arguments (`include_invalid=true`). A wording change in one edge cannot change w
 says, and no edge reads another's sentences. Pure.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple

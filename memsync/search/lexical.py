@@ -10,8 +10,6 @@ most cards match ranks a bounded set of them (memsync.search.bound). What a hit 
 memsync.search.snippets.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 

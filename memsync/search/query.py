@@ -4,8 +4,6 @@ Every token is quoted, so nothing a user types can be read as FTS5 syntax (`-`, 
 `:`, parentheses); the only operators are the ones written here.
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Mapping
 from typing import NamedTuple

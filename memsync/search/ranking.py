@@ -21,8 +21,6 @@ the sum of named parts (`memsync search --explain` shows each):
 Scores are positive; larger is better.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 from memsync.store.fields import EXACT_H1, EXACT_HEADING, EXACT_NAME

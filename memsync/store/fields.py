@@ -11,8 +11,6 @@ Beside them, the exact keys: each title, alias, file name and heading as a norma
 so a query that *is* one of them is found by one index lookup (memsync.search.lexical ranks it first).
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, NamedTuple
 
 from memsync import cjk
@@ -83,7 +81,7 @@ def note_name(path: str) -> str | None:
     return link_name(full) if full else None
 
 
-def card_fields(card: Card) -> CardFields:
+def card_fields(card: "Card") -> CardFields:
     from memsync import outline  # its patterns compile at import: the indexer's, not a search's
 
     name = stem(card.path)

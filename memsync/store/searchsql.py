@@ -5,8 +5,6 @@ memsync.semantic.hybrid) decide what to ask; this module is the one place the as
 written, so a caller can also show what it would run without running it.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Iterable
 from typing import NamedTuple
