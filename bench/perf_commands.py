@@ -1,6 +1,7 @@
 """Whole-process times: `memsync search` and `memsync brief` beside `python -c pass` (the
 interpreter memsync runs on, and a venv with nothing installed), `import click`, `grep -rl` and
-`rg -l`, in the same rounds."""
+`rg -l`, in the same rounds; `memsync search` both as this checkout's editable command and as
+its wheel installed."""
 
 from __future__ import annotations
 
@@ -64,6 +65,38 @@ def bare_python(work: Path) -> str:
     return python
 
 
+def installed_memsync(work: Path) -> tuple[str | None, str]:
+    """The `memsync` command of this checkout built as a wheel and installed, not editable, into
+    a venv of its own (made once under `work`), as `pipx install .` or `pip install .` installs
+    it: no editable import hook runs at its start. Its dependencies are this venv's, reached by
+    a path line in a .pth file, so nothing is fetched; that folder is then on sys.path but not a
+    site folder, so the .pth files in it (the editable hook) are not run. Returns the command,
+    or None and why it could not be made."""
+    import sysconfig
+    import venv
+
+    bin_dir = work / "wheel-venv" / "bin"
+    if (bin_dir / "memsync").exists():
+        return str(bin_dir / "memsync"), ""
+    wheels = work / "wheel"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                           "--wheel-dir", str(wheels), str(Path(memsync.__file__).parents[1])],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        return None, f"the wheel could not be built: {proc.stderr.strip()[-300:]}"
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(work / "wheel-venv")
+    python = bin_dir / "python"
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                           "--no-deps", *map(str, wheels.glob("memsync-*.whl"))],
+                          capture_output=True, text=True)
+    if proc.returncode:
+        return None, f"the wheel could not be installed: {proc.stderr.strip()[-300:]}"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    Path(site, "memsync_bench_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return str(bin_dir / "memsync"), ""
+
+
 def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
              others: dict[str, str] | None = None) -> dict:
     """Medians of whole-process times; `others` adds more memsync commands (label -> path), such
@@ -75,6 +108,7 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
     compileall.compile_dir(str(Path(memsync.__file__).parent), quiet=1)
     timings: dict[str, list[float]] = {}
     bare = bare_python(home.parent)
+    installed, why_not = installed_memsync(home.parent)
     rg = shutil.which("rg")
     for n in range(runs):
         marker = markers[n % len(markers)]
@@ -82,6 +116,9 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
         timings.setdefault("memsync_search", []).append(wall([MEMSYNC, "search", marker, "--json"], env))
         timings.setdefault("memsync_brief", []).append(
             wall([MEMSYNC, "brief", "--project", str(project), "--peek", "--json"], env))
+        if installed:
+            timings.setdefault("memsync_search_installed", []).append(
+                wall([installed, "search", marker, "--json"], env))
         for label, command in (others or {}).items():
             timings.setdefault(label, []).append(wall([command, "search", marker, "--json"], env))
         timings.setdefault("python_startup", []).append(wall([sys.executable, "-c", "pass"]))
@@ -92,6 +129,8 @@ def cli_wall(home: Path, db: Path, vault: Path, markers: list[str], runs: int,
             timings.setdefault("rg", []).append(wall([rg, "-l", marker, str(vault)]))
     out = {name: 1000 * median(values) for name, values in timings.items()}
     out["runs"] = runs
+    if not installed:
+        out["installed_note"] = why_not
     if not rg:
         out["rg"] = None
         out["rg_note"] = "ripgrep not installed (apt-get install ripgrep)"

@@ -80,7 +80,8 @@ def render_tables(data: dict, extras: bool = True) -> list[str]:
     def cli_ms(key):  # a row only once some size has it: results from before it have none
         return lambda s: f"{s['cli'][key]:.0f} ms" if key in s["cli"] else "not measured"
 
-    for key, label in (("memsync_search", "`memsync search` whole process"),
+    for key, label in (("memsync_search_installed", "`memsync search` whole process, installed from the wheel"),
+                       ("memsync_search", "`memsync search` whole process, this checkout's editable install"),
                        ("memsync_brief", "`memsync brief` whole process"),
                        ("python_startup", "floor: `python -c pass`"),
                        ("python_bare", "floor: `python -c pass`, a venv with nothing installed"),

@@ -58,7 +58,8 @@ CHECKS = {
     "reconcile": ("reconcile", "seconds", "reconcile_s_max"),
     "search_p50": ("search", "p50_ms", "search_p50_ms_max"),
     "search_p99": ("search", "p99_ms", "search_p99_ms_max"),
-    "cli_search": ("cli", "memsync_search", "cli_search_ms_max"),
+    # as the README installs memsync (a wheel, no editable import hook), where the run made one
+    "cli_search": ("cli", ("memsync_search_installed", "memsync_search"), "cli_search_ms_max"),
     "cli_brief": ("cli", "memsync_brief", "cli_brief_ms_max"),
     "index_ratio": ("index", "ratio", "index_ratio_max"),
     "rebuild_speedup": ("rebuild", "speedup", "rebuild_speedup_min"),
@@ -75,9 +76,11 @@ def judged(size: dict, targets: dict, names: tuple[str, ...]) -> dict[str, bool]
     (an older result) is left out, and so is the speed-up on one core, where none can be had."""
     out = {}
     for name in names:
-        part, figure, target = CHECKS[name]
-        if figure not in size.get(part, {}):
+        part, figures, target = CHECKS[name]
+        found = [f for f in ((figures,) if isinstance(figures, str) else figures) if f in size.get(part, {})]
+        if not found:
             continue
+        figure = found[0]
         if name == "rebuild_speedup" and size["rebuild"].get("usable_cores", 1) < 2:
             continue
         value, limit = size[part][figure], targets[target]

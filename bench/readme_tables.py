@@ -73,7 +73,9 @@ def speed_rows(sizes: dict[str, dict], start: dict | None = None) -> list[list[s
             r = size["reconcile"]
             return f"{_s(r['seconds'])} (walk + lstat {_s(r.get('floor_walk_seconds'))})"
         c = (start or {}).get(str(size["cards"]), size.get("cli", {}))
-        return f"{_ms(c.get('memsync_search'))} (`python -c pass` {_ms(c.get('python_startup'))})"
+        installed = "memsync_search_installed" in c  # the command as the README installs it
+        return (f"{_ms(c.get('memsync_search_installed' if installed else 'memsync_search'))} "
+                f"({'wheel install, ' if installed else ''}`python -c pass` {_ms(c.get('python_startup'))})")
     labels = {"search": "search p50 / p99, in-process", "rebuild": "rebuild",
               "first": "first index, into a new index", "reconcile": "reconcile, nothing changed", "cli": "`memsync search`, whole process"}
     if start:

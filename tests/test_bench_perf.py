@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from bench import generate
-from bench.perf_commands import bare_python
+from bench.perf_commands import bare_python, installed_memsync
 from bench.perf_rebuild import (
     amdahl,
     busy_cores_seconds,
@@ -20,7 +20,7 @@ from bench.perf_rebuild import (
     writer_alone,
 )
 from bench.perf_tables import render_tables
-from bench.perf_verdicts import projection, verdicts_100k
+from bench.perf_verdicts import TARGETS, VERDICTS, judged, projection, verdicts_100k
 
 
 def size(n: int, scale: float) -> dict:
@@ -147,6 +147,33 @@ def test_the_bare_floor_is_an_interpreter_with_nothing_installed(tmp_path):
     made = (tmp_path / "bare-venv" / "pyvenv.cfg").stat().st_mtime_ns
     assert bare_python(tmp_path) == bare  # made once, then reused
     assert (tmp_path / "bare-venv" / "pyvenv.cfg").stat().st_mtime_ns == made
+
+
+def test_the_installed_command_is_the_wheel_without_the_editable_hook(tmp_path):
+    # Builds a wheel (pip, from the configured index for its build tools): a minute at most.
+    command, why_not = installed_memsync(tmp_path)
+    if command is None and "could not be built" in why_not:
+        pytest.skip(why_not)
+    assert command, why_not
+    python = str(tmp_path / "wheel-venv" / "bin" / "python")
+    probe = ("import sys, memsync, click; print(memsync.__file__); "
+             "print(any('editable' in m for m in sys.modules))")
+    where, hooked = subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                                   cwd=tmp_path, check=True).stdout.split()
+    assert where.startswith(str(tmp_path / "wheel-venv")) and hooked == "False"
+    assert subprocess.run([command, "--help"], capture_output=True).returncode == 0
+    assert installed_memsync(tmp_path) == (command, "")  # made once, then reused
+
+
+def test_the_whole_process_verdict_is_the_installed_commands_where_measured():
+    measured = size(10_000, 1)
+    both = {**measured, "cli": {**measured["cli"], "memsync_search": 75.0, "memsync_search_installed": 68.0}}
+    assert judged(both, TARGETS, VERDICTS)["cli_search"] is True
+    editable_only = {**measured, "cli": {**measured["cli"], "memsync_search": 75.0}}
+    assert judged(editable_only, TARGETS, VERDICTS)["cli_search"] is False
+    text = "\n".join(render_tables({"sizes": {"10000": both}}, extras=False))
+    assert "| `memsync search` whole process, installed from the wheel | 68 ms |" in text
+    assert "| `memsync search` whole process, this checkout's editable install | 75 ms |" in text
 
 
 def test_the_startup_floors_are_shown_when_measured():
