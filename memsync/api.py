@@ -223,7 +223,7 @@ def stats(cfg: Config) -> dict:
         "by_source": counted.by_source,
         "last_change": last_change,
         "problems": problems,
-        "config_problems": [*cfg.folder_problems(), *vault_warnings(cfg)],
+        "config_problems": [*cfg.folder_problems(), *cfg.key_problems(), *vault_warnings(cfg)],
         "reads": counted.reads,
         # the folders it could not count, only when there are any (the MCP tool's bytes)
         "trash": {"files": trash.files, "bytes": trash.bytes,
@@ -351,7 +351,7 @@ def paths(cfg: Config) -> dict:
             {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable}
             for s in cfg.sources
         ],
-        "problems": cfg.folder_problems(),
+        "problems": [*cfg.folder_problems(), *cfg.key_problems()],
     }
 
 

@@ -19,6 +19,11 @@ from . import lifecycle_config
 from .errors import BadEnvironment
 from .model import Source
 
+# Every key memsync reads (docs/commands.md#configjson lists them for people). Any other key is
+# reported: a misspelt one ("log_limit") would otherwise be ignored without a word.
+KEYS = ("vault", "db", "sources", "semantic", "threads", *lifecycle_config.Settings._fields)
+OWN_KEYS = ("declined",)  # written and read by `memsync init` for itself
+
 SOURCE_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 SOURCE_NAME_RULE = "1-40 ASCII letters (a-z, A-Z), digits, '-' or '_'"
 
@@ -48,6 +53,11 @@ def read(path: Path) -> dict:
     if not isinstance(data, dict):
         raise BadEnvironment(f"{path} must hold a JSON object with keys like db, vault, sources")
     return data
+
+
+def unknown_keys(data: dict) -> tuple[str, ...]:
+    """The keys of config.json that memsync does not read, in the file's order."""
+    return tuple(key for key in data if key not in KEYS and key not in OWN_KEYS)
 
 
 # --- the values, checked ---------------------------------------------------------------------

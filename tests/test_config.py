@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from memsync import config
+from memsync import config, configjson
+from memsync.errors import BadEnvironment
 
 from .conftest import write_card
 
@@ -93,6 +94,38 @@ def test_a_wrong_value_in_config_json_is_a_clear_error(home, run_cli, content, s
         assert str(home / "config.json") in err and says in err, err
     code, out, _err = run_cli("paths", "--json")
     assert code == 2 and out["error"]["code"] == "bad_environment"
+
+
+# --- every key is one memsync reads; any other is said, since a misspelt one changes nothing -------
+
+
+@pytest.mark.parametrize("key", configjson.KEYS)
+def test_every_listed_key_is_read_and_checked(home, key):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({key: [["not a value of any key"]]}))
+    with pytest.raises(BadEnvironment, match=f"'?{key}'?"):
+        config.load()
+
+
+def test_a_key_memsync_does_not_read_is_named_by_paths_stats_and_doctor(home, cli, vault):
+    write_card(vault, "redis.md", "redis notes", "the cache runs redis-7 on port 6380")
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"log_limit": 100, "log_cap": 100}))
+    assert cli("index", "--json")[0] == 0
+    said = "'log_limit' is not a setting memsync reads"
+    code, out = cli("paths", "--json")
+    assert code == 0 and [p for p in out["problems"] if said in p]
+    code, out = cli("stats", "--json")
+    assert code == 0 and [p for p in out["config_problems"] if said in p]
+    code, out = cli("doctor", "--json")
+    assert code == 1 and [f for f in out["findings"] if f["check"] == "config" and said in f["message"]]
+    assert len(config.load().key_problems()) == 1  # log_cap is a setting
+
+
+def test_the_keys_init_keeps_for_itself_are_no_problem(home):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"declined": [{"hook": "codex"}], "semantic": False}))
+    assert config.load().key_problems() == []
 
 
 def test_a_null_value_in_config_json_means_not_set(home, cli):

@@ -4,6 +4,7 @@ the README's example session prints what the README shows when the installed com
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -172,3 +173,21 @@ def test_mcp_md_names_every_argument_of_every_tool_in_its_row():
     missing = [f"{tool}.{name}" for tool, names in arguments.items() for name in sorted(names)
                if f"`{name}`" not in rows[tool] and (tool, name) not in deprecated]
     assert not missing, f"docs/mcp.md's tool table does not name {missing}"
+
+
+def config_rows() -> dict[str, str]:
+    """docs/commands.md's config.json table: each key with its default cell."""
+    section = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8").split("\n## config.json\n", 1)[1]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    return {cells[1].strip(" `"): cells[2].strip(" `") for cells in rows}
+
+
+def test_the_config_table_lists_every_key_memsync_reads_with_its_default():
+    from memsync import configjson, lifecycle_config
+
+    rows = config_rows()
+    assert list(rows) == list(configjson.KEYS), "docs/commands.md's config.json table and configjson.KEYS differ"
+    defaults = {**lifecycle_config.DEFAULT._asdict(), "folder_rules": {}, "semantic": False, "sources": []}
+    wrong = [f"{key}: {rows[key]}, not {json.dumps(value)}" for key, value in defaults.items()
+             if json.loads(rows[key]) != value]
+    assert not wrong, f"docs/commands.md gives other defaults: {wrong}"

@@ -35,7 +35,7 @@ REBUILD = "run `memsync doctor --fix` (it rebuilds the index from the files; ids
 
 @dataclass
 class Finding:
-    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | semantic | lock | leftover | trash | permissions
+    check: str  # integrity | busy | writable | schema | drift | load | supersede | journal | problem | id | source | config | semantic | lock | leftover | trash | permissions
     message: str
     fix: str  # what to do, in a sentence
     # `doctor --fix` repairs it without writing a note's byte (in the vault it touches only
@@ -256,6 +256,11 @@ def sources(cfg: Config) -> list[Finding]:
             for problem in cfg.folder_problems()]
 
 
+def config_keys(cfg: Config) -> list[Finding]:
+    return [Finding("config", problem, f"correct or remove the key in {cfg.config_file}")
+            for problem in cfg.key_problems()]
+
+
 def semantic_extra(cfg: Config) -> list[Finding]:
     from memsync.semantic import install_hint
 
@@ -321,8 +326,8 @@ def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Findi
 
 
 def home_checks(cfg: Config) -> list[Finding]:
-    return (half_done_writes(cfg) + sources(cfg) + semantic_extra(cfg) + stale_lock(cfg)
-            + temp_files(cfg) + trash_names(cfg) + permissions(cfg))
+    return (half_done_writes(cfg) + sources(cfg) + config_keys(cfg) + semantic_extra(cfg)
+            + stale_lock(cfg) + temp_files(cfg) + trash_names(cfg) + permissions(cfg))
 
 
 def writable(cfg: Config) -> list[Finding]:
