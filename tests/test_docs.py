@@ -191,3 +191,17 @@ def test_the_config_table_lists_every_key_memsync_reads_with_its_default():
     wrong = [f"{key}: {rows[key]}, not {json.dumps(value)}" for key, value in defaults.items()
              if json.loads(rows[key]) != value]
     assert not wrong, f"docs/commands.md gives other defaults: {wrong}"
+
+
+def test_sources_md_shows_every_adapter():
+    import memsync.adapters as adapters
+
+    page = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
+    assert [name for name in adapters.NAMES if f"--adapter {name}" not in page] == []
+
+
+def test_cards_md_names_every_kind_with_its_folder():
+    from memsync.write.rules import KIND_FOLDERS
+
+    page = (ROOT / "docs" / "cards.md").read_text(encoding="utf-8").replace("\n", " ")
+    assert [kind for kind, folder in KIND_FOLDERS.items() if f"`{kind}` → `{folder}`" not in page] == []
