@@ -102,3 +102,42 @@ def test_a_body_after_the_double_dash_is_taken(cli, vault):
     code, data = cli("capture", "--title", "backups", "--json", "--", "- check backups weekly on ecs-prod")
     assert code == 0 and data["status"] == "created"
     assert (vault / data["path"]).read_text().rstrip().endswith("- check backups weekly on ecs-prod")
+
+
+# `memsync [global options] COMMAND [SUBCOMMAND] ...` as a page writes it inside code
+COMMAND_LINE = re.compile(r"(?<![\w/.-])memsync((?:\s+--?[a-z][\w-]*(?:[ =](?!-)[^\s`]+)?)*)\s+([a-z][a-z-]*)([^`\n|;#)&]*)")
+
+
+def wrong_options(text: str) -> list[str]:
+    """Each option a command line in the code of `text` gives its command (or, before it, the
+    group memsync) and that command does not have."""
+    from .test_docs import CODE, FENCE
+
+    chunks = [m.group(0) for m in FENCE.finditer(text)] + [m.group(0).strip("`") for m in CODE.finditer(FENCE.sub("", text))]
+    names = {o for p in main.params for o in (*p.opts, *p.secondary_opts)}
+    wrong = []
+    for line in (m for chunk in chunks for m in COMMAND_LINE.finditer(chunk)):
+        wrong += [f"memsync {o} (global)" for o in OPTION.findall(line.group(1)) if o not in names]
+        command, rest = main.get_command(None, line.group(2)), line.group(3).split(" -- ")[0]
+        if isinstance(command, click.Group):
+            sub = (rest.split() or [""])[0]
+            command = command.get_command(None, sub) if sub in command.list_commands(None) else None
+        if command is not None:
+            have = {o for p in command.params for o in (*p.opts, *p.secondary_opts)} | {"--help", "-h"}
+            wrong += [f"{line.group(0).strip()}: {o}" for o in OPTION.findall(rest) if o not in have]
+    return wrong
+
+
+def test_every_option_a_page_shows_a_command_is_one_it_has():
+    from .test_docs import PAGES, ROOT
+
+    wrong = [f"{page.relative_to(ROOT)}: {w}" for page in PAGES for w in wrong_options(page.read_text(encoding="utf-8"))]
+    assert not wrong, "options no such command has: " + "; ".join(wrong)
+
+
+def test_the_option_check_catches_a_wrong_option_in_code_only():
+    text = ("run `memsync search nginx --kindz x`, `memsync --vaults v index`, `memsync index --rebuild`\n"
+            "```sh\nmemsync hooks install codex --projectz ~/x   # a comment --not-an-option\n```\n"
+            "and in prose memsync search --whatever is not checked; `memsync search -- -x` neither\n")
+    assert wrong_options(text) == ["memsync hooks install codex --projectz ~/x: --projectz",
+                                   "memsync search nginx --kindz x: --kindz", "memsync --vaults (global)"]
