@@ -205,3 +205,35 @@ def test_cards_md_names_every_kind_with_its_folder():
 
     page = (ROOT / "docs" / "cards.md").read_text(encoding="utf-8").replace("\n", " ")
     assert [kind for kind, folder in KIND_FOLDERS.items() if f"`{kind}` → `{folder}`" not in page] == []
+
+
+def json_fields() -> dict[str, set[str]]:
+    """design.md §8's JSON contract: the fields each bullet names, by its label (`search`,
+    `show / get`, ...), from its first sentence (what follows is about the values)."""
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8").split("**JSON.**", 1)[1].split("**MCP.**", 1)[0]
+    bullets = re.findall(r"^- ([^:\n]+): (.+?)(?=^- |\Z)", text, re.M | re.S)
+    return {label: set(re.findall(r"`(\w+)`", body.split(". ", 1)[0])) for label, body in bullets}
+
+
+def keys(data: object) -> set[str]:
+    if isinstance(data, dict):
+        return set(data).union(*map(keys, data.values()))
+    return set().union(*map(keys, data)) if isinstance(data, list) else set()
+
+
+def test_the_json_fields_design_md_names_are_what_the_commands_print(cli, vault):
+    fields = json_fields()
+    assert {"search", "show / get", "capture, update, supersede, delete", "index / reindex"} <= set(fields)
+    (vault / "nginx.md").write_text("---\ntitle: nginx root\n---\nthe site root is /srv/www on ecs-prod\n")
+    index = cli("index", "--json")[1]
+    search = cli("search", "nginx", "--json")[1]
+    show = cli("show", search["hits"][0]["id"], "--json")[1]
+    writes = [cli("capture", "--title", "nginx root", "--on-conflict", "reject", "--body", "the root is /srv/www",
+                  "--json")[1],
+              cli("capture", "--title", "db", "--body", "the url is postgres://app:s3cretPassw0rd@db:5432/shop",
+                  "--json")[1],
+              cli("update", search["hits"][0]["id"], "--body", "the site root is /srv/www2 on ecs-prod", "--json")[1]]
+    printed = {"search": keys(search), "show / get": keys(show), "index / reindex": keys(index),
+               "capture, update, supersede, delete": keys(writes) | {"reminder"}}  # past 200 trashed cards
+    missing = {label: sorted(fields[label] - shown) for label, shown in printed.items() if fields[label] - shown}
+    assert not missing, f"design.md §8 names fields the commands do not print: {missing}"
