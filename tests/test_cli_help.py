@@ -104,6 +104,17 @@ def test_a_body_after_the_double_dash_is_taken(cli, vault):
     assert (vault / data["path"]).read_text().rstrip().endswith("- check backups weekly on ecs-prod")
 
 
+def test_the_tag_filter_does_what_its_help_says(cli, vault):
+    (vault / "indexer.md").write_text("working on the indexer today #project/memsync\n")
+    assert cli("index")[0] == 0
+    help_text = " ".join(cli("search", "--help")[1].split())  # as wrapped
+    assert "exact" not in help_text and "any case, # optional; a/b is found by a too" in help_text
+    for tag in ("Project", "#project", "project/memsync"):
+        code, data = cli("search", "indexer", "--tag", tag, "--json")
+        assert code == 0 and [h["path"] for h in data["hits"]] == ["indexer.md"], tag
+    assert cli("search", "indexer", "--tag", "memsync")[0] == 1  # the nested part alone is no tag
+
+
 # `memsync [global options] COMMAND [SUBCOMMAND] ...` as a page writes it inside code
 COMMAND_LINE = re.compile(r"(?<![\w/.-])memsync((?:\s+--?[a-z][\w-]*(?:[ =](?!-)[^\s`]+)?)*)\s+([a-z][a-z-]*)([^`\n|;#)&]*)")
 

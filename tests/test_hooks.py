@@ -211,6 +211,8 @@ def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):
     code, out = cli("init", "--yes", "--json")
     assert {h["client"]: h["status"] for h in out["hooks"]} == {"claude-code": "installed", "gemini": "installed"}
     assert session_start(user_home / ".claude" / "settings.json")
+    said = " ".join(cli("init", "--help")[1].split())  # --yes's help says so
+    assert "install the session hook of every client found (not those declined before)" in said
 
 
 def test_a_hook_declined_in_init_is_not_offered_again_until_ask_again(user_home, home, cli,

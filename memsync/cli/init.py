@@ -69,7 +69,8 @@ def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | Non
               help="The vault to use from now on (default: asks, offering Obsidian's vaults).")
 @click.option("-y", "--yes", is_flag=True,
               help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
-                   "and add every agent memory file found.")
+                   "add every agent memory file found, and install the session hook of every client found "
+                   "(not those declined before).")
 @click.option("--ask-again", is_flag=True,
               help="Offer again the agent memory files and session hooks declined before.")
 def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):

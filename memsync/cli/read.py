@@ -89,7 +89,7 @@ class SearchCommand(MemsyncCommand):
               help="Only cards of this kind (knowledge, project, mistake, ...).")
 @click.option("--source", shell_complete=complete.sources,
               help="Only cards from this source (vault, or a configured source).")
-@click.option("--tag", shell_complete=complete.tags, help="Only cards carrying this exact tag.")
+@click.option("--tag", shell_complete=complete.tags, help="Only cards with this tag (any case, # optional; a/b is found by a too).")
 @click.option("--as-of", metavar="YYYY-MM-DD", help="Only cards that were valid on that day.")
 @click.option("--include-invalid", is_flag=True, help="Also show superseded cards (ranked last).")
 @click.option("--semantic/--no-semantic", default=None,
