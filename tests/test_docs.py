@@ -173,6 +173,10 @@ def test_mcp_md_names_every_argument_of_every_tool_in_its_row():
     missing = [f"{tool}.{name}" for tool, names in arguments.items() for name in sorted(names)
                if f"`{name}`" not in rows[tool] and (tool, name) not in deprecated]
     assert not missing, f"docs/mcp.md's tool table does not name {missing}"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    count = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")[len(arguments)]
+    assert f"with {count} tools" in readme and all(f"`{tool}`" in readme for tool in arguments), (
+        "README.md's list of MCP tools differs from the server's")
 
 
 def config_rows() -> dict[str, str]:
