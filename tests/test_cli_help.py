@@ -30,6 +30,18 @@ def test_every_command_has_help_with_an_example(cli, name):
     assert "memsync" in example and f" {name}" in example
 
 
+@pytest.mark.parametrize("name", COMMANDS + SUBCOMMANDS)
+def test_every_command_but_mcp_takes_json_as_the_docs_say(name):
+    """README.md and docs/commands.md: every command but `mcp` takes `--json`."""
+    command = main
+    for word in name.split():
+        command = command.get_command(None, word)
+    if isinstance(command, click.Group):
+        return
+    takes = any("--json" in p.opts for p in command.params)
+    assert takes == (name != "mcp"), f"`memsync {name}` {'takes' if takes else 'lacks'} --json"
+
+
 def test_top_level_help_lists_commands(cli):
     code, text = cli("--help")
     assert code == 0 and "search" in text and "capture" in text
