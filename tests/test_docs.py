@@ -241,3 +241,17 @@ def test_the_json_fields_design_md_names_are_what_the_commands_print(cli, vault)
                "capture, update, supersede, delete": keys(writes) | {"reminder"}}  # past 200 trashed cards
     missing = {label: sorted(fields[label] - shown) for label, shown in printed.items() if fields[label] - shown}
     assert not missing, f"design.md §8 names fields the commands do not print: {missing}"
+
+
+def test_the_bench_ground_truth_commands_md_shows_is_one_memsync_bench_reads(tmp_path):
+    from memsync import benchmark
+
+    section = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8").split("## The ground truth", 1)[1]
+    shown = tmp_path / "bench_queries.json"
+    shown.write_text(section.split("```json\n", 1)[1].split("```", 1)[0], encoding="utf-8")
+    cases, pairs = benchmark.load(shown)
+    assert [(c.query, c.group, c.as_of, len(c.relevant)) for c in cases] == [
+        ("ecs-prod", "keyword", None, 1), ("数据库 地址", "default", "2026-03-01", 1), ("kafka retention", "default", None, 0)]
+    assert [(p.above, p.below) for p in pairs] == [("03-Knowledge/nginx.md", "03-Knowledge/old-nginx.md")]
+    for key in ("as_of", "kind", "source", "include_invalid", "group"):  # what the page says a query may carry
+        assert f"`{key}`" in section and hasattr(cases[0], key)
