@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 
-from memsync.adapters import Adapter
+from memsync.adapters import Adapter, reached
 from memsync.store.index import Index
 
 from . import reading
@@ -39,7 +39,11 @@ class Batches:
         return os.path.join(self.sources[source].root, *rel.split("/"))
 
     def _indexable(self, source: str, rel: str) -> bool:
-        return self.adapters[source].wants(rel) and not self.excluded[source].excludes(rel)
+        """Whether a walk under the current rules would index `rel`: wanted, not excluded, and
+        in no folder the adapter leaves (a card indexed before node_modules/ was skipped is
+        dropped by a reconcile, as a rebuild drops it)."""
+        adapter = self.adapters[source]
+        return adapter.wants(rel) and reached(adapter, rel) and not self.excluded[source].excludes(rel)
 
     def _look(self, source: str, rel: str, stored: tuple | None) -> Look:
         if self.excluded[source].excludes(rel):
