@@ -147,8 +147,10 @@ class Config:
         problems = [self.vault_problem()]
         for source in self.extra_sources:
             root = Path(source.root)
-            if not root.is_dir():
-                state = "is not a folder" if root.exists() else "does not exist"
+            found = on_disk(root)
+            if found != "folder":
+                state = {"file": "is a file, not a folder (a source is the folder that holds its files)",
+                         "missing": "does not exist"}.get(found, "is not a folder")
                 problems.append(f"source {source.name}: {root} {state}; it is not indexed")
         problems += [self.ignored_problem(left_out) for left_out in self.ignored_sources]
         return [p for p in problems if p]
@@ -235,3 +237,13 @@ def file_signature(path: Path) -> tuple | None:
     except OSError:
         return None
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def on_disk(root: Path) -> str:
+    """What is at a source's path: "folder" (a link to one too), "file", "missing" or "other"
+    (a socket, a device), so a path that names a file is not called a missing folder."""
+    if root.is_dir():
+        return "folder"
+    if root.is_file():
+        return "file"
+    return "other" if root.exists() else "missing"

@@ -20,7 +20,7 @@ import memsync.adapters as adapters
 from memsync.store import tally
 from memsync.store.index import Index
 
-from .config import RELOAD_WITHIN, Config
+from .config import RELOAD_WITHIN, Config, on_disk
 from .configjson import (
     SOURCE_NAME,
     SOURCE_NAME_RULE,
@@ -42,7 +42,7 @@ def listing(cfg: Config) -> dict:
         counts = tally.by_source(index)
     def entry(s: Source, ignored: str | None) -> dict:
         return {"name": s.name, "adapter": s.adapter, "path": s.root, "writable": s.writable,
-                "exists": Path(s.root).is_dir(), "cards": counts.get(s.name, 0),
+                "exists": Path(s.root).is_dir(), "on_disk": on_disk(Path(s.root)), "cards": counts.get(s.name, 0),
                 "ignored": ignored}
 
     why = {left.source.name: cfg.ignored_problem(left) for left in cfg.ignored_sources}

@@ -223,3 +223,26 @@ def test_add_keeps_the_other_entries_as_written(home, tmp_path, run_cli):
     entries = json.loads((home / "config.json").read_text())["sources"]
     assert entries[0] == {"name": "rel", "adapter": "markdown", "path": "rel", "note": "mine"}
     assert entries[1]["path"] == str(tmp_path / "more")
+
+
+# --- a source path that names a file --------------------------------------------------------------
+
+
+def test_a_source_path_that_is_a_file_is_called_a_file_not_a_missing_folder(tmp_path, home, run_cli):
+    shared = tmp_path / "dotfiles" / "CLAUDE.md"
+    shared.parent.mkdir()
+    shared.write_text("# Shared rules\n")
+    home.mkdir(exist_ok=True)  # config.json written by hand, naming the file itself
+    (home / "config.json").write_text(json.dumps({"sources": [
+        {"name": "dots", "adapter": "agents", "path": str(shared)},
+        {"name": "gone", "adapter": "agents", "path": str(tmp_path / "nowhere")}]}))
+
+    code, listed, _ = run_cli("sources", "--json")
+    assert code == 0
+    assert {s["name"]: s["on_disk"] for s in listed["sources"]} == {
+        "vault": "folder", "dots": "file", "gone": "missing"}
+    text = run_cli("sources")[1]
+    assert "a file, not a folder" in text and text.count("(missing folder)") == 1
+    findings = run_cli("doctor", "--json")[1]["findings"]
+    assert any(f"{shared} is a file, not a folder" in f["message"] for f in findings)
+    assert f"{shared} is a file, not a folder" in run_cli("paths")[1]

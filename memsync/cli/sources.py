@@ -8,13 +8,15 @@ from click.core import ParameterSource
 from .. import sources as sources_mod
 from . import Context, command, complete, emit, main, waiting_note
 
+_NOT_A_FOLDER = {"missing": "missing folder", "file": "a file, not a folder: a source is the folder that holds it"}
+
 
 def _human(data: dict) -> str:
     if "sources" not in data:
         return f"{data['status']}: {data['name']}" + (f"\n  {data['note']}" if data.get("note") else "")
     lines = []
     for s in data["sources"]:
-        state = "" if s["exists"] else "  (missing folder)"
+        state = "" if s["exists"] else f"  ({_NOT_A_FOLDER.get(s['on_disk'], 'not a folder')})"
         if s.get("ignored"):
             state += f"\n  {s['ignored']}"
         mode = "writable" if s["writable"] else "read-only"
