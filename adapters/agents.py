@@ -3,7 +3,9 @@ at the top of a project's `.claude` folder, where Claude Code reads them too), a
 Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
 
 Claude Code's plugins (`~/.claude/plugins`: other people's repositories, with their own
-`CLAUDE.md`) are not the user's memory, and are left out.
+`CLAUDE.md`) are not the user's memory, and are left out. So are the git worktrees Claude Code
+makes of a project (`<project>/.claude/worktrees/<name>/`): each is a second copy of the
+project's `CLAUDE.md` and `AGENTS.md`, which a search would show twice.
 
 Each file is one card, except the "Gemini Added Memories" section of a `GEMINI.md`, where every
 bullet Gemini CLI saved is a card of its own (`GEMINI.md#<anchor>`).
@@ -23,6 +25,9 @@ from .base import FileAdapter, anchor, first_line_title, hidden
 
 # AGENTS.override.md: Codex reads it before AGENTS.md, in ~/.codex and in each project folder.
 INSTRUCTION_FILES = {"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"}
+# Folders of a `.claude` folder that hold copies Claude Code made, not the user's memory:
+# plugins (other people's repositories) and worktrees (git worktrees of the project itself).
+_CLAUDE_COPIES = ("plugins", "worktrees")
 _GEMINI_SECTION = re.compile(r"^##\s+Gemini Added Memories\s*$", re.M)
 _NEXT_HEADING = re.compile(r"^#{1,2}\s", re.M)
 _BULLET = re.compile(r"^\s*[-*]\s+(.+)$", re.M)
@@ -56,22 +61,24 @@ def _visible(rel: str) -> bool:
 class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
-    # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md, AGENTS.override.md
-    rules_version = 3
+    # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md, AGENTS.override.md;
+    # 4: Claude Code's worktrees (.claude/worktrees) left out
+    rules_version = 4
 
     def __init__(self, root: str | None = None) -> None:
-        # Where Claude Code's plugins folder is, relative to the source: inside a `.claude`
-        # folder below the root, or at the top when the source is ~/.claude itself.
+        # Where Claude Code's copies of other files are, relative to the source: inside the
+        # `.claude` folder at the root, or at the top when the source is a `.claude` folder.
         at_top = root is not None and os.path.basename(os.path.normpath(root)) == ".claude"
-        self._plugins = (".claude/plugins", *(("plugins",) if at_top else ()))
+        self._left_out = tuple(f"{above}{folder}" for folder in _CLAUDE_COPIES
+                               for above in (".claude/", *(("",) if at_top else ())))
 
-    def _in_plugins(self, rel: str) -> bool:
-        return any(rel == folder or rel.startswith(folder + "/") for folder in self._plugins)
+    def _in_copies(self, rel: str) -> bool:
+        return any(rel == folder or rel.startswith(folder + "/") for folder in self._left_out)
 
     def enters(self, rel_dir: str) -> bool:
         # ~/.claude is itself a dot-folder: enter it when a source root sits above it.
         return rel_dir == ".claude" or self._project_claude(rel_dir) or (
-            _visible(rel_dir) and not self._in_plugins(rel_dir)
+            _visible(rel_dir) and not self._in_copies(rel_dir)
             and super().enters(rel_dir.removeprefix(".claude/")))
 
     def _project_claude(self, rel_dir: str) -> bool:
@@ -83,7 +90,7 @@ class AgentFilesAdapter(FileAdapter):
 
     def wants(self, rel_path: str) -> bool:
         parts = PurePosixPath(rel_path).parts
-        if self._in_plugins(rel_path):
+        if self._in_copies(rel_path):
             return False
         if not _visible(rel_path):
             folder, _, name = rel_path.rpartition("/")

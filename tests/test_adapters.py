@@ -186,6 +186,22 @@ def test_a_watcher_follows_a_projects_claude_folder(agent_home, cli, watcher):
     assert found("stripe-12") == ["shop/.claude/CLAUDE.md"], proc.stderr()
 
 
+def test_claude_code_worktrees_of_a_project_give_no_second_card(tmp_path, cli):
+    # Claude Code makes git worktrees of the project in .claude/worktrees/<name>/: each holds a
+    # copy of the project's CLAUDE.md, which a search would otherwise show twice.
+    project = tmp_path / "shop"
+    (project / ".claude/worktrees/fix-login/.claude").mkdir(parents=True)
+    for copy in ("", ".claude/worktrees/fix-login/"):
+        (project / copy / "CLAUDE.md").write_text("# Shop\norders go through stripe-12\n")
+        (project / copy / "AGENTS.md").write_text("# Agents\nrun tests with tox-7\n")
+    (project / ".claude/worktrees/fix-login/.claude/CLAUDE.md").write_text("worktree noise-6\n")
+    code, _ = cli("sources", "--add", "shop", "--adapter", "agents", "--path", project, "--json")
+    assert code == 0
+    assert found("stripe-12") == ["CLAUDE.md"] and found("tox-7") == ["AGENTS.md"]
+    assert found("noise-6") == []
+    assert get("agents", str(project / ".claude")).wants("worktrees/x/CLAUDE.md") is False
+
+
 def test_plugins_is_left_out_only_at_the_top_of_claudes_own_folder():
     assert not get("agents", "/home/u/.claude").wants("plugins/x/CLAUDE.md")
     assert get("agents", "/home/u/src/shop").wants("plugins/x/CLAUDE.md")

@@ -26,3 +26,19 @@ def test_index_drops_a_card_under_a_folder_the_rules_now_skip(vault, cli, monkey
     assert paths(cli, "ocelot") == ["notes/mine.md"]
     # doctor's drift check and its fix (`memsync index`) agree: nothing left to report
     assert [f["check"] for f in cli("doctor", "--json")[1]["findings"]] == []
+
+
+def test_index_drops_the_worktree_copies_an_older_agents_adapter_read(tmp_path, cli, monkeypatch):
+    import memsync.adapters.agents as agents
+
+    project = tmp_path / "shop"
+    (project / ".claude/worktrees/fix-login").mkdir(parents=True)
+    for copy in ("", ".claude/worktrees/fix-login/"):
+        (project / copy / "CLAUDE.md").write_text("# Shop\norders go through stripe-12\n")
+    with monkeypatch.context() as old_rules:  # before worktrees were left out
+        old_rules.setattr(agents, "_CLAUDE_COPIES", ("plugins",))
+        assert cli("sources", "--add", "shop", "--adapter", "agents", "--path", project)[0] == 0
+    assert sorted(paths(cli, "stripe-12")) == [".claude/worktrees/fix-login/CLAUDE.md", "CLAUDE.md"]
+
+    assert cli("index", "--json")[1]["removed"] == 1
+    assert paths(cli, "stripe-12") == ["CLAUDE.md"]
