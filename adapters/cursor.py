@@ -1,5 +1,10 @@
 """Cursor project rules: `.cursor/rules/*.mdc`, Markdown with a small frontmatter
-(`description`, `globs`, `alwaysApply`). One rule file is one card titled by its description."""
+(`description`, `globs`, `alwaysApply`). One rule file is one card titled by its description.
+
+Also Cursor's older `.cursorrules`: one plain text (or Markdown) file of rules at a project's
+top, which Cursor still reads. It is one card, titled "Cursor rules" (and the project's folder,
+when the source holds several projects).
+"""
 
 from __future__ import annotations
 
@@ -12,10 +17,13 @@ from memsync.model.indexing import Card
 
 from .base import FileAdapter, first_line_title, hidden
 
+LEGACY_RULES = ".cursorrules"
+
 
 class CursorRulesAdapter(FileAdapter):
     name = "cursor"
-    suffixes = (".mdc",)
+    suffixes = (".mdc", LEGACY_RULES)
+    rules_version = 2  # 2: .cursorrules read, beside .cursor/rules/*.mdc
 
     def enters(self, rel_dir: str) -> bool:
         parts = rel_dir.split("/")
@@ -26,10 +34,18 @@ class CursorRulesAdapter(FileAdapter):
         return (not inside or inside[0] == "rules") and not hidden("/".join(parts[:i] + inside))
 
     def wants(self, rel_path: str) -> bool:
+        folder, _, name = rel_path.rpartition("/")
+        if name == LEGACY_RULES:
+            return not hidden(folder)
         return rel_path.endswith(".mdc") and ".cursor/rules/" in "/" + rel_path
 
     def read(self, data: bytes, rel_path: str) -> list[Card]:
         card = notes.parse(data, rel_path)
+        folder, _, name = rel_path.rpartition("/")
+        if name == LEGACY_RULES:  # no frontmatter of Cursor's: named by where it is
+            title = card.title if card.title != LEGACY_RULES else "Cursor rules" + (
+                f": {folder}" if folder else "")
+            return [replace(card, title=title, kind=card.kind or "prompt")]
         text, _ = notes.decode(data)
         meta, _body, problem = notes.split_frontmatter(text)
         if problem and (block := notes.fenced(text)) is not None:

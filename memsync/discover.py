@@ -3,8 +3,8 @@
 Only places where such files are known to live are looked at, never a walk of the whole home:
 Claude Code's ~/.claude (CLAUDE.md, projects/*/memory), Gemini CLI's ~/.gemini (GEMINI.md),
 Codex's ~/.codex (AGENTS.md), the MCP memory server's memory.jsonl (or memory.json), and the project folder
-`init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .cursor/rules). Nothing is added here: the
-caller asks first.
+`init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .cursor/rules, Cursor's older .cursorrules).
+Nothing is added here: the caller asks first.
 """
 
 from __future__ import annotations
@@ -57,9 +57,11 @@ def _candidates(home: Path, cwd: Path) -> list[Found]:
         if files:
             out.append(Found(Source(_project_name(cwd), "agents", str(cwd)),
                              f"project {cwd.name}: {', '.join(files)}"))
-        if (cwd / ".cursor" / "rules").is_dir():
+        rules = [name for name, there in ((".cursor/rules", (cwd / ".cursor" / "rules").is_dir()),
+                                          (".cursorrules", (cwd / ".cursorrules").is_file())) if there]
+        if rules:
             out.append(Found(Source(_project_name(cwd) + "-cursor", "cursor", str(cwd)),
-                             f"project {cwd.name}: .cursor/rules"))
+                             f"project {cwd.name}: {', '.join(rules)}"))
     return out
 
 

@@ -108,6 +108,18 @@ def test_a_project_with_agents_md_and_cursor_rules_is_offered(home, cli):
         ("project", "agents"), ("project-cursor", "cursor")}
 
 
+def test_a_projects_legacy_cursorrules_is_offered_and_indexed(home, fake_home, cli):
+    # Cursor's older single rules file at the project's top, with no .cursor/rules beside it
+    (Path.cwd() / ".cursorrules").write_text("Always use tabs; name branches after kestrel-5.\n")
+    code, out = cli("init", "--yes", "--json")
+    assert code == 0 and [(s["name"], s["adapter"]) for s in out["sources_added"]] == [
+        ("project-cursor", "cursor")]
+    assert ".cursorrules" in out["sources_added"][0]["what"]
+    code, found = cli("search", "kestrel-5", "--json")
+    assert [(h["path"], h["title"], h["kind"]) for h in found["hits"]] == [
+        (".cursorrules", "Cursor rules", "prompt")]
+
+
 @pytest.mark.parametrize("where, name", [
     ("codex", "AGENTS.override.md"), ("project", "AGENTS.override.md"), ("project", ".claude/CLAUDE.md")])
 def test_instruction_files_codex_and_claude_code_read_are_offered_and_indexed(home, fake_home, cli, where, name):

@@ -32,3 +32,17 @@ def test_a_project_moved_into_a_watched_source_brings_its_rules(tmp_path, cli, w
     wait_for("pelican-42", ["shop/.claude/CLAUDE.md"], proc)
     code, out = cli("index", "--json")  # what a reconcile finds: the same, nothing to change
     assert code == 0 and (out["added"], out["removed"]) == (0, 0)
+
+
+def test_a_watcher_follows_a_projects_legacy_cursorrules(tmp_path, cli, watcher):
+    source = tmp_path / "src"
+    (source / "shop").mkdir(parents=True)
+    (source / "shop/.cursorrules").write_text("name branches after osprey-3\n")
+    (source / "node_modules/pkg").mkdir(parents=True)
+    (source / "node_modules/pkg/.cursorrules").write_text("vendored osprey-3\n")
+    cli("sources", "--add", "rules", "--adapter", "cursor", "--path", source)
+    proc = watcher()
+    wait_for("osprey-3", ["shop/.cursorrules"], proc)
+    (source / "shop/.cursorrules").write_text("name branches after merlin-9\n")
+    wait_for("merlin-9", ["shop/.cursorrules"], proc)
+    wait_for("osprey-3", [], proc)
