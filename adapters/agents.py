@@ -62,8 +62,9 @@ class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
     # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md, AGENTS.override.md;
-    # 4: Claude Code's worktrees (.claude/worktrees) left out
-    rules_version = 4
+    # 4: Claude Code's worktrees (.claude/worktrees) left out; 5: links to files read through
+    rules_version = 5
+    follows_links = True
 
     def __init__(self, root: str | None = None) -> None:
         # Where Claude Code's copies of other files are, relative to the source: inside the

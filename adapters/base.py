@@ -34,6 +34,9 @@ class Adapter(Protocol):
     # changes which files it reads, so the folder stamps listed under the old rules no longer
     # hold and the next reconcile lists every folder again (memsync.folders.rules_key).
     rules_version: int
+    # Whether a symbolic link to a regular file is read as that file (memsync.linkedfiles):
+    # instruction files often are links (CLAUDE.md -> AGENTS.md, or into a dotfiles folder).
+    follows_links: bool
 
     def enters(self, rel_dir: str) -> bool: ...
 
@@ -67,6 +70,7 @@ class FileAdapter:
     suffixes: tuple[str, ...] = ()
     by_name = False
     max_bytes: int | None = None
+    follows_links = False  # Adapter.follows_links; the vault's own adapter follows none
     # Adapter.rules_version; a change to the rules here (hidden, SKIPPED_FOLDERS) bumps every
     # adapter's.
     rules_version = 1

@@ -23,7 +23,8 @@ LEGACY_RULES = ".cursorrules"
 class CursorRulesAdapter(FileAdapter):
     name = "cursor"
     suffixes = (".mdc", LEGACY_RULES)
-    rules_version = 2  # 2: .cursorrules read, beside .cursor/rules/*.mdc
+    rules_version = 3  # 2: .cursorrules read, beside .cursor/rules/*.mdc; 3: links read through
+    follows_links = True  # a .cursorrules is often a link to the project's AGENTS.md
 
     def enters(self, rel_dir: str) -> bool:
         parts = rel_dir.split("/")

@@ -137,7 +137,7 @@ class Batches:
         it no longer matches is taken anew from what the index holds now."""
         if look.state in ("unstable", "bad_name"):
             return look
-        now = reading.current_signature(self.sources[source].root, look.path)
+        now = reading.current_signature(self.sources[source].root, look.path, self.adapters[source])
         if now == look.sig or (look.state == "absent" and now is None):
             return look
         if look.state == "absent" and not self._indexable(source, look.path):

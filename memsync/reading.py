@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import memsync.adapters as adapters
 from memsync.store.fields import CardFields, card_fields
 
+from .linkedfiles import target_stat
 from .model.indexing import Card, Signature
 from .pathnames import storable
 from .sizes import MIB
@@ -56,12 +57,16 @@ def unchanged(stored: tuple | None, sig: Signature) -> bool:
     return bool(stored and stored[1] and stored[0] == sig and stored[2] - sig.mtime_ns >= RACY_NS)
 
 
-def current_signature(root: str, rel: str) -> Signature | None:
-    """The signature of the regular file at rel now, or None when there is none."""
+def current_signature(root: str, rel: str, adapter=None) -> Signature | None:
+    """The signature of the regular file at rel now, or None when there is none (a link's
+    target's where the `adapter` reads through links, memsync.linkedfiles)."""
+    full = os.path.join(root, *rel.split("/"))
     try:
-        st = os.lstat(os.path.join(root, *rel.split("/")))
+        st = os.lstat(full)
     except (OSError, ValueError):
         return None
+    if stat.S_ISLNK(st.st_mode) and (linked := target_stat(adapter, full, rel)) is not None:
+        st = linked
     return signature(st) if stat.S_ISREG(st.st_mode) else None
 
 
@@ -81,7 +86,14 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         return Look(rel, "absent")  # a bad name renamed or deleted: its problem goes too
     except PermissionError:
         return Look(rel, "absent")  # in a folder we may not enter: a walk does not find it either
-    if not stat.S_ISREG(st.st_mode):  # symlinks are never followed
+    restat = os.lstat
+    if stat.S_ISLNK(st.st_mode):
+        # read as its target where the adapter reads through links (memsync.linkedfiles)
+        linked = target_stat(adapter, full, rel)
+        if linked is None:
+            return Look(rel, "absent")
+        st, restat = linked, os.stat
+    if not stat.S_ISREG(st.st_mode):
         return Look(rel, "absent")
     if not storable(rel):
         return Look(rel, "bad_name")
@@ -91,7 +103,7 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
     if unchanged(stored, sig):
         return Look(rel, "unchanged", sig)
     if adapter.max_bytes:
-        return _look_by_lines(full, adapter, rel, sig, stored)
+        return _look_by_lines(full, adapter, rel, sig, stored, restat)
     read_at = time.time_ns()
     try:
         # The size the stat gave and one byte more, which a file still growing fills. Unbuffered:
@@ -99,7 +111,7 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
         # 4 KB note took to read.
         with open(full, "rb", buffering=0) as handle:
             data = handle.read(sig.size + 1)
-        after = signature(os.lstat(full))
+        after = signature(restat(full))
     except (FileNotFoundError, NotADirectoryError):
         return Look(rel, "absent")
     except PermissionError:
@@ -118,7 +130,8 @@ def look(root: str, adapter, max_bytes: int, rel: str, stored: tuple | None) -> 
                 hashed=True, read_at=read_at, links=st.st_nlink)
 
 
-def _look_by_lines(full: str, adapter, rel: str, sig: Signature, stored: tuple | None) -> Look:
+def _look_by_lines(full: str, adapter, rel: str, sig: Signature, stored: tuple | None,
+                   restat=os.lstat) -> Look:
     """A look at a file that may be far larger than a note, in two passes that never hold its
     bytes whole: hash it by blocks (unchanged content is not parsed), then hand its lines to
     the adapter. A file that changed during either pass is unstable, as in look()."""
@@ -135,7 +148,7 @@ def _look_by_lines(full: str, adapter, rel: str, sig: Signature, stored: tuple |
             if size == sig.size and not (stored and stored[1] == found):
                 handle.seek(0)
                 cards = adapter.read_lines(handle, rel)
-        after = signature(os.lstat(full))
+        after = signature(restat(full))
     except (FileNotFoundError, NotADirectoryError):
         return Look(rel, "absent")
     except OSError:

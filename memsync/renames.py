@@ -90,7 +90,7 @@ class Renames:
         """
         now_at = {p: (where or {}).get(p, p) for p in (a, b)}
         root = self.sources[source].root
-        here = {p: reading.current_signature(root, now_at[p]) for p in (a, b)}
+        here = {p: reading.current_signature(root, now_at[p], self.adapters[source]) for p in (a, b)}
         if here[a] is not None and here[b] is not None:
             return True
         ino = {}

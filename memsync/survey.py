@@ -207,7 +207,7 @@ def _survey_parts(index: Index, source: str, adapter, excluded: Exclusions,
         else:
             known = folderstamps.load(index, source, part[1])
             if unchanged(part, len(stamps), known, rules):  # the usual case: lstat the files
-                found, seen = treewalk.lstat_all(part, stamps), known
+                found, seen = treewalk.lstat_all(part, stamps, adapter), known
             else:
                 found, seen = walk_known(adapter, excluded, part, stamps, known, rules, result.denied)
             result.folders.update(seen)
@@ -278,12 +278,7 @@ def walk_known(adapter, excluded: Exclusions, part: tuple[str, str], stored: Ite
         files, subfolders = files_in.get(prefix, ()), below.get(prefix, ())
         stamp = known.get(prefix)
         if stamp == (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, len(files), len(subfolders), rules):
-            for rel in files:
-                try:
-                    fs = os.lstat(f"{path}/{rel[len(prefix):]}")
-                except OSError:
-                    continue
-                found[rel] = (fs.st_size, fs.st_mtime_ns, fs.st_ctime_ns, fs.st_ino)
+            found.update(treewalk.lstat_all((path, prefix), files, adapter))
             stack += [(f"{path}/{sub[len(prefix) : -1]}", sub) for sub in subfolders]
             seen[prefix] = stamp
             continue

@@ -10,6 +10,7 @@ here or among worker processes by memsync.survey.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from memsync.adapters import hidden
 
 from .exclusions import Exclusions
+from .linkedfiles import target_stat
 
 Stat = tuple[int, int, int, int]  # what lstat says of a file: size, mtime_ns, ctime_ns, inode
 
@@ -29,17 +31,22 @@ WALK_SAMPLE = 2_000
 SLOW_STAT_NS = 40_000
 
 
-def lstat_all(part: tuple[str, str], stored: Iterable[str]) -> dict[str, Stat]:
+def lstat_all(part: tuple[str, str], stored: Iterable[str], adapter=None) -> dict[str, Stat]:
     """The lstat signature of each of the `stored` files of a subtree (relative paths), by path
-    (folder stamps hold only on Linux: "/" separates)."""
+    (folder stamps hold only on Linux: "/" separates); a link's target's where the `adapter`
+    reads through links (memsync.linkedfiles)."""
     path, prefix = part
     base = path[: len(path) - len(prefix) + 1] if prefix else path + "/"
     found: dict[str, Stat] = {}
     lstat = os.lstat
+    follows = getattr(adapter, "follows_links", False)
     for rel in stored:
+        st: os.stat_result | None
         try:
             st = lstat(base + rel)
         except OSError:
+            continue
+        if follows and stat.S_ISLNK(st.st_mode) and (st := target_stat(adapter, base + rel, rel)) is None:
             continue
         found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     return found
@@ -110,6 +117,7 @@ def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
     # path of every file (a tenth of a 100,000-file walk). Without exclusions, none is asked.
     by_name = adapter.by_name and not hidden(rel_prefix)
     wants_name, filtered = adapter.wants_name, excluded.active
+    follows = getattr(adapter, "follows_links", False)
     for entry in entries:
         name = entry.name
         try:
@@ -128,7 +136,12 @@ def list_folder(adapter, excluded: Exclusions, folder: str, rel_prefix: str,
                 rel = rel_prefix + name
                 if not wants(rel) or excludes(rel):
                     continue
-            st = entry.stat(follow_symlinks=False)
+            if follows and entry.is_symlink():  # known from the listing: no system call
+                if (linked := target_stat(adapter, entry.path, rel)) is None:
+                    continue
+                st = linked
+            else:
+                st = entry.stat(follow_symlinks=False)
             stated = True
             found[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         except PermissionError:

@@ -95,7 +95,8 @@ class Pairing:
         vanished = {
             p: state[1] or self.hashes.get((source, p), ("", 0))[0]
             for p, state in states.items()
-            if state is not None and reading.current_signature(self.root_of(source), p) is None
+            if state is not None
+            and reading.current_signature(self.root_of(source), p, indexer.adapters[source]) is None
         }
         renames = self._pair_with_arrivals(source, vanished)
         to_sync, held = self._hold_deletions(
