@@ -28,11 +28,28 @@ def target_stat(adapter, full: str, rel: str) -> os.stat_result | None:
         if not stat.S_ISREG(st.st_mode):
             return None
         root = full[: len(full) - len(rel)].rstrip("/") or "/"
-        inside = os.path.relpath(os.path.realpath(full), os.path.realpath(root))
+        if any(_read_anyway(adapter, top, path) for path in _hops(full)
+               for top in {root, os.path.realpath(root)}):
+            return None
     except (OSError, ValueError):  # dangling, a loop (ELOOP), a name the system refuses
-        return None
-    outside = inside == ".." or inside.startswith("../")
-    if not outside and adapter.wants(inside) and reached(adapter, inside):
         return None
     return st
 
+
+def _hops(full: str) -> list[str]:
+    """Each path the link at `full` leads through, to the file at the end: CLAUDE.md -> AGENTS.md
+    -> ~/dotfiles/AGENTS.md is AGENTS.md beside it (read anyway) as much as the file at the end."""
+    hops: list[str] = []
+    path = full
+    while os.path.islink(path) and len(hops) < 40:  # the kernel's own bound on a chain (ELOOP)
+        path = os.path.normpath(os.path.join(os.path.dirname(path), os.readlink(path)))
+        hops.append(path)
+    return [*hops, os.path.realpath(full)]
+
+
+def _read_anyway(adapter, root: str, path: str) -> bool:
+    """Whether `path` lies in the source at `root` where its adapter reads it by that name."""
+    inside = os.path.relpath(path, root)
+    if inside == ".." or inside.startswith("../"):
+        return False
+    return adapter.wants(inside) and reached(adapter, inside)

@@ -40,6 +40,16 @@ def test_a_link_to_a_file_is_read_and_a_link_to_a_file_read_anyway_is_not_read_t
     assert code == 0 and report["findings"] == []
 
 
+def test_a_link_to_a_link_read_anyway_gives_no_second_card(tmp_path, cli):
+    # CLAUDE.md -> AGENTS.md -> ~/dotfiles/AGENTS.md: the source reads the text as AGENTS.md
+    project, dotfiles = project_with_links(tmp_path)
+    (dotfiles / "AGENTS.md").write_text("# Agents\nrun the tests with nox-3\n")
+    (project / "AGENTS.md").unlink()
+    (project / "AGENTS.md").symlink_to(dotfiles / "AGENTS.md")
+    cli("sources", "--add", "shop", "--adapter", "agents", "--path", project)
+    assert hits(cli, "nox-3") == [("shop", "AGENTS.md")]
+
+
 def test_links_that_dangle_loop_or_lead_to_a_folder_give_no_card(tmp_path, cli):
     project = tmp_path / "shop"
     for folder in ("dangling", "loop", "folder/CLAUDE.md"):
