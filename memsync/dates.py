@@ -157,7 +157,16 @@ def day_ends(day: str) -> int:
 
 
 def starts_with_day(text: str) -> bool:
-    return bool(_DAY.match(text[:10]))
+    """Whether `text` opens with a day that exists: `2026-02-30` or a 13th month is no day, so an
+    invalid_at written so counts as not a date rather than by its text's order (the SQL twin is
+    `store.searchsql.opens_with_day`)."""
+    if not _DAY.match(text[:10]):
+        return False
+    try:
+        dt.date.fromisoformat(text[:10])
+    except ValueError:
+        return False
+    return True
 
 
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)([+-])(\d\d):?(\d\d)")

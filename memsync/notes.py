@@ -187,7 +187,15 @@ def _written(value: object) -> str:
 
 
 def _set(value: object) -> bool:
-    return value is not None and value != "" and value is not False
+    """Whether a date key holds anything. Null, `false`, a blank text, `[]`, `{}` and a list of
+    such are nothing (an emptied property): an empty invalid_at retires no card."""
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, list):
+        return any(map(_set, value))
+    if isinstance(value, dict):
+        return bool(value)
+    return value is not None and value is not False
 
 
 def _invalid_at(value: object) -> str | None:

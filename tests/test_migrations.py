@@ -441,3 +441,23 @@ def test_schema_19_reads_again_the_notes_read_wrong_before_it(vault, home):
     assert hashes["date.md"] == hashes["mark.md"] == ""
     assert hashes["plain.md"] != "" and hashes["windows.md"] != ""
     assert sync().updated == 6
+
+
+def test_schema_20_reads_again_the_notes_whose_invalid_at_is_no_date_or_empty(vault, home):
+    (vault / "feb.md").write_text("---\ntitle: feb\ninvalid_at: 2026-02-30\n---\nbody\n")
+    (vault / "empty.md").write_text("---\ntitle: empty\ninvalid_at: []\n---\nbody\n")
+    (vault / "dated.md").write_text("---\ntitle: dated\ninvalid_at: 2026-02-28T10:00:00+08:00\n---\nbody\n")
+    (vault / "plain.md").write_text("---\ntitle: plain\n---\nbody\n")
+    sync()
+    # as schema 19 left them: the impossible day taken as a date, the empty list as a mark
+    hashes = hashes_after_migrating_from(
+        19, "UPDATE cards SET problem = NULL WHERE path = 'feb.md'",
+        "UPDATE cards SET invalid_at = '[]', problem = 'invalid_at ''[]'' is not a date, so the card "
+        "counts as no longer valid' WHERE path = 'empty.md'")
+    assert hashes["feb.md"] == hashes["empty.md"] == ""
+    assert hashes["dated.md"] != "" and hashes["plain.md"] != ""
+    assert sync().updated == 2
+    with closing(sqlite3.connect(config.load().db.path)) as conn:
+        rows = dict(conn.execute("SELECT path, coalesce(invalid_at, '-') || ' ' || coalesce(problem, '-') "
+                                 "FROM cards WHERE path IN ('feb.md', 'empty.md')"))
+    assert rows["empty.md"] == "- -" and rows["feb.md"].startswith("2026-02-30 invalid_at '2026-02-30' is not")

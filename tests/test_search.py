@@ -256,6 +256,33 @@ def test_an_invalid_at_that_is_not_a_date_hides_the_card_and_is_reported(vault, 
     assert any(p["path"] == "soon.md" and "invalid_at 'soon' is not a date" in p["message"] for p in problems)
 
 
+
+@pytest.mark.parametrize("mark", ["2026-02-30", "2026-02-29", "2026-13-01", "0000-01-01",
+                                  "2026-02-30T10:00:00+08:00"])
+def test_an_invalid_at_on_a_day_that_cannot_be_is_no_date(vault, cli, mark):
+    """It was ordered by its text: `2026-02-30` left the card valid on 2026-02-27 and not on
+    2026-03-01, and no problem said why."""
+    write_card(vault, "feb.md", "quota limit", "the quota limit is ten thousand", invalid_at=mark)
+    sync()
+    for day in ("2026-02-27", "2026-03-01", "2025-01-01"):
+        assert found("quota limit", as_of=day) == [], day
+    hits = cli("search", "quota limit", "--include-invalid", "--json")[1]["hits"]
+    assert [(h["path"], h["valid"]) for h in hits] == [("feb.md", False)]
+    assert "not a date" in cli("show", hits[0]["id"], "--json")[1]["text"].splitlines()[0]
+    stats = cli("stats", "--json")[1]
+    assert (stats["valid"], stats["invalid"]) == (0, 1)
+    assert any(p["path"] == "feb.md" and f"invalid_at '{mark}' is not a date" in p["message"]
+               for p in stats["problems"])
+
+
+@pytest.mark.parametrize("mark", ["[]", "{}", '""', "''", '"  "', "", "null", "[null, '']"])
+def test_an_empty_invalid_at_retires_no_card(vault, cli, mark):
+    write_card(vault, "empty.md", "quota limit", "the quota limit is ten thousand", invalid_at=mark)
+    sync()
+    assert found("quota limit") == ["empty.md"]
+    stats = cli("stats", "--json")[1]
+    assert (stats["valid"], stats["invalid"], stats["problems"]) == (1, 0, [])
+
 def test_an_empty_as_of_is_an_error_not_no_filter(ops_vault, cli):
     code, out = cli("search", "私钥", "--as-of", "", "--json")
     assert code == 2 and "YYYY-MM-DD" in out["error"]["message"]

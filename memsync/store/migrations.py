@@ -28,6 +28,7 @@ from memsync.store.schema_lifecycle import (
     m017_files_changed,
     m018_file_changes_follow_files,
     m019_notes_misread,
+    m020_dates_that_are_none,
 )
 
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
@@ -35,7 +36,8 @@ MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m
               m009_retrieval_log, m010_card_project, m011_summary_searched, m012_brief_lookups,
               m013_folder_stamps, m014_hash_in_file_names,
               m015_source_card_titles, m016_files_by_time, m017_files_changed,
-              m018_file_changes_follow_files, m019_notes_misread]
+              m018_file_changes_follow_files, m019_notes_misread,
+              m020_dates_that_are_none]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->

@@ -225,6 +225,22 @@ def m019_notes_misread(conn) -> None:
               "will be read once more by the next `memsync index` or watcher start", file=sys.stderr)
 
 
+
+def m020_dates_that_are_none(conn) -> None:
+    """An invalid_at that is a day that cannot be (2026-02-30) was taken as a date and ordered
+    by its text, with no problem said, and an empty one (`[]`, `{}`, blank text) retired its
+    card. The files of cards whose invalid_at does not open with a day that exists, or with a
+    problem of a date, are read once more."""
+    day = "substr(invalid_at, 1, 10)"
+    stale = conn.execute(
+        "UPDATE files SET hash = '' WHERE (source, path) IN (SELECT source, CASE WHEN instr(path, '#') "
+        "THEN substr(path, 1, instr(path, '#') - 1) ELSE path END FROM cards "
+        f"WHERE (invalid_at IS NOT NULL AND (date({day}, '+0 days') IS NOT {day} "
+        "OR substr(invalid_at, 1, 4) = '0000')) OR problem LIKE '%is not a date%')").rowcount
+    if stale:
+        print(f"memsync: index upgraded to schema 20 (dates that are none); {stale} file(s) "
+              "will be read once more by the next `memsync index` or watcher start", file=sys.stderr)
+
 # What Index.replace_file, remove_file and move_file write into file_changes, done for a writer
 # that does not: new content read (a `files` row written anew, INSERT OR REPLACE) is a change at
 # its mtime, never later than that read; a file dropped or moved takes its time with it. A

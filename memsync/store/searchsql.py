@@ -30,9 +30,21 @@ def on_day(day: str) -> tuple[str, int]:
     return day, dates.day_ends(day)
 
 
+
+def opens_with_day(column: str) -> str:
+    """Whether a column's text opens with a day that exists (the Python twin is
+    dates.starts_with_day). SQLite's date() takes 2026-02-30 as written; a '+0 days' makes it
+    count the days, so a day that cannot be comes out as another (2026-03-02) or as NULL (a 13th
+    month). Year 0000, which SQLite knows and Python does not, is no day either."""
+    day = f"substr({column}, 1, 10)"
+    return (f"({column} GLOB {_DATED} AND substr({column}, 1, 4) <> '0000' "
+            f"AND date({day}, '+0 days') IS {day})")
+
+
 # A card is valid on a day (parameters: on_day) unless its invalid_at has come; an invalid_at
 # that is not a date counts as come (the Python twin is dates.invalid_by).
-VALID_ON = f"(c.invalid_at IS NULL OR (c.invalid_at GLOB {_DATED} AND NOT {came_by('c.invalid_at')}))"
+VALID_ON = (f"(c.invalid_at IS NULL OR ({opens_with_day('c.invalid_at')} "
+            f"AND NOT {came_by('c.invalid_at')}))")
 # What ranking reads of every candidate (validity, in-links, the path as a tie-break) and a hit
 # shows besides its snippet. Not the body: only the hits shown need it (`bodies`), and a body is
 # most of a card's bytes (at 100,000 cards, 0.5 -> 0.16 ms for a tier's 55 candidates, warm).
