@@ -151,6 +151,15 @@ def _mapping_problem(meta: dict) -> str | None:
             f"alias can be, so it is left out; write {named} as a list of words")
 
 
+def _priority_problem(value: object) -> str | None:
+    """A priority is one word or number (docs/brief.md); a list or a mapping of them is read as
+    no priority, which a brief would otherwise do without a word."""
+    if not isinstance(value, (list, dict)) or not _set(value):
+        return None
+    return (f"priority {_written(value)!r} is not one value, so the card has no priority; write "
+            "one word or number, such as high or P1")
+
+
 def _as_text(value: object) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
@@ -219,8 +228,8 @@ def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
         f"created {_written(created)!r} is not a date, so the card counts as always "
         "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
     ]
-    problem = "; ".join(p for p in (problem, meta_problem, *date_problems, _mapping_problem(meta))
-                        if p) or None
+    problem = "; ".join(p for p in (problem, meta_problem, *date_problems, _mapping_problem(meta),
+                                    _priority_problem(meta.get("priority"))) if p) or None
     # Obsidian names a note by its file; a `# heading` is a heading, never the title.
     title = _as_text(meta.get("title")) or stem(rel_path)
     prose = outline.prose_lines(body) if outline_too else []

@@ -226,7 +226,8 @@ def test_a_hook_without_an_index_exits_0(tmp_path):
 
 
 @pytest.mark.parametrize(("value", "rank"), [("high", 3), ("P0", 4), ("p2", 2), ("5", 4), ("3", 2), ("1", 0),
-                                             ("low", 0), (None, 0), ("soon", 0), ("Critical", 4)])
+                                             ("low", 0), (None, 0), ("soon", 0), ("Critical", 4),
+                                             ("P3", 0), ("p4", 0)])
 def test_priority_words_and_numbers(value, rank):
     assert priority_rank(value) == rank
 
@@ -552,3 +553,26 @@ def test_a_file_touched_with_its_content_as_it_was_is_no_change(brief_home, cli,
     assert cli("index")[0] == 0
     time.sleep(1.01 - time.time() % 1)
     assert titles(brief(cli, brief_home["shop"]), "changed") == ["untouched"]
+
+
+def test_a_p3_card_counts_as_low_and_a_listed_priority_is_reported(tmp_path, vault, cli):
+    """docs/brief.md: `low`, `P3` and lower count as none; P3 ranked above a low card. A priority
+    written as a list was dropped without a word."""
+    project = tmp_path / "code" / "shop"
+    (project / ".git").mkdir(parents=True)
+    for name in ("a", "b", "c"):  # the ids decide among cards of the same rank
+        write_card(vault, f"02-Projects/{name}.md", f"Shop {name}", f"The {name} part of the shop.\n",
+                   project="shop")
+    assert cli("index")[0] == 0
+    index = Index(tmp_path / "home" / "memsync.db")
+    by_id = [row["path"] for row in sorted(index.cards(), key=lambda row: row["id"])]
+    index.close()
+    for path, priority in zip(by_id, ("low", "P3", "[high]"), strict=True):
+        text = (vault / path).read_text().replace("project: shop", f"project: shop\npriority: {priority}")
+        (vault / path).write_text(text)
+    assert cli("index")[0] == 0
+    order = titles(brief(cli, project, "--peek"), "project")
+    assert order == [f"Shop {p.split('/')[-1][:-3]}" for p in by_id]
+    problems = {p["path"]: p["message"] for p in cli("stats", "--json")[1]["problems"]}
+    assert problems == {by_id[2]: "priority '[high]' is not one value, so the card has no priority; "
+                                  "write one word or number, such as high or P1"}

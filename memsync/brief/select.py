@@ -33,16 +33,16 @@ _P_LEVEL = re.compile(r"^p([0-9])$")
 
 
 def priority_rank(value: str | None) -> int:
-    """0 for none or low; 2 medium, 3 high, 4 critical (P0 = 4, P1 = 3, P2 = 2; 5 = 4, 4 = 3,
-    3 = 2 on a 1-5 scale)."""
+    """0 for none, low or a value it does not know; 2 medium, 3 high, 4 critical (P0 = 4, P1 = 3,
+    P2 = 2; 5 = 4, 4 = 3, 3 = 2 on a 1-5 scale)."""
     if not value:
         return 0
     text = value.strip().casefold()
     if text in _WORDS:
         return _WORDS[text]
     level = _P_LEVEL.match(text)
-    if level:
-        return max(0, 4 - int(level.group(1)))
+    if level:  # P3 is low, which counts as none
+        return 4 - int(level.group(1)) if int(level.group(1)) < 3 else 0
     try:
         number = float(text)
     except ValueError:
