@@ -2,6 +2,9 @@
 length. Through the installed command, on a real vault."""
 
 import codecs
+import unicodedata
+
+import pytest
 
 
 def test_utf16_notes_are_found_by_their_words_and_reported(vault, run_cli):
@@ -45,6 +48,29 @@ def test_a_title_or_summary_of_any_length_is_shown_cut_in_hits_and_whole_by_show
     shown = run_cli("show", next(h["id"] for h in found["hits"] if h["path"] == "long.md"), "--json")[1]
     assert shown["title"] == title
 
+
+@pytest.mark.parametrize("word", ["한국어", "café"])
+def test_a_title_typed_composed_or_decomposed_is_cut_at_the_same_character(vault, run_cli, word):
+    """The cut counted code points: a title whose Hangul came as jamo (a macOS file name) was
+    cut after a third of its syllables, inside one (`한` shown as `하`), and an accent, a skin
+    tone or half a flag could be left behind."""
+    title = " ".join([word] * 120)
+    (vault / "nfc.md").write_text(f"---\ntitle: {unicodedata.normalize('NFC', title)}\n---\nquokka one\n")
+    (vault / "nfd.md").write_text(f"---\ntitle: {unicodedata.normalize('NFD', title)}\n---\nquokka two\n")
+    assert run_cli("index", "--json")[0] == 0
+    hits = {h["path"]: h["title"] for h in run_cli("search", "--json", "quokka")[1]["hits"]}
+    assert hits["nfc.md"] == hits["nfd.md"], hits
+    shown = hits["nfc.md"].removesuffix("…").split(" ")
+    assert len(" ".join(shown)) <= 200 and set(shown[:-1]) == {unicodedata.normalize("NFC", word)}
+    assert unicodedata.normalize("NFC", word).startswith(shown[-1]), shown[-1]
+
+
+def test_a_title_is_measured_as_it_reads_by_the_write_commands(vault, run_cli):
+    title = unicodedata.normalize("NFD", "한국어 " * 45).strip()  # 179 characters, 491 code points
+    code, out, _ = run_cli("capture", "--title", title, "--body", "a body long enough to be kept", "--json")
+    assert code == 0 and out["status"] == "created", out
+    code, out, _ = run_cli("capture", "--title", "가" * 201, "--body", "a body long enough to be kept", "--json")
+    assert code == 2 and "201 characters" in out["error"]["message"]
 
 def test_tags_nested_in_lists_are_found_as_tags(vault, run_cli):
     (vault / "nested.md").write_text("---\ntags:\n  - [ops, nginx]\n  - {team: infra}\n---\nquokka\n")

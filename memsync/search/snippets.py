@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from memsync import cjk
+from memsync import chars, cjk
 from memsync.search.query import heads as query_heads
 
 SNIPPET_CHARS = 160
@@ -108,5 +108,6 @@ def shown_title(title: str) -> str:
 
 
 def shortened(text: str, most: int) -> str:
-    """`text` cut to `most` characters, the cut marked with …; the card itself keeps it whole."""
-    return text if len(text) <= most else text[:most].rstrip() + "…"
+    """`text` cut to `most` characters as a person counts them (memsync.chars: composed, never
+    inside one), the cut marked with …; the card itself keeps it whole."""
+    return chars.cut(text, most)

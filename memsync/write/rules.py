@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from memsync import chars
 from memsync.errors import BadArgument
 from memsync.model import KIND_FOLDERS
 
@@ -37,9 +38,9 @@ def clean_title(title: str | None) -> str:
     text = " ".join(_drop_controls(title or "").split())
     if not text:
         raise BadArgument("a card needs a title: pass --title with a few words naming the fact")
-    if len(text) > MAX_TITLE_CHARS:
+    if chars.length(text) > MAX_TITLE_CHARS:  # counted as shown: `é` is one, typed either way
         raise BadArgument(
-            f"the title is {len(text)} characters; keep it under {MAX_TITLE_CHARS} "
+            f"the title is {chars.length(text)} characters; keep it under {MAX_TITLE_CHARS} "
             "and put the detail in the body"
         )
     return text
@@ -81,9 +82,9 @@ def clean_summary(summary: str | None) -> str | None:
     """One line, single spaces; '' clears it (None). Longer than a result line can carry is an
     error: a summary is what a reader decides by, not a second body."""
     text = " ".join(_drop_controls(summary or "").split())
-    if len(text) > MAX_SUMMARY_CHARS:
+    if chars.length(text) > MAX_SUMMARY_CHARS:
         raise BadArgument(
-            f"the summary is {len(text)} characters; keep it to one line under "
+            f"the summary is {chars.length(text)} characters; keep it to one line under "
             f"{MAX_SUMMARY_CHARS} saying what the card holds"
         )
     return text or None

@@ -1,0 +1,54 @@
+"""Counting and cutting text by the characters a person sees. Pure: text in, a number or text out.
+
+The same title can come as composed (`é`, `한`) or decomposed code points (`e` + U+0301, Hangul
+jamo: macOS file names, some input methods); counted as written, the decomposed one is two or
+three times as long, so a bound let one through whole and cut the other, and a cut at a code
+point could end inside a character (`한` shown as `하`, an accent or a skin tone lost).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_ZWJ = "\u200d"
+_MARKS = frozenset({"Mn", "Mc", "Me"})  # combining marks, variation selectors among them
+
+
+def length(text: str) -> int:
+    """How many characters `text` has once composed (NFC): the same for either way of typing it."""
+    return len(unicodedata.normalize("NFC", text))
+
+
+def cut(text: str, most: int, mark: str = "…") -> str:
+    """`text` itself when it has at most `most` characters (length); else its first `most`
+    composed characters or fewer, never ending inside one, followed by `mark`."""
+    composed = unicodedata.normalize("NFC", text)
+    if len(composed) <= most:
+        return text
+    end = most
+    while end > 0 and _continues(composed, end):
+        end -= 1
+    return composed[:end].rstrip() + mark
+
+
+def _continues(text: str, at: int) -> bool:
+    """Whether the code point at `at` belongs to the character begun before it."""
+    char, before = text[at], text[at - 1]
+    if char == _ZWJ or before == _ZWJ or unicodedata.category(char) in _MARKS:
+        return True
+    if "\U0001f3fb" <= char <= "\U0001f3ff" or "\U000e0020" <= char <= "\U000e007f":
+        return True  # an emoji's skin tone, a flag's tag letters
+    if "\u1160" <= char <= "\u11ff" or "\ud7b0" <= char <= "\ud7ff":
+        return True  # a Hangul vowel or final jamo NFC could not compose (old Korean)
+    return _is_regional(char) and _regionals_before(text, at) % 2 == 1  # 2nd letter of a flag
+
+
+def _is_regional(char: str) -> bool:
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def _regionals_before(text: str, at: int) -> int:
+    count = 0
+    while at > count and _is_regional(text[at - count - 1]):
+        count += 1
+    return count

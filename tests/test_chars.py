@@ -1,0 +1,32 @@
+"""Counting and cutting text by the characters a person sees (memsync.chars)."""
+
+import unicodedata
+
+import pytest
+
+from memsync import chars
+
+
+@pytest.mark.parametrize(("text", "most", "shown"), [
+    ("abc", 3, "abc"),
+    ("abcd", 3, "abc…"),
+    ("ab 🇯🇵", 4, "ab…"),  # never half a flag
+    ("🇯🇵🇫🇷", 3, "🇯🇵…"),
+    ("a👍🏽b", 2, "a…"),  # nor a hand without its skin tone
+    ("aq\u0303b", 2, "a…"),  # nor a letter without its mark (q̃ has no composed form)
+    ("a👨\u200d👩b", 2, "a…"),  # nor part of a ZWJ sequence
+    ("a👨\u200d👩b", 3, "a…"),
+    ("a👨\u200d👩b", 4, "a👨\u200d👩…"),
+    ("ᄒᆞᆫ글", 1, "…"),  # old Korean that NFC leaves as jamo
+])
+def test_a_cut_never_ends_inside_a_character(text, most, shown):
+    assert chars.cut(text, most) == shown
+
+
+def test_a_text_typed_decomposed_counts_and_cuts_as_its_composed_twin():
+    composed = "한국어 café " * 30
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert len(decomposed) == 450 and len(composed) == 270
+    assert chars.length(decomposed) == chars.length(composed) == 270
+    assert chars.cut(decomposed, 200) == chars.cut(composed, 200)
+    assert chars.cut(decomposed, 270) == decomposed  # whole: as written
