@@ -169,7 +169,10 @@ def _as_text(value: object) -> str | None:
 
 def _summary(value: object) -> str | None:
     """The summary on one line: a YAML block (`summary: |`) keeps its newlines, which a result
-    line cannot show."""
+    line cannot show, and a summary written as a list of lines (an Obsidian List property) is
+    those lines, one after the other: the card has a summary, which consolidate keeps."""
+    if isinstance(value, list):
+        value = " ".join(str(item) for item in _scalars(value))
     text = _as_text(value)
     return " ".join(text.split()) if text else None
 

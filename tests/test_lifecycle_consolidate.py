@@ -457,3 +457,17 @@ def test_a_plan_only_shown_keeps_no_file_text_and_shows_what_the_full_plan_shows
     assert shown.let_go == summarized
     code, data = cli("consolidate", "--json")
     assert code == 0 and {k: v for k, v in data.items() if k != "applied"} == full.to_dict()
+
+
+def test_a_summary_written_as_a_list_is_the_cards_summary_and_is_kept(cli, vault, home):
+    """It was read as no summary: audit listed the card as long without one, and --apply wrote
+    an extracted sentence over the lines the user had written."""
+    (vault / "backup.md").write_text("---\ntitle: backup\nsummary:\n  - nightly backup to the NAS\n"
+                                     "  - kept thirty days\n---\n" + LONG)
+    before = vault_bytes(vault)
+    cli("index")
+    assert cli("audit", "--json")[1]["long_without_summary"] == []
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["summaries"] == [] and vault_bytes(vault) == before
+    hits = cli("search", "backup", "--json")[1]["hits"]
+    assert [h["snippet"] for h in hits] == ["nightly backup to the NAS kept thirty days"]
