@@ -251,3 +251,16 @@ def watcher(tmp_path):
             running.proc.stdout.close()
         print(f"--- watcher {running.proc.pid} stderr ---\n{running.stderr()}")  # shown on failure
     RUNNING.clear()
+
+
+@pytest.fixture
+def zone(monkeypatch):
+    """Set this process's time zone (TZ and tzset); the one before comes back after the test."""
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time.tzset()
+
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()

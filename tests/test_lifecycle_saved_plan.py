@@ -306,3 +306,53 @@ def test_a_card_that_was_only_frontmatter_and_is_edited_is_told_edited(cli, vaul
     assert code == 0, done
     [why] = [s["why"] for s in done["skipped"] if "03-Knowledge/slip.md" in s["why"]]
     assert why.startswith("03-Knowledge/slip.md was edited after the plan was saved")
+
+
+def test_a_plan_saved_in_another_zone_is_ordered_with_the_runs_by_its_moment(cli, vault, home, zone):
+    """The plan's time was written without a zone: saved at +14:00 and carried out at -11:00 the
+    next second, it read as a day newer than that run, so the next plain apply compared its own
+    plan with one already carried out (`differs_from`)."""
+    zone("Pacific/Kiritimati")
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    saved_at = json.loads((home / "consolidate" / name).read_text())["saved_at"]
+    assert saved_at.endswith("+14:00")
+    zone("Pacific/Pago_Pago")
+    time.sleep(1.01 - time.time() % 1)
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["run"] and "differs_from" not in done
+    write_card(vault, "03-Knowledge/db.md", "staging db", TWIN)  # a new plan, not the saved one
+    write_card(vault, "03-Knowledge/db-copy.md", "staging db copy", TWIN + " Ask ops for the key.")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["run"] and "differs_from" not in done  # the saved plan is older
+
+
+def test_a_plan_saved_without_a_zone_by_an_older_memsync_is_read_as_this_machines_time(cli, vault, home):
+    _vault(vault, cli, home)
+    name = _saved(cli)
+    path = home / "consolidate" / name
+    plan = json.loads(path.read_text())
+    plan["saved_at"] = plan["saved_at"][:19]  # as it was written before
+    path.write_text(json.dumps(plan, ensure_ascii=False, indent=1))
+    write_card(vault, "03-Knowledge/db.md", "staging db", TWIN)
+    write_card(vault, "03-Knowledge/db-copy.md", "staging db copy", TWIN + " Ask ops for the key.")
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["differs_from"].endswith(name)  # no run since it: the one to compare
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and "differs_from" not in done  # a run was made since
+
+def test_a_run_made_in_the_hour_a_clock_goes_back_is_ordered_by_its_moment(home, zone):
+    """New York, 1 November 2026: 01:00-02:00 comes twice. A plan saved at 01:45 (EDT) is older
+    than a run made at 01:30 the second time (EST), though the run's name reads earlier."""
+    from memsync import config, dates
+    from memsync.write import runs
+
+    zone("America/New_York")
+    cfg = config.load()
+    kept = runs.folder(cfg) / "20261101-013000-abc123"
+    kept.mkdir(parents=True)
+    (kept / "manifest.json").write_text(json.dumps({"run": kept.name, "at": "2026-11-01T01:30:00-0500",
+                                                    "files": [], "vault": "v"}))
+    assert runs.made_since(cfg, dates.seconds("2026-11-01T01:45:00-04:00"))
+    assert not runs.made_since(cfg, dates.seconds("2026-11-01T01:45:00-05:00"))
+    assert not runs.made_since(cfg, dates.seconds("2026-11-05T09:00:00-05:00"))

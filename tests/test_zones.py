@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import os
-import time
 
 import pytest
 
@@ -18,19 +17,6 @@ from .conftest import write_card
 from .helpers import found, sync
 
 KIRITIMATI = dt.timezone(dt.timedelta(hours=14))
-
-
-@pytest.fixture
-def zone(monkeypatch):
-    """Set this process's time zone (TZ and tzset); the one before comes back after the test."""
-
-    def set_zone(name: str) -> None:
-        monkeypatch.setenv("TZ", name)
-        time.tzset()
-
-    yield set_zone
-    monkeypatch.undo()
-    time.tzset()
 
 
 @pytest.fixture

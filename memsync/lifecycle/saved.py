@@ -69,7 +69,7 @@ def save(cfg: Config, shown: dict, built: Plan) -> tuple[Path, Path | None]:
     changes = [{"rel": c.rel, "to": c.to or c.rel, "before": _sha(c.before), "after_sha": _sha(c.after),
                 "after": None if c.after == c.before else c.after.decode("utf-8"), "had_text": c.had_text}
                for c in built.changes.values()]
-    record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    record = {**shown, "vault": str(vaultio.root(cfg)), "saved_at": dates.now_iso(),
               "stamped": built.now, "changes": changes}
     folder = private.mkdir(runs.folder(cfg))
     day = time.strftime("%Y%m%d")
@@ -227,6 +227,12 @@ def _why_not(vault: Path, item: dict, at: str, stamped: str | None = None) -> tu
     return f"{item['rel']} was edited after the plan was saved ({at})", now
 
 
+def _when(saved_at: object) -> str:
+    """When a plan was saved, on this machine's clock (a plan saved in another zone, or before a
+    clock change, reads in order with the files' times)."""
+    return dates.here(saved_at) if isinstance(saved_at, str) and saved_at else "?"
+
+
 def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
     """The changes of a saved plan that still apply, and the plan's steps that go with them
     (the rest in `skipped`, each saying which file changed)."""
@@ -247,7 +253,7 @@ def applicable(cfg: Config, saved: dict) -> tuple[list[FileChange], dict]:
     changes: dict[str, FileChange] = {}
     stamped, when = saved.get("stamped"), dates.now_iso()
     for item in saved["changes"]:
-        why, now = _why_not(vault, item, saved.get("saved_at", "?"), stamped)
+        why, now = _why_not(vault, item, _when(saved.get("saved_at")), stamped)
         if why:
             problems[root(item["rel"])] = why
             continue
@@ -280,9 +286,11 @@ def newest_unapplied(cfg: Config) -> tuple[Path, dict] | None:
         path, saved = load(cfg, str(plans[-1]))
     except (NotFound, Rejected):
         return None
-    latest_run = max((p.name[:15] for p in folder.iterdir() if (p / "manifest.json").exists()), default="")
-    stamp = str(saved.get("saved_at", "")).replace("-", "").replace(":", "").replace("T", "-")
-    return (path, saved) if stamp > latest_run else None
+    saved_at = saved.get("saved_at")
+    if not isinstance(saved_at, str) or not saved_at:
+        return None
+    # with its zone; one an older memsync wrote without is this machine's time (dates.seconds)
+    return None if runs.made_since(cfg, dates.seconds(saved_at)) else (path, saved)
 
 
 def same_plan(shown: dict, built: Plan) -> bool:

@@ -11,6 +11,7 @@ nothing) when one was edited after the run.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from memsync import private
+from memsync import dates, private
 from memsync.config import Config
 from memsync.errors import BadArgument, MemsyncError, NotFound, Rejected
 from memsync.write import atomic, journal, vaultio
@@ -224,6 +225,43 @@ def _manifest(cfg: Config, run: str) -> dict:
         raise Rejected(f"the record of run {run!r} is damaged; undo it by hand from the copies in "
                        f"{folder(cfg) / run}")
     return manifest
+
+
+# How far apart the name of a run and its moment can be: its name is the local time of the
+# process that made it, which may be in another zone (UTC-12 to +14) or a clock change away.
+_NAME_SLACK = 2 * 86400
+
+
+def made_since(cfg: Config, moment: float) -> bool:
+    """Whether a run was made at or after `moment` (seconds since the epoch). Runs are named by
+    local time without a zone, so their names order them only when they are days apart; nearer
+    than that, the time with its zone in each manifest decides."""
+    runs = sorted((p for p in folder(cfg).glob("[0-9]*") if (p / "manifest.json").is_file()),
+                  key=lambda p: p.name, reverse=True)
+    for path in runs:
+        named = _named_seconds(path.name)
+        if named is not None and named < moment - _NAME_SLACK:
+            return False  # this one and every older name: made well before
+        at = _made_at(path / "manifest.json")
+        if (at if at is not None else named or 0.0) >= moment:
+            return True
+    return False
+
+
+def _named_seconds(name: str) -> float | None:
+    """The moment a run's name (YYYYMMDD-HHMMSS-xxxxxx) gives, read as this machine's time."""
+    try:
+        return dt.datetime.strptime(name[:15], "%Y%m%d-%H%M%S").timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _made_at(manifest: Path) -> float | None:
+    """The moment a run's manifest was written (its `at`, with the zone), None if unreadable."""
+    try:
+        return dates.stamp_seconds(json.loads(manifest.read_text(encoding="utf-8"))["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def undo(cfg: Config, run: str) -> dict:
