@@ -471,3 +471,22 @@ def test_a_summary_written_as_a_list_is_the_cards_summary_and_is_kept(cli, vault
     assert code == 0 and done["summaries"] == [] and vault_bytes(vault) == before
     hits = cli("search", "backup", "--json")[1]["hits"]
     assert [h["snippet"] for h in hits] == ["nightly backup to the NAS kept thirty days"]
+
+
+def test_apply_opens_the_index_once_for_its_catch_up_and_its_plan(cli, vault, home, monkeypatch):
+    """The catch-up and the audit it plans from each opened the index; one connection does both
+    (and one more brings the index in line with the run's files, after the write lock)."""
+    from memsync.store.index import Index
+
+    _vault(vault, cli, home)
+    opened: list[str] = []
+    real = Index._begin
+
+    def counted(self, path, conn, lean):
+        opened.append(str(path))
+        real(self, path, conn, lean)
+
+    monkeypatch.setattr(Index, "_begin", counted)
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and done["run"] and done["indexed"] is True
+    assert len(opened) == 2, opened

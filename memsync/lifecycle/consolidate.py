@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from memsync.config import Config
 from memsync.lifecycle import audit, opening, plan, saved
+from memsync.store.index import Index
 from memsync.write import journal, runs, vaultio
 
 Waiting = Callable[[int | None], None]  # told the pid of the reindex it waits for
@@ -44,8 +45,8 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     first: a plan that is applied must not pair cards by what they held before an edit no
     watcher saw (a card rewritten on another subject would be merged all the same). Without
     `keep_texts`, a plan to show only (plan.build)."""
-    denied = _caught_up(cfg, waiting) if catch_up else []
-    with opening.index_of(cfg) as index:
+    with opening.index_of(cfg) as index:  # one connection for the catch-up and the audit
+        denied = _caught_up(cfg, index, waiting) if catch_up else []
         report = audit.run(cfg, index, threshold, listed=10**9)
         not_indexed = index.unindexed("vault")
         unfilled = None if report["cards"] else opening.never_filled(cfg, index)
@@ -62,14 +63,16 @@ def _plan(cfg: Config, threshold: float | None, catch_up: bool = False,
     return built
 
 
-def _caught_up(cfg: Config, waiting: Waiting | None) -> list[str]:
+def _caught_up(cfg: Config, index: Index, waiting: Waiting | None) -> list[str]:
     """The index brought in line with the files, in the index's reindex turn as `memsync index`
     takes it (memsync.reindexlock; `waiting` as for api.reindex): beside another reindex, both
-    would read and write every changed file. Returns the vault paths it could not read."""
+    would read and write every changed file. The turn is held for the catch-up only, as the
+    watcher holds it around its own (memsync.watch.reporting). Returns the vault paths it could
+    not read."""
     from memsync import session
     from memsync.reindexlock import turn
 
-    with turn(cfg.db.path, waiting), opening.index_of(cfg) as index:
+    with turn(cfg.db.path, waiting):
         return [path for source, path in session.indexer(cfg, index).reconcile().denied
                 if source == "vault"]
 
