@@ -64,6 +64,16 @@ def vault_choices(cfg: config_mod.Config, obsidian: list) -> list[tuple[Path, st
     return choices
 
 
+def no_vault_chosen(choices: list[tuple[Path, str]]) -> str:
+    """Why init set nothing up when nobody answered which folder is the vault, and the commands
+    that name one: written into config.json, a vault taken by default is never asked about again."""
+    each = "; ".join(f"`{use_vault(path)}` ({what})" for path, what in choices)
+    return ("no vault chosen, so nothing was set up: `memsync init` asks which folder is your vault "
+            "and had no answer (no terminal to ask on, or --json). Name it: "
+            f"`{use_vault('DIR')}`, or one of those on offer: {each}. `--yes` takes the first "
+            "and adds every agent memory file and session hook found")
+
+
 def has_notes(folder: Path) -> bool:
     """Whether a folder holds at least one Markdown note outside dot-folders (stops at the first)."""
     for _root, dirs, files in os.walk(folder):

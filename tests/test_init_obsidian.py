@@ -108,12 +108,36 @@ def test_yes_without_obsidian_uses_the_default_folder_and_says_it_is_empty(home,
     assert "holds no notes yet" in text and "`memsync init --vault DIR`" in text
 
 
-def test_without_an_answer_the_vaults_found_are_named_with_the_command(home, fake_home, cli):
+def test_without_an_answer_nothing_is_set_up_and_the_vaults_found_are_named(home, fake_home, cli):
     work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
     obsidian_install(fake_home, "snap", {str(work): (200, True)})
     code, out = cli("init", "--json")
-    assert code == 0 and out["vault"] == str(home / "vault") and out["vaults_offered"] == [str(work)]
-    assert any(f"memsync init --vault {work}" in n for n in out["notes"])
+    assert code == 2 and not home.exists()  # memsync's own folder is not written as the vault
+    message = out["error"]["message"]
+    assert f"`memsync init --vault {work}` (Obsidian vault, last opened)" in message
+    assert "`memsync init --vault DIR`" in message and "`--yes` takes the first" in message
+
+
+@pytest.mark.parametrize("obsidian", [False, True])
+def test_init_from_a_script_with_stdin_closed_refuses_and_writes_nothing(home, fake_home, run_cli,
+                                                                         obsidian):
+    if obsidian:
+        work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+        obsidian_install(fake_home, "linux", {str(work): (200, True)})
+    code, out, err = run_cli("init", stdin="")  # `memsync init </dev/null`
+    assert code == 2 and not home.exists()
+    assert "no vault chosen, so nothing was set up" in err and "Traceback" not in err
+    named = pasted(err, "memsync init --vault")
+    assert named == ["init", "--vault", "DIR"]
+    code, out, err = run_cli(*pasted(err.split("one of those on offer: ")[1], "memsync init --vault"),
+                             "--json")
+    assert code == 0 and config_json(home)["vault"] == str(work if obsidian else home / "vault")
+
+
+def test_without_obsidian_init_still_asks_and_enter_takes_memsyncs_own_folder(home, run_cli):
+    code, _out, err = run_cli("init", stdin="\n")
+    assert f"1  {home / 'vault'}  (memsync's own folder, empty)" in err
+    assert code == 0 and config_json(home)["vault"] == str(home / "vault")
 
 
 def test_a_configured_vault_is_not_asked_about_again(home, fake_home, cli, tmp_path):
@@ -129,7 +153,7 @@ def test_a_declined_source_is_not_offered_again_until_ask_again(home, fake_home,
     (fake_home / ".gemini").mkdir()
     (fake_home / ".gemini" / "GEMINI.md").write_text(
         "# Gemini\n\n## Gemini Added Memories\n- the staging box is called tern-3\n")
-    code, text = cli("init", stdin="n\n")
+    code, text = cli("init", stdin="\nn\n")  # Enter: memsync's own folder; no to GEMINI.md
     assert code == 0 and "sources" not in config_json(home)
     code, text = cli("init", stdin="y\n")  # an answer it does not ask for is never read
     assert code == 0 and "sources" not in config_json(home)
@@ -195,9 +219,9 @@ def test_the_commands_init_prints_keep_a_folder_with_a_space_one_argument(
     obsidian_install(user, "linux", {str(work): (200, True)})
     (user / ".gemini").mkdir()
     (user / ".gemini" / "GEMINI.md").write_text("# Gemini\n\n- the staging box is tern-3\n")
-    code, text = cli("init", stdin="3\nn\n")  # memsync's own folder; no to GEMINI.md
+    code, text = cli("init", stdin="2\nn\n")  # memsync's own folder; no to GEMINI.md
     assert code == 0 and config_json(home)["vault"] == str(home / "vault")
-    code, out = cli(*pasted(text, "memsync init --vault"), "--json")
+    code, out = cli(*pasted(text.split("Obsidian knows")[1], "memsync init --vault"), "--json")
     assert code == 0 and out["vault"] == str(work)
     code, out = cli(*pasted(text, "memsync sources --add"), "--json")
     assert code == 0 and config_json(home)["sources"][0]["path"] == str(user / ".gemini")

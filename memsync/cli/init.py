@@ -9,7 +9,7 @@ import click
 from .. import api, clients, configjson, discover, obsidian_vaults, onboard
 from .. import config as config_mod
 from .. import sources as sources_mod
-from ..errors import MemsyncError
+from ..errors import BadArgument, MemsyncError
 from ..store import vaults
 from . import Context, command, emit, main, progress_bar, waiting_note
 
@@ -66,7 +66,8 @@ def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | Non
 @command(main, "init")
 @click.option("--vault", "vault_dir", metavar="DIR", callback=_named_folder,
               type=click.Path(file_okay=False),
-              help="The vault to use from now on (default: asks, offering Obsidian's vaults).")
+              help="The vault to use from now on (default: asks, offering Obsidian's vaults; "
+                   "with no answer to give, as from a script, init refuses and sets up nothing).")
 @click.option("-y", "--yes", is_flag=True,
               help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
                    "add every agent memory file found, and install the session hook of every client found "
@@ -76,8 +77,10 @@ def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | Non
 def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     """Set memsync up: data home, vault in config.json, agent memory sources, a first index.
 
-    Without --vault, and before a vault is configured, it offers the vaults Obsidian knows
-    (its obsidian.json) and the folder in effect. Every later command, `memsync watch` and MCP
+    Without --vault, and before a vault is configured, it asks which folder is the vault,
+    offering the vaults Obsidian knows (its obsidian.json) and the folder in effect; where
+    nobody can answer (stdin closed or at its end, --json) it writes nothing and says which
+    --vault to pass. Every later command, `memsync watch` and MCP
     servers started by desktop apps then use the same vault without env vars. It also looks for
     the memory files agents keep on this machine (~/.claude, ~/.gemini/GEMINI.md,
     ~/.codex/AGENTS.md or AGENTS.override.md, a memory.jsonl or memory.json, and AGENTS.md /
@@ -93,18 +96,17 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     """
     cfg = obj.cfg
     target = vault_dir or (cfg.vault.path if cfg.vault.origin in ("cli", "env") else None)
-    offered: list[str] = []
     if target is None and cfg.configured_vault is None:
         choices = onboard.vault_choices(cfg, obsidian_vaults.installed(Path.home()))
-        if len(choices) > 1:
-            if yes:
-                target = choices[0][0]
-            elif not as_json:
-                target = _choose_vault(choices)
-            if target is None:
-                offered = [str(path) for path, _ in choices[:-1]]
+        if yes:
+            target = choices[0][0]
+        elif not as_json:
+            target = _choose_vault(choices)
+        if target is None:  # no answer: a vault nobody chose would be remembered for good
+            raise BadArgument(onboard.no_vault_chosen(choices))
     cfg, changes = onboard.set_vault(cfg, target)
-    notes = onboard.obsidian_notes(offered)
+    offered: list[str] = []
+    notes: list[str] = []
     added, declined, skipped = [], [], 0
     said_no = configjson.declined(cfg.config_file)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
@@ -132,12 +134,11 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
         notes.append(f"{skipped} agent memory source(s) you declined before were not offered "
                      "again (`memsync init --ask-again` offers them)")
     empty = onboard.empty_vault_note(cfg.vault.path)
-    if empty:
+    if empty:  # name Obsidian's other vaults with the note: the notes may be there
         notes.append(empty)
-        if not offered:  # a vault chosen before: name Obsidian's vaults with the note
-            offered = [str(v.path) for v in obsidian_vaults.installed(Path.home())
-                       if not vaults.same_folder(v.path, cfg.vault.path)]
-            notes += onboard.obsidian_notes(offered)
+        offered = [str(v.path) for v in obsidian_vaults.installed(Path.home())
+                   if not vaults.same_folder(v.path, cfg.vault.path)]
+        notes += onboard.obsidian_notes(offered)
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
     data = onboard.summary(cfg, changes, report, mcp, added, declined, notes, offered)
     data["hooks"], hooks_skipped = _hooks(cfg, yes, as_json, ask_again)
