@@ -46,7 +46,8 @@ class Config:
     lifecycle: lifecycle_config.Settings = lifecycle_config.DEFAULT  # memsync.lifecycle
     # config.json "threads": cores a foreground rebuild or embedding may use (None: all usable)
     threads: int | None = None
-    unknown_keys: tuple[str, ...] = ()  # keys of config.json memsync does not read (misspelt?)
+    # (what, what to do) for each key of config.json memsync ignores (configjson.ignored)
+    ignored_keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def config_file(self) -> Path:
@@ -156,10 +157,8 @@ class Config:
         return [p for p in problems if p]
 
     def key_problems(self) -> list[str]:
-        """Keys of config.json that memsync ignores: most likely a setting misspelt."""
-        return [f"{self.config_file}: {key!r} is not a setting memsync reads, so it changes "
-                f"nothing; the settings are {', '.join(configjson.KEYS)} (docs/commands.md)"
-                for key in self.unknown_keys]
+        """What of config.json memsync ignores (most likely a setting misspelt), with its fix."""
+        return [f"{what}; {fix}" for what, fix in self.ignored_keys]
 
     def semantic_problem(self) -> str | None:
         """config.json turns semantic search on where its model is not installed: every search
@@ -201,7 +200,7 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         configured_vault=configured,
         lifecycle=configjson.lifecycle(file_data, config_file),
         threads=configjson.count(file_data, "threads", config_file),
-        unknown_keys=configjson.unknown_keys(file_data),
+        ignored_keys=tuple(configjson.ignored(file_data, config_file)),
     )
     return cfg
 

@@ -19,8 +19,10 @@ from . import lifecycle_config
 from .errors import BadEnvironment
 from .model import Source
 
-# Every key memsync reads (docs/commands.md#configjson lists them for people). Any other key is
-# reported: a misspelt one ("log_limit") would otherwise be ignored without a word.
+# Every key memsync reads (docs/commands.md#configjson lists them for people). Any other is a
+# typo ("vualt") or a newer memsync's: it is ignored, which is why it is named (ignored(): by
+# `memsync doctor`, paths and stats, and on stderr by every other command) rather than refused:
+# a command that reads none of it has no reason to stop.
 KEYS = ("vault", "db", "sources", "semantic", "threads", *lifecycle_config.Settings._fields)
 OWN_KEYS = ("declined",)  # written and read by `memsync init` for itself
 
@@ -53,11 +55,6 @@ def read(path: Path) -> dict:
     if not isinstance(data, dict):
         raise BadEnvironment(f"{path} must hold a JSON object with keys like db, vault, sources")
     return data
-
-
-def unknown_keys(data: dict) -> tuple[str, ...]:
-    """The keys of config.json that memsync does not read, in the file's order."""
-    return tuple(key for key in data if key not in KEYS and key not in OWN_KEYS)
 
 
 # --- the values, checked ---------------------------------------------------------------------
@@ -118,6 +115,26 @@ def sources(entries: object, config_file: Path) -> tuple[Source, ...]:
         root = str(_from_config_file(path, config_file.parent))
         out.append(Source(name=name, adapter=entry["adapter"], root=root))
     return tuple(out)
+
+
+def ignored(data: dict, config_file: Path) -> list[tuple[str, str]]:
+    """What in config.json memsync ignores, as (what, what to do): a key it does not know, and
+    a "declined" it cannot read (only init reads it, and would then ask everything again)."""
+    found = []
+    for key in data:
+        if key not in KEYS and key not in OWN_KEYS:
+            import difflib  # only here: `memsync search` does not load it
+
+            like = difflib.get_close_matches(key, KEYS, n=1)
+            found.append((f"{config_file}: {key!r} is not a setting memsync knows, so it is ignored",
+                          f"rename it to {like[0]!r}" if like else
+                          f"remove it (the settings are {', '.join(KEYS)})"))
+    said_no = data.get("declined")
+    if said_no is not None and not (isinstance(said_no, list) and all(isinstance(e, dict) for e in said_no)):
+        found.append((f"{config_file}: 'declined' (the offers of `memsync init` you said no to) "
+                      f"must be a list of objects, not {_shown(said_no)}, so it is ignored",
+                      "remove the key (init then offers those again)"))
+    return found
 
 
 def lifecycle(data: dict, config_file: Path) -> lifecycle_config.Settings:

@@ -112,7 +112,7 @@ def test_a_key_memsync_does_not_read_is_named_by_paths_stats_and_doctor(home, cl
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.json").write_text(json.dumps({"log_limit": 100, "log_cap": 100}))
     assert cli("index", "--json")[0] == 0
-    said = "'log_limit' is not a setting memsync reads"
+    said = "'log_limit' is not a setting memsync knows"
     code, out = cli("paths", "--json")
     assert code == 0 and [p for p in out["problems"] if said in p]
     code, out = cli("stats", "--json")

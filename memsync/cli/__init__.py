@@ -28,8 +28,15 @@ class Context:
 
     @property
     def cfg(self) -> config_mod.Config:
+        return self.loaded(warn=True)
+
+    def loaded(self, warn: bool) -> config_mod.Config:
+        """The config, loaded once; `warn` says on stderr what of config.json it ignores (not
+        for `memsync doctor`, whose findings name it)."""
         if self._cfg is None:
             self._cfg = config_mod.load(*self._args)
+            for what, fix in self._cfg.ignored_keys if warn else ():
+                click.echo(f"memsync: warning: {what}; {fix}", err=True)
         return self._cfg
 
 

@@ -50,8 +50,9 @@ def doctor(obj: Context, as_json: bool, fix: bool, finish_writes: bool, fix_pair
     """
     from memsync.doctor import exam as doctor_mod  # reads files with the indexer: loads the parsers
 
-    result = doctor_mod.run(obj.cfg, fix=fix, finish_writes=finish_writes, fix_pairs=fix_pairs,
-                            waiting=waiting_note(obj.cfg))
+    cfg = obj.loaded(warn=False)  # what config.json holds that memsync ignores is a finding
+    result = doctor_mod.run(cfg, fix=fix, finish_writes=finish_writes, fix_pairs=fix_pairs,
+                            waiting=waiting_note(cfg))
     emit(result, as_json, human)
     if not result["sound"]:
         sys.exit(1)

@@ -257,8 +257,7 @@ def sources(cfg: Config) -> list[Finding]:
 
 
 def config_keys(cfg: Config) -> list[Finding]:
-    return [Finding("config", problem, f"correct or remove the key in {cfg.config_file}")
-            for problem in cfg.key_problems()]
+    return [Finding("config", what, fix) for what, fix in cfg.ignored_keys]
 
 
 def semantic_extra(cfg: Config) -> list[Finding]:
