@@ -17,6 +17,7 @@ from memsync import private
 
 from . import lifecycle_config
 from .errors import BadEnvironment
+from .lifecycle_config import shown
 from .model import Source
 
 # Every key memsync reads (docs/commands.md#configjson lists them for people). Any other is a
@@ -59,11 +60,6 @@ def read(path: Path) -> dict:
 
 # --- the values, checked ---------------------------------------------------------------------
 
-def _shown(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
 def path_value(data: dict, key: str, config_file: Path) -> Path | None:
     """A folder or file path under `key`, made absolute (None when the key is absent)."""
     where, value = str(config_file), data.get(key)
@@ -71,7 +67,7 @@ def path_value(data: dict, key: str, config_file: Path) -> Path | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise BadEnvironment(
-            f"{where}: {key!r} must be a path (a non-empty string), not {_shown(value)}; "
+            f"{where}: {key!r} must be a path (a non-empty string), not {shown(value)}; "
             "fix it or remove the key"
         )
     return _from_config_file(value, config_file.parent)
@@ -84,14 +80,14 @@ def sources(entries: object, config_file: Path) -> tuple[Source, ...]:
     if not isinstance(entries, list):
         raise BadEnvironment(
             f"{config_file}: 'sources' must be a list of {{\"name\", \"adapter\", \"path\"}} "
-            f"objects, not {_shown(entries)}"
+            f"objects, not {shown(entries)}"
         )
     out: list[Source] = []
     for i, entry in enumerate(entries):
         where = f"{config_file}: sources[{i}]"
         if not isinstance(entry, dict):
             raise BadEnvironment(
-                f"{where} must be an object with name, adapter and path, not {_shown(entry)}"
+                f"{where} must be an object with name, adapter and path, not {shown(entry)}"
             )
         missing = [key for key in ("name", "adapter", "path") if key not in entry]
         if missing:
@@ -99,18 +95,18 @@ def sources(entries: object, config_file: Path) -> tuple[Source, ...]:
                                  "adapter and path")
         name = entry["name"]
         if not isinstance(name, str) or not SOURCE_NAME.fullmatch(name):
-            raise BadEnvironment(f"{where}: name must be {SOURCE_NAME_RULE}, not {_shown(name)}")
+            raise BadEnvironment(f"{where}: name must be {SOURCE_NAME_RULE}, not {shown(name)}")
         if name == "vault":
             raise BadEnvironment(f"{where}: the name 'vault' is reserved for the writable vault")
         if any(s.name == name for s in out):
             raise BadEnvironment(f"{where}: a second source named {name!r}; names must differ")
         if entry["adapter"] not in adapters.NAMES:
             raise BadEnvironment(f"{where}: adapter must be one of {', '.join(adapters.NAMES)}, "
-                                 f"not {_shown(entry['adapter'])}")
+                                 f"not {shown(entry['adapter'])}")
         path = entry["path"]
         if not isinstance(path, str) or not path.strip():
             raise BadEnvironment(
-                f"{where}: path must be a folder path (a non-empty string), not {_shown(path)}"
+                f"{where}: path must be a folder path (a non-empty string), not {shown(path)}"
             )
         root = str(_from_config_file(path, config_file.parent))
         out.append(Source(name=name, adapter=entry["adapter"], root=root))
@@ -132,7 +128,7 @@ def ignored(data: dict, config_file: Path) -> list[tuple[str, str]]:
     said_no = data.get("declined")
     if said_no is not None and not (isinstance(said_no, list) and all(isinstance(e, dict) for e in said_no)):
         found.append((f"{config_file}: 'declined' (the offers of `memsync init` you said no to) "
-                      f"must be a list of objects, not {_shown(said_no)}, so it is ignored",
+                      f"must be a list of objects, not {shown(said_no)}, so it is ignored",
                       "remove the key (init then offers those again)"))
     return found
 
@@ -147,7 +143,7 @@ def lifecycle(data: dict, config_file: Path) -> lifecycle_config.Settings:
 def flag(data: dict, key: str, config_file: Path) -> bool:
     value = data.get(key, False)
     if not isinstance(value, bool):
-        raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {_shown(value)}")
+        raise BadEnvironment(f"{config_file}: {key!r} must be true or false, not {shown(value)}")
     return value
 
 
@@ -157,7 +153,7 @@ def count(data: dict, key: str, config_file: Path) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise BadEnvironment(f"{config_file}: {key!r} must be a whole number of at least 1, "
-                             f"not {_shown(value)}")
+                             f"not {shown(value)}")
     return value
 
 

@@ -33,7 +33,9 @@ class Settings(NamedTuple):
 DEFAULT = Settings()
 
 
-def _shown(value: object) -> str:
+def shown(value: object) -> str:
+    """A config.json value as a message quotes it (as JSON, cut short): here, the leaf both
+    checkers of config.json import (memsync.configjson imports this module)."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:59] + "…"
 
@@ -48,20 +50,20 @@ def read(data: dict, where: str) -> Settings:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high \
                 or (kind is int and value != int(value)):
             what = "a whole number" if kind is int else "a number"
-            raise ValueError(f"{where}: {key!r} must be {what} from {low:,} to {high:,}, not {_shown(value)}")
+            raise ValueError(f"{where}: {key!r} must be {what} from {low:,} to {high:,}, not {shown(value)}")
         return kind(value)
 
     def flag(key: str, default: bool) -> bool:
         value = data.get(key, default)
         if not isinstance(value, bool):
-            raise ValueError(f"{where}: {key!r} must be true or false, not {_shown(value)}")
+            raise ValueError(f"{where}: {key!r} must be true or false, not {shown(value)}")
         return value
     threshold = number("duplicate_threshold", DUPLICATE_THRESHOLD, 0.05, 1, float)
     rules = data.get("folder_rules") or {}
     if not isinstance(rules, dict) or not all(
             isinstance(k, str) and isinstance(v, str) and v.strip("/ ") for k, v in rules.items()):
         raise ValueError(f"{where}: 'folder_rules' must map a kind to a folder, e.g. "
-                         f"{{\"mistake\": \"08-Mistakes\"}}, not {_shown(rules)}")
+                         f"{{\"mistake\": \"08-Mistakes\"}}, not {shown(rules)}")
     for kind, folder in rules.items():
         parts = folder.strip("/ ").split("/")
         # a card moved into a dot-folder (.trash, .obsidian) would leave search, by `..` the vault
