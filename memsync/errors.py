@@ -63,6 +63,14 @@ class ReadOnlySource(MemsyncError):
     exit_code = 1
 
 
+class ReadOnlyNote(MemsyncError):
+    """An edit of a vault note its owner made read-only (no write bit, or not ours to write):
+    refused by a rule, as a read-only source's card is (exit 1)."""
+
+    code = "read_only_note"
+    exit_code = 1
+
+
 class PathOutsideVault(BadArgument):
     code = "path_outside_vault"
 

@@ -41,6 +41,9 @@ def unwritable(vault: Path, rel: str, to: str | None = None, known: dict[str, bo
     `to` and the removal of `rel`: each of those folders must let us add and remove names.
     `known` keeps each folder's answer across the steps of one plan."""
     known = {} if known is None else known
+    if (not to or to == rel) and vaultio.read_only(vaultio.inside(vault, rel)) is not None:
+        return (f"{rel} is read-only, so it is not changed; make it writable (chmod u+w), then "
+                "consolidate again")
     folders = [posixpath.dirname(rel)]
     if to and to != rel:
         folders.append(_nearest_folder(vault, posixpath.dirname(to)))

@@ -84,6 +84,9 @@ def unpair(cfg: Config, rel: str) -> list[str]:
             return [f"{rel}: its supersede partner is on disk again, nothing to change"]
         new_text = fe.set_keys(text, edits)
         verify_edit(new_text, card, expect)
+        if vaultio.read_only(full) is not None:
+            return [f"{rel}: read-only, not changed; make it writable (chmod u+w "
+                    f"{shlex.quote(str(full))}), then run `memsync doctor --fix-pairs` again"]
         try:
             atomic.replace(full, new_text.encode("utf-8"))
         except OSError as exc:

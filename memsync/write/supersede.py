@@ -130,6 +130,7 @@ def _supersede_locked(cfg, index, vault: Path, row, title, body, kind, tags, giv
     if data is None:
         vaultio.sync(cfg, index, [old_rel], [])
         raise NotFound(f"card {old_id} ({old_rel}) is no longer on disk; the index is now updated")
+    vaultio.refuse_read_only(vaultio.inside(vault, old_rel), old_rel)  # before the new card is written
     old_text, old = vaultio.editable_text(data, old_rel)
     if old.invalid_at or old.superseded_by:
         raise Rejected(f"card {old_id} {no_longer_valid(index, old)[0]}; supersede the newest "

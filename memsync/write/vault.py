@@ -217,6 +217,7 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         findings = secrets.scan(title if "title" in changed else "", new_body or "")
         if vaultio.read_bytes(full) != data:
             continue
+        vaultio.refuse_read_only(full, rel)
         try:
             atomic.replace(full, new_data, modes.SECRET_MODE if findings else None)
         except OSError as exc:

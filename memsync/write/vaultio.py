@@ -11,6 +11,7 @@ import contextlib
 import errno
 import os
 import posixpath
+import shlex
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from memsync.errors import (
     MemsyncError,
     NotFound,
     PathOutsideVault,
+    ReadOnlyNote,
     ReadOnlySource,
     Rejected,
     WriteFailed,
@@ -124,6 +126,27 @@ def writable(row, deleting: bool = False) -> None:
             f"card {row['id']} comes from the read-only source {row['source']!r} "
             f"({row['path']}); memsync never writes there: {instead}"
         )
+
+
+def read_only(full: Path) -> int | None:
+    """The mode of a note that may not be written over, else None. A note is changed by a new
+    file renamed over it, which needs only its folder to be writable: a note with no write bit
+    (chmod 444, a tool that locks its files) or one we may not write (another user's) would be
+    replaced all the same, so its mode is asked first."""
+    try:
+        mode = stat.S_IMODE(os.lstat(full).st_mode)
+    except OSError:
+        return None  # gone, or not to be looked at: the read that follows says so
+    return None if mode & 0o222 and os.access(full, os.W_OK) else mode
+
+
+def refuse_read_only(full: Path, rel: str) -> None:
+    mode = read_only(full)
+    if mode is not None:
+        raise ReadOnlyNote(
+            f"{rel} is read-only (mode {mode:04o}), so memsync leaves it as it is; to change it, "
+            f"make it writable (chmod u+w {shlex.quote(str(full))}) and run this again, or "
+            "capture the new fact as a card of its own (`memsync capture`)")
 
 
 def read_bytes(path: Path) -> bytes | None:
