@@ -264,3 +264,12 @@ def zone(monkeypatch):
     yield set_zone
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture
+def live_watcher(watcher):
+    """One `memsync watch` for the whole test, which must stop cleanly, with no traceback."""
+    proc = watcher()
+    yield proc
+    assert proc.stop() == 0, proc.stderr()
+    assert "Traceback" not in proc.stderr()

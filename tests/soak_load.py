@@ -23,7 +23,7 @@ import anyio
 
 from .conftest import MEMSYNC_BIN
 from .mcp_helpers import STRUCTURED, connected, text_of
-from .test_watch import mark
+from .watching import mark
 
 WORDS = ("nginx", "postgres", "backup", "deploy", "latency", "cache", "queue", "部署", "数据库", "监控")
 

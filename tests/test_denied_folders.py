@@ -115,8 +115,8 @@ def test_a_folder_stamp_does_not_hide_a_folder_that_cannot_be_read(notes, worker
 def test_a_watcher_says_a_folder_cannot_be_read_until_it_can(vault, watcher, mode):
     import os
 
-    from .test_watch import converge, mark, put
     from .test_watch_inodes import wait_for_problem
+    from .watching import converge, mark, put
 
     inside, outside = mark(), mark()
     put(vault, "d/a.md", inside)
@@ -141,8 +141,8 @@ def test_a_folder_that_cannot_be_entered_is_a_problem_whatever_it_holds(vault, w
     and doctor name the same folders: the closed ones, not a folder below one."""
     import os
 
-    from .test_watch import DEADLINE, converge, mark, put
     from .test_watch_inodes import problems
+    from .watching import DEADLINE, converge, mark, put
 
     top = mark()
     put(vault, "top.md", top)

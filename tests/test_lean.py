@@ -14,7 +14,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .test_parallel import fill
-from .test_watch import DEADLINE
+from .watching import DEADLINE
 
 
 def rss_kib() -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from .test_watch import card_id, converge, mark, put
+from .watching import card_id, converge, mark, put
 
 
 def _exclude(vault, filters: list[str], atomic: bool = False) -> None:

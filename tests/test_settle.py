@@ -16,7 +16,7 @@ from memsync.sync import Indexer
 
 from .conftest import write_card
 from .test_parallel import SMALL, fill
-from .test_watch import wait_until
+from .watching import wait_until
 
 NOTES = 1_500
 

@@ -1,5 +1,5 @@
 """A real `memsync watch` runs its catch-up of an unwatched vault in a child process of its own
-(memsync.watch.apart; that it does: tests/test_watch.py): a child that dies leaves the start-up
+(memsync.watch.apart; that it does: tests/test_watch_process.py): a child that dies leaves the start-up
 reconcile to index the vault."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_watch import converge, mark, put
+from .watching import converge, mark, put
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks where Linux does")
 

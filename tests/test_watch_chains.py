@@ -29,7 +29,7 @@ from memsync.watch.observing import _Handler
 from memsync.watch.pairing import VANISH_GRACE
 
 from .helpers import settle_to_rebuild
-from .test_watch import DEADLINE, cfg, converge, put, settled_watcher
+from .watching import DEADLINE, cfg, converge, put, settled_watcher
 
 
 def paths_and_ids(db) -> dict[str, int]:

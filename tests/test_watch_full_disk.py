@@ -110,7 +110,7 @@ def test_idle_work_on_a_full_disk_is_said_once_not_a_traceback_a_batch(small_dis
     from memsync import config
     from memsync.watch import Watcher
 
-    from .test_watch import converge, mark, put
+    from .watching import converge, mark, put
 
     assert cli("index")[0] == 0
     task = BigWrite(small_disk)

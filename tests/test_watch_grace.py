@@ -12,7 +12,7 @@ from memsync import reading
 from memsync.watch import pairing
 
 from .helpers import settle_to_rebuild
-from .test_watch import DEADLINE, card_id, cfg, mark, put, settled_watcher
+from .watching import DEADLINE, card_id, cfg, mark, put, settled_watcher
 
 
 def wait_for_batches(w, more_than: int) -> None:

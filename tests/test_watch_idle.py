@@ -10,7 +10,7 @@ import time
 from memsync import config
 from memsync.store.index import Index
 
-from .test_watch import DEADLINE, converge, mark, put
+from .watching import DEADLINE, converge, mark, put
 
 
 class Recorder:

@@ -22,7 +22,7 @@ from memsync.watch.pairing import Pairing
 from memsync.watch.pending import Batch
 
 from .helpers import indexer, settle_to_rebuild
-from .test_watch import DEADLINE, card_id, converge, mark, put, view
+from .watching import DEADLINE, card_id, converge, mark, put, view
 
 
 def without_root_reads() -> tuple[str, ...]:

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 from .conftest import WATCH_DEADLINE
-from .test_watch import converge, mark, put
+from .watching import converge, mark, put
 
 
 def second_home(tmp_path, monkeypatch, name: str = "other-home"):

@@ -7,7 +7,7 @@ import time
 
 from memsync.model.indexing import RunningTotals, SyncReport
 
-from .test_watch import DEADLINE, cfg, settled_watcher, view
+from .watching import DEADLINE, cfg, settled_watcher, view
 
 
 def test_totals_keep_their_sums_the_latest_problems_and_no_paths():
