@@ -74,6 +74,12 @@ def no_vault_chosen(choices: list[tuple[Path, str]]) -> str:
             "and adds every agent memory file and session hook found")
 
 
+def only_choice_taken(vault: Path) -> str:
+    """What init says when nobody could be asked and the folder in effect was all it had."""
+    return (f"nobody to ask which folder is the vault, and no Obsidian vault found: {vault} is "
+            f"the vault; `{use_vault('DIR')}` names another")
+
+
 def has_notes(folder: Path) -> bool:
     """Whether a folder holds at least one Markdown note outside dot-folders (stops at the first)."""
     for _root, dirs, files in os.walk(folder):

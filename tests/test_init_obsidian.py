@@ -118,12 +118,9 @@ def test_without_an_answer_nothing_is_set_up_and_the_vaults_found_are_named(home
     assert "`memsync init --vault DIR`" in message and "`--yes` takes the first" in message
 
 
-@pytest.mark.parametrize("obsidian", [False, True])
-def test_init_from_a_script_with_stdin_closed_refuses_and_writes_nothing(home, fake_home, run_cli,
-                                                                         obsidian):
-    if obsidian:
-        work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
-        obsidian_install(fake_home, "linux", {str(work): (200, True)})
+def test_init_from_a_script_with_vaults_to_choose_from_refuses_and_writes_nothing(home, fake_home, run_cli):
+    work = notes(fake_home, "Work", "the deploy key of the shop lives in vault-east")
+    obsidian_install(fake_home, "linux", {str(work): (200, True)})
     code, out, err = run_cli("init", stdin="")  # `memsync init </dev/null`
     assert code == 2 and not home.exists()
     assert "no vault chosen, so nothing was set up" in err and "Traceback" not in err
@@ -131,7 +128,17 @@ def test_init_from_a_script_with_stdin_closed_refuses_and_writes_nothing(home, f
     assert named == ["init", "--vault", "DIR"]
     code, out, err = run_cli(*pasted(err.split("one of those on offer: ")[1], "memsync init --vault"),
                              "--json")
-    assert code == 0 and config_json(home)["vault"] == str(work if obsidian else home / "vault")
+    assert code == 0 and config_json(home)["vault"] == str(work)
+
+
+@pytest.mark.parametrize("how", [["init"], ["init", "--json"]])
+def test_init_from_a_script_with_no_vault_to_choose_takes_memsyncs_own_folder_and_says_so(home, fake_home,
+                                                                                         run_cli, how):
+    # what `make run` does on a fresh machine with no terminal: the documented default vault
+    code, out, err = run_cli(*how, stdin="")
+    assert code == 0 and config_json(home)["vault"] == str(home / "vault"), err
+    said = out["notes"] if isinstance(out, dict) else out
+    assert "nobody to ask which folder is the vault" in str(said) and "Traceback" not in err
 
 
 def test_without_obsidian_init_still_asks_and_enter_takes_memsyncs_own_folder(home, run_cli):

@@ -67,9 +67,10 @@ def _named_folder(_ctx: click.Context, _param: click.Parameter, value: str | Non
 @click.option("--vault", "vault_dir", metavar="DIR", callback=_named_folder,
               type=click.Path(file_okay=False),
               help="The vault to use from now on (default: asks, offering Obsidian's vaults; "
-                   "with no answer to give, as from a script, init refuses and sets up nothing).")
+                   "with no answer to give, as from a script, memsync's own folder if no Obsidian "
+                   "vault is on offer, else init refuses and sets up nothing).")
 @click.option("-y", "--yes", is_flag=True,
-              help="Ask nothing: take the last opened Obsidian vault (else the folder in effect) "
+              help="Ask nothing: take the last opened Obsidian vault (else the folder in effect), "
                    "add every agent memory file found, and install the session hook of every client found "
                    "(not those declined before).")
 @click.option("--ask-again", is_flag=True,
@@ -79,8 +80,8 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
 
     Without --vault, and before a vault is configured, it asks which folder is the vault,
     offering the vaults Obsidian knows (its obsidian.json) and the folder in effect; where
-    nobody can answer (stdin closed or at its end, --json) it writes nothing and says which
-    --vault to pass. Every later command, `memsync watch` and MCP
+    nobody can answer (stdin closed or at its end, --json) it takes memsync's own folder when no
+    Obsidian vault is on offer, and otherwise writes nothing and says which --vault to pass. Every later command, `memsync watch` and MCP
     servers started by desktop apps then use the same vault without env vars. It also looks for
     the memory files agents keep on this machine (~/.claude, ~/.gemini/GEMINI.md,
     ~/.codex/AGENTS.md or AGENTS.override.md, a memory.jsonl or memory.json, and AGENTS.md /
@@ -96,17 +97,22 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     """
     cfg = obj.cfg
     target = vault_dir or (cfg.vault.path if cfg.vault.origin in ("cli", "env") else None)
+    notes: list[str] = []
     if target is None and cfg.configured_vault is None:
         choices = onboard.vault_choices(cfg, obsidian_vaults.installed(Path.home()))
         if yes:
             target = choices[0][0]
         elif not as_json:
             target = _choose_vault(choices)
+        if target is None and len(choices) == 1:
+            # Nothing to choose between (no Obsidian vault): the folder in effect, as Enter
+            # takes it, so `make run` or a script sets memsync up without a terminal.
+            target = choices[0][0]
+            notes.append(onboard.only_choice_taken(target))
         if target is None:  # no answer: a vault nobody chose would be remembered for good
             raise BadArgument(onboard.no_vault_chosen(choices))
     cfg, changes = onboard.set_vault(cfg, target)
     offered: list[str] = []
-    notes: list[str] = []
     added, declined, skipped = [], [], 0
     said_no = configjson.declined(cfg.config_file)
     for found in discover.offers(Path.home(), Path.cwd(), (*cfg.sources, *cfg.listed_sources)):
