@@ -394,17 +394,24 @@ def test_a_search_process_does_not_define_indexing_records(vault, cli):
     assert loaded == [], err
 
 
+def search_classes(which: str) -> tuple[list[str], str]:
+    """The memsync classes a `memsync search` process has loaded (name.qualname, sorted) for
+    which the Python expression `which`, over the class `c`, holds; and the process's stderr."""
+    return after_commands(
+        [["search", "anything"]],
+        "import typing\n"
+        "found = {f'{name}.{c.__qualname__}' for name, module in list(sys.modules.items())\n"
+        "         if name.startswith('memsync') for _, c in inspect.getmembers(module, inspect.isclass)\n"
+        f"         if c.__module__ == name and {which}}}\n"
+        "print(json.dumps(sorted(found)))\n")
+
+
 def test_a_search_process_defines_only_the_dataclasses_that_change_or_cache(vault, cli):
     # A dataclass compiles its methods when defined, 0.4-1.1 ms each, in every `memsync search`
     # process; a NamedTuple costs a tenth of that. Only a record filled in as it goes (the
     # result) or with a cached property (the config) stays a dataclass on that path.
     cli("index")
-    found, err = after_commands(
-        [["search", "anything"]],
-        "found = {f'{name}.{c.__qualname__}' for name, module in list(sys.modules.items())\n"
-        "         if name.startswith('memsync') for _, c in inspect.getmembers(module, inspect.isclass)\n"
-        "         if c.__module__ == name and dataclasses.is_dataclass(c)}\n"
-        "print(json.dumps(sorted(found)))\n")
+    found, err = search_classes("dataclasses.is_dataclass(c)")
     assert found == ["memsync.config.Config", "memsync.search.lexical.Result"], err
 
 
@@ -414,12 +421,6 @@ def test_a_search_process_compiles_no_record_annotations(vault, cli):
     # `memsync search` process, 1.5 % of its instructions. The records a search loads are
     # defined with their annotations evaluated instead.
     cli("index")
-    found, err = after_commands(
-        [["search", "anything"]],
-        "import typing\n"
-        "found = sorted(f'{name}.{c.__qualname__}' for name, module in list(sys.modules.items())\n"
-        "               if name.startswith('memsync') for _, c in inspect.getmembers(module, inspect.isclass)\n"
-        "               if c.__module__ == name and any(isinstance(a, typing.ForwardRef)\n"
-        "                                               for a in getattr(c, '__annotations__', {}).values()))\n"
-        "print(json.dumps(found))\n")
+    found, err = search_classes("any(isinstance(a, typing.ForwardRef) "
+                                "for a in getattr(c, '__annotations__', {}).values())")
     assert found == [], err
