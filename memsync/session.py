@@ -34,3 +34,15 @@ def indexer(cfg: Config, index: Index) -> Indexer:
 
     cfg.ensure_vault()
     return Indexer(index, cfg.sources, workers=cfg.threads)
+
+
+def reopened(cfg: Config, old: Indexer) -> Indexer:
+    """An indexer like `old` over a new connection, to the index file now at its path
+    (Index.replaced): the old connection is closed."""
+    import logging
+
+    logging.getLogger(__name__).warning(
+        "the index file %s was replaced (or moved away); reopening it and reading every source again",
+        cfg.db.path)
+    old.index.close()
+    return indexer(cfg, Index(cfg.db.path, lean=old.index.lean))

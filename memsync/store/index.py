@@ -54,6 +54,7 @@ class Index(BulkLoads, CardIds, CardReads, FileRows):
 
     def _begin(self, path: Path, conn: sqlite3.Connection, lean: bool) -> None:
         self.path, self._conn = path, conn
+        self._file = _identity(path)  # the file opened: another put at `path` later is not it
         # For a process that keeps running (a watcher), whose peak memory stays its size in the
         # system's eyes: a bulk load gathers full-text terms in FTS5's bounded bulk hash, never
         # one holding the whole load (loading()), and writes through at most LEAN_CACHE_KIB of
@@ -78,6 +79,12 @@ class Index(BulkLoads, CardIds, CardReads, FileRows):
 
     def close(self) -> None:
         self._conn.close()
+
+    def replaced(self) -> bool:
+        """Whether `path` names another file now, or none: a damaged index set aside and built
+        anew (memsync.store.salvage), or the file moved or deleted. This connection still has
+        the old one open, and what it writes there no search will read."""
+        return _identity(self.path) != self._file
 
     def map_for_search(self) -> None:
         """Read this index through a memory map from now on (see MMAP_BYTES)."""
@@ -292,3 +299,11 @@ class Index(BulkLoads, CardIds, CardReads, FileRows):
         )
         self._conn.execute("INSERT INTO meta VALUES ('changes', '1') ON CONFLICT(key) "
                            "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino

@@ -1,9 +1,7 @@
 """The worker thread of the Watcher: it alone owns the index connection, and the state below.
-
 It sleeps until something is due (a path quiet long enough, a rescan, a config.json change),
-takes it from `Pending` and hands it to the indexer through `Pairing`. When nothing is pending
-it runs a slice of the registered idle work (memsync.watch.idle).
-"""
+takes it from `Pending` and hands it to the indexer through `Pairing`; with nothing pending it
+runs a slice of the registered idle work (memsync.watch.idle)."""
 
 from __future__ import annotations
 
@@ -88,8 +86,7 @@ class WorkerLoop:
 
     def _follow_config(self, indexer: Indexer) -> tuple[Indexer, list[str]]:
         """Take up the sources config.json names now: watch them, forget the cards of those that
-        went (or changed folder or adapter), and say which to read afresh. Returns the indexer
-        to go on with and the sources to reconcile."""
+        went (or changed folder or adapter); returns the indexer and the sources to read afresh."""
         fresh = self.config.reread(self.cfg)
         if fresh is None:
             return indexer, []
@@ -115,8 +112,7 @@ class WorkerLoop:
 
     def run(self) -> None:
         try:
-            index = Index(self.cfg.db.path, lean=True)
-            indexer = session.indexer(self.cfg, index)
+            indexer = session.indexer(self.cfg, Index(self.cfg.db.path, lean=True))
         except BaseException as exc:
             self.error = exc
             self.opened.set()
@@ -132,13 +128,13 @@ class WorkerLoop:
                 self.ready = True
                 self._idle_due = list(self.idle_work)
                 self._cond.notify_all()
-            self._loop(indexer)
+            indexer = self._loop(indexer)
         finally:
-            index.close()
+            indexer.index.close()
             with self._cond:
                 self._cond.notify_all()
 
-    def _loop(self, indexer) -> None:
+    def _loop(self, indexer: Indexer) -> Indexer:  # returns the indexer it ended with
         last_full = time.monotonic()
         stop_deadline = None
         while True:
@@ -149,6 +145,9 @@ class WorkerLoop:
                 self._busy = not idle
                 reread = self.config.take_due(time.monotonic())
             try:
+                if indexer.index.replaced():  # e.g. a damaged index set aside and built anew:
+                    indexer = session.reopened(self.cfg, indexer)  # what went to the old file is
+                    self.request_rescan(None, "the index file was replaced")  # read again into it
                 if idle:
                     self._idle_due = run_slice(self._idle_due, indexer.index, self._failures)
                     continue
@@ -188,6 +187,7 @@ class WorkerLoop:
             self.reconcile_all(indexer, "final")
         except Exception as exc:
             self._failures.failed(exc, "the final reconcile failed; `memsync index` will catch up")
+        return indexer
 
     def _next(self, last_full: float):
         """Wait (holding the condition) until something is due: (batch, rescan, idle), where

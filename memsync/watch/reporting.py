@@ -16,34 +16,41 @@ from ..config import Config
 from ..errors import MassRemoval
 from ..model.indexing import SyncReport
 from ..sources import drop_unconfigured
-from ..store.connection import failure_kind
+from ..store.connection import as_error, failure_kind
 
 log = logging.getLogger(__name__)
 
 
 class Failures:
     """How the worker says that a batch (or a reconcile) failed. A full disk fails every batch,
-    one a second, until space is freed: it is said in one line the first time, not as a
-    traceback each time, and once more when the index takes writes again. Any other failure
-    keeps its traceback: it may be a bug."""
+    one a second, until space is freed, and a damaged index until it is rebuilt: either is said
+    in one line the first time, not as a traceback each time, and once more when the index
+    takes writes again. Any other failure keeps its traceback: it may be a bug."""
 
     def __init__(self, db: Path):
         self.db = db
-        self.full = False
+        self.said: str | None = None  # the kind of failure said in one line, until a batch passes
         # Idle tasks (memsync.watch.idle) whose failure on a full disk was said: each runs again
         # after every batch, and a batch small enough to fit does not mean its task will.
         self.idle_full: set = set()
 
     def failed(self, exc: BaseException, what: str) -> None:
-        if failure_kind(exc) != "full":
+        kind = failure_kind(exc)
+        if kind not in ("full", "damaged"):
             log.error("%s", what, exc_info=exc)
-        elif not self.full:
-            self.full = True
-            log.error("%s — free space on the disk of %s; the watcher retries", exc, self.db)
+        elif self.said != kind:
+            self.said = kind
+            if kind == "full":
+                log.error("%s — free space on the disk of %s; the watcher retries", exc, self.db)
+            else:  # the message says how to rebuild it
+                log.error("%s: %s; the watcher retries meanwhile", what, as_error(exc, self.db))
 
     def idle_failed(self, task, exc: BaseException) -> None:
-        if failure_kind(exc) != "full":
+        kind = failure_kind(exc)
+        if kind not in ("full", "damaged"):
             log.error("idle work %r failed; it rests until the next batch", task, exc_info=exc)
+        elif kind == "damaged":  # said once, as a batch's is
+            self.failed(exc, f"idle work {task!r} failed")
         elif task not in self.idle_full:
             self.idle_full.add(task)
             log.error("idle work %r: %s — free space on the disk of %s; it rests until the next "
@@ -53,9 +60,11 @@ class Failures:
         self.idle_full.discard(task)
 
     def passed(self) -> None:
-        if self.full:
-            self.full = False
+        if self.said == "full":
             log.warning("the index takes writes again: the disk of %s has room", self.db)
+        elif self.said == "damaged":
+            log.warning("the index takes writes again: %s is sound", self.db)
+        self.said = None
 
 
 class HeldRenames:
