@@ -11,7 +11,7 @@ from pathlib import Path
 from memsync import config
 
 from .conftest import write_card
-from .mcp_helpers import eventually, scenario, server_log, tool
+from .mcp_helpers import eventually, refused, scenario, server_log, tool
 from .mcp_helpers import hits as _hits
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
@@ -63,3 +63,27 @@ def test_after_the_server_rebuilds_a_damaged_index_its_watcher_indexes_into_the_
 
     scenario(body)(server_log)
 
+
+
+def test_a_server_started_on_a_damaged_index_watches_once_it_repaired_it(server_log, vault, cli):
+    """Its watcher cannot start on the damaged file; once `memory_reindex` has rebuilt it, live
+    indexing begins, where it had stayed off for the life of the server."""
+    write_card(vault, "03-Knowledge/heron.md", "heron", "the heron nests by the river")
+    cli("index")
+    damage(config.load().db.path)
+
+    async def body(session):
+        assert "doctor --fix" in await refused(session, "memory_stats")  # live indexing starts
+        await eventually(lambda: _said(server_log, "live indexing"))  # and cannot
+        rebuilt = await tool(session, "memory_reindex", rebuild=True)
+        assert rebuilt["recovered"]["kept_as"] and rebuilt["added"] == 1
+        write_card(vault, "03-Knowledge/kingfisher.md", "kingfisher", "the kingfisher dives for fish")
+        found = await eventually(lambda: _hits(session, "kingfisher"))
+        assert found[0]["path"] == "03-Knowledge/kingfisher.md"
+
+    scenario(body)(server_log)
+    assert "live indexing waits for the index to be repaired" in server_log.read_text()
+
+
+async def _said(log: Path, words: str) -> bool:
+    return words in log.read_text()

@@ -9,7 +9,7 @@ import threading
 
 from memsync import config
 from memsync.config import Config
-from memsync.errors import MemsyncError
+from memsync.errors import Damaged, MemsyncError
 
 log = logging.getLogger("memsync.mcp")
 
@@ -57,6 +57,7 @@ class LiveIndex:
         from memsync.semantic.background import idle_work
         from memsync.watch import Watcher, WatcherLocked  # watchdog loads only here
 
+        damaged = False
         try:
             while not self._stopping.is_set():
                 watcher = Watcher(self.cfg, idle_work=idle_work(self.cfg))
@@ -65,6 +66,14 @@ class LiveIndex:
                 except WatcherLocked as err:
                     if not self.ready.is_set():
                         log.info("%s; retrying every %gs", err.message, self.RETRY_LOCKED)
+                    self.ready.set()
+                    self._stopping.wait(self.RETRY_LOCKED)
+                    continue
+                except Damaged as err:  # repaired by this server's memory_reindex, say: then watch
+                    if not damaged:
+                        log.warning("live indexing waits for the index to be repaired: %s (or "
+                                    "the memory_reindex tool with rebuild=true)", err.message)
+                    damaged = True
                     self.ready.set()
                     self._stopping.wait(self.RETRY_LOCKED)
                     continue
