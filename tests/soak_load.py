@@ -215,7 +215,8 @@ class Agents:
             ledger.timed(started, f"{name}: {exc!r}")
             return None
         text = text_of(result)
-        if result.is_error and name == "memory_get" and text.startswith("no card with id"):
+        gone = ("no card with id", f"card {arguments.get('id')} was deleted")  # (its id in the trash)
+        if result.is_error and name == "memory_get" and text.startswith(gone):
             self.gone.append(arguments["id"])  # checked against the writers' deletions later
             ledger.timed(started, None)
             return None

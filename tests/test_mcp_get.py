@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .conftest import write_card
-from .mcp_helpers import hits, scenario, server_log, text_of
+from .mcp_helpers import hits, refused, scenario, server_log, text_of, tool
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
 
@@ -43,5 +43,33 @@ def test_memory_get_is_not_announced_read_only_since_its_feedback_is_recorded(se
         await session.call_tool("memory_get", {"id": card_id, "feedback": "helpful"})
         after = await session.call_tool("memory_get", {"id": card_id})
         assert after.structured_content["use"]["helpful"] == 1  # the call did change something
+
+    scenario(body)(server_log)
+
+
+def test_a_deleted_card_s_id_says_where_it_is_and_the_call_that_brings_it_back(server_log, vault, cli):
+    """Its id waits in the trash with the file, where memory_search cannot find it: sending the
+    agent to search for ids was no way back."""
+    write_card(vault, "03-Knowledge/old heron.md", "old heron", "the grey heron waits at the river bank")
+    cli("index")
+
+    async def body(session):
+        card = (await hits(session, "heron"))[0]["id"]
+        await tool(session, "memory_delete", id=card)
+        said = [await refused(session, name, id=card, **more) for name, more in (
+            ("memory_get", {}), ("memory_update", {"body": "the heron moved to the lake for good"}),
+            ("memory_supersede", {"title": "heron", "body": "the heron moved to the lake for good"}),
+            ("memory_delete", {}))]
+        undo = "the memory_delete tool with restore=.trash/03-Knowledge/old heron.md brings it back"
+        assert all(f"card {card} was deleted" in s and undo in s for s in said), said
+        await tool(session, "memory_delete", restore=".trash/03-Knowledge/old heron.md")
+        assert (await tool(session, "memory_get", id=card))["title"] == "old heron"
+
+    scenario(body)(server_log)
+
+
+def test_an_id_no_card_ever_had_still_sends_the_agent_to_search(server_log, vault):
+    async def body(session):
+        assert "find ids with the memory_search tool" in await refused(session, "memory_get", id=424242)
 
     scenario(body)(server_log)

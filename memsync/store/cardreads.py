@@ -35,8 +35,22 @@ class CardReads:
             f"SELECT {CARD_COLUMNS} FROM cards WHERE id = ?", (card_id,)
         ).fetchone()
         if row is None:
-            raise NotFound(f"no card with id {card_id}; find ids with `memsync search`")
+            raise NotFound(self._missing(card_id))
         return row
+
+    def _missing(self, card_id: int) -> str:
+        """Why no card has this id, in words that say what to do: a deleted card's id waits in
+        the trash with its file (memsync.write.trash), where a search will not find it."""
+        from memsync.model import TRASH
+
+        bound = self._conn.execute("SELECT path FROM card_ids WHERE id = ?", (card_id,)).fetchone()
+        if bound and bound[0] and bound[0].startswith(TRASH + "/"):
+            import shlex
+
+            file = bound[0].split(".md#", 1)[0] + ".md" if ".md#" in bound[0] else bound[0]
+            return (f"card {card_id} was deleted: it is in the trash as {file}; "
+                    f"`memsync delete --restore {shlex.quote(file)}` brings it back")
+        return f"no card with id {card_id}; find ids with `memsync search`"
 
     def card_by_path(self, source: str, path: str) -> sqlite3.Row | None:
         return self._conn.execute(
