@@ -33,7 +33,8 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
     keyword search with a warning. Asking for it outright without the extra is an error that
     says how to install it (before anything is read). Every search is written to the retrieval
     log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
-    warnings = []
+    warnings: list[str] = []
+    asked = semantic  # None: as config.json says
     if semantic is None and cfg.semantic:
         from .semantic import available, install_hint
 
@@ -49,6 +50,8 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
     with open_index(cfg) as index:
         if q.source:
             cfg.source(q.source)
+        if semantic and asked is None:  # config.json's: a model that cannot load is a warning
+            semantic = _semantic_or_words(cfg, warnings)
         result = searcher(index, semantic).search(q).to_dict(explain)
         from .lifecycle.opening import never_filled
 
@@ -124,6 +127,21 @@ def _ago(seconds: float) -> str:
         return f"{minutes} min"
     hours = minutes // 60
     return f"{hours} h" if hours < 48 else f"{hours // 24} days"
+
+
+def _semantic_or_words(cfg: Config, warnings: list[str]) -> bool:
+    """Whether the model loads (it is loaded once per process); if not, say why in a warning,
+    as for an extra that is missing: a search asked for by config.json goes by words."""
+    from .semantic import SemanticUnavailable
+    from .semantic.encoder import shared
+
+    try:
+        shared()
+    except SemanticUnavailable as exc:
+        warnings.append(f"{cfg.config_file} turns semantic search on, but {exc.message}: searched "
+                        "by keywords only")
+        return False
+    return True
 
 
 def searcher(index: Index, semantic: bool = False):

@@ -18,7 +18,7 @@ import time
 
 from memsync.store.connection import failure_kind
 
-from . import available, store
+from . import SemanticUnavailable, available, store
 from .encoder import MODEL, Encoder
 from .worker import embed_pending
 
@@ -48,6 +48,7 @@ class BackgroundEmbedder:
         self._closed = False
         self._more = True
         self._full = False  # a full disk was said: not again (its traceback each batch) until a run passes
+        self._unloadable = False  # the model cannot load: said once, not tried again each batch
         self.totals = {"embedded": 0, "reused": 0, "passages": 0, "seconds": 0.0}
 
     def __call__(self, index) -> bool:
@@ -86,7 +87,7 @@ class BackgroundEmbedder:
     def _wanted(self, index) -> bool:
         """Semantic search is on in config.json, or the index already has vectors (someone ran
         `index --embed`): then cards lacking a vector for their content get one."""
-        if not self.enabled and not store.any_vectors(index):
+        if self._unloadable or (not self.enabled and not store.any_vectors(index)):
             return False
         return bool(store.pending(index, MODEL, 1))
 
@@ -109,6 +110,10 @@ class BackgroundEmbedder:
                 if report["pending"] == 0:
                     break
             self._full = False
+        except SemanticUnavailable as exc:  # reinstalling is the fix; the watcher's restart retries
+            self._unloadable = True
+            log.error("background embedding is off until the watcher restarts: %s; searches go by "
+                      "words meanwhile", exc.message)
         except Exception as exc:
             if failure_kind(exc) != "full":
                 log.exception("background embedding stopped; `memsync index --embed` does it by hand")

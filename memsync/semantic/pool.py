@@ -53,6 +53,7 @@ class EnginePool:
             self.pids = sorted(results(self._pool, [_ready] * processes))
         except BrokenProcessPool:
             self._pool.close()
+            Encoder(1, force=True)  # a model that cannot load says why here too, and what to do
             raise MemsyncError("an embedding process ended while loading the model (its error, if "
                                "any, is printed above); `memsync index --embed --threads 1` loads "
                                "it in this process instead") from None
