@@ -186,6 +186,9 @@ for name, value in {SMALL!r}.items():
     setattr(sync, name, value)
 from memsync.store.index import Index
 from memsync.sync import Indexer
+from memsync import workerpool
+if len(sys.argv) > 4:  # a hand-over root of the test's own, which no other memsync process sweeps
+    workerpool.HANDOVER_ROOT = sys.argv[4]
 target = sys.argv[2]
 print("writer", os.getpid(), flush=True)
 index = Index(sys.argv[1])
@@ -208,9 +211,12 @@ print("readers", report.readers, "added", report.added, flush=True)
 """
 
 
-def kill_mid_rebuild(db: Path, target: str, how: str = "rebuild") -> subprocess.CompletedProcess:
-    """Run `how` (rebuild, or reconcile) on `db` and kill its `target` (worker, writer) mid-way."""
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(KILLER), str(db), target, how],
+def kill_mid_rebuild(db: Path, target: str, how: str = "rebuild",
+                     handover: Path | None = None) -> subprocess.CompletedProcess:
+    """Run `how` (rebuild, or reconcile) on `db` and kill its `target` (worker, writer) mid-way;
+    its readers hand their looks over in `handover` when given (else workerpool's usual root)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(KILLER), str(db), target, how,
+                           *([str(handover)] if handover else [])],
                           capture_output=True, text=True, timeout=300, env=os.environ.copy())
 
 
@@ -343,12 +349,17 @@ def test_a_first_index_written_in_many_batches_ends_as_one_segment(vault, tmp_pa
     assert one_segment(tmp_path / "again.db")
 
 
-def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path):
+def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_path, monkeypatch):
     db = first_index(vault, tmp_path)
     before = whole_index(db)
     for i in range(0, CARDS, 4):
         write_card(vault, f"bulk/{i % 9}/card-{i}.md", f"卡片 {i} second", f"changed {i}")
-    proc = kill_mid_rebuild(db, "writer")  # returns only once its orphaned workers have ended
+    # The machine's shared root would let any other memsync pool starting meanwhile (another
+    # test run, a watcher) sweep the killed writer's folder before it is looked for.
+    handover = tmp_path / "handover"
+    handover.mkdir()
+    monkeypatch.setattr(workerpool, "HANDOVER_ROOT", str(handover))
+    proc = kill_mid_rebuild(db, "writer", handover=handover)  # returns once its orphaned workers ended
     assert proc.returncode == -9, proc.stderr
     assert whole_index(db) == before
     index = Index(db)  # and it opens and searches as before
@@ -356,7 +367,7 @@ def test_the_writer_killed_mid_rebuild_leaves_the_old_index_whole(vault, tmp_pat
     index.close()
     # the folder its readers handed looks over in is left, and goes with the next pool
     writer = proc.stdout.split()[1]
-    left = list(Path(workerpool.handover_root()).glob(f"{workerpool.HANDOVER_PREFIX}{writer}-*"))
+    left = list(handover.glob(f"{workerpool.HANDOVER_PREFIX}{writer}-*"))
     assert len(left) == 1
     rebuilt(db, workers=2)
     assert not left[0].exists()
