@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memsync.brief import project as project_mod
 from memsync.brief import render, state
-from memsync.brief.select import CANDIDATES, is_file, last_change, ranked, select
+from memsync.brief.select import CANDIDATES, is_file, last_change, priority_rank, ranked, select
 from memsync.config import Config
 from memsync.errors import BadArgument, BadEnvironment
 from memsync.store import brief as store
@@ -87,7 +87,11 @@ def _read(conn, scope: store.Scope, today: str, since_iso: str | None) -> dict:
     """Everything a brief reads from the index, in one open connection."""
     project_rows = store.project_cards(conn, scope, today)
     changed_rows = _changed(conn, since_iso) if since_iso else []
-    used_rows = store.used_cards(conn, today, ROWS["used"])
+    by_rank: dict[int, list[str]] = {}
+    for value in store.priorities(conn):  # low, P3 and values it does not know count as none
+        if priority_rank(value):
+            by_rank.setdefault(priority_rank(value), []).append(value)
+    used_rows = store.used_cards(conn, today, ROWS["used"], by_rank)
     ids = [r["id"] for rows in (project_rows, changed_rows, used_rows) for r in rows]
     helpful = store.feedback(conn, ids)
     # bodies of the cards a brief may show: the project's first few by rank, and the rest

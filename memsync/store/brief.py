@@ -9,7 +9,7 @@ show: the secrets scanner needs the whole text of each of those, and of no other
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,14 +113,30 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def used_cards(conn: Connection, today: str, limit: int) -> list[Row]:
-    """Valid cards with a priority or read at least once: the most read first (the caller orders
-    them finally, with priority and feedback). Found from card_stats and cards_priority, not by
-    a scan of every card."""
+def priorities(conn: Connection) -> list[str]:
+    """Every `priority` value the cards hold, once each: a few, read from cards_priority."""
+    return [row[0] for row in conn.execute("SELECT DISTINCT priority FROM cards WHERE priority IS NOT NULL")]
+
+
+def used_cards(conn: Connection, today: str, limit: int, by_rank: Mapping[int, Sequence[str]]) -> list[Row]:
+    """Valid cards with a priority or read at least once, the first `limit` by priority, then
+    feedback, then reads, then id, as memsync.brief.select orders them: a critical card never read
+    is not crowded out by a hundred read ones. `by_rank` holds the priority values that count, by
+    their rank (memsync.brief.select.priority_rank), each rank's values a JSON list so that the
+    query's parameters stay few however many ways a vault spells them. Found from card_stats and
+    cards_priority, not by a scan of every card."""
+    levels = sorted(by_rank, reverse=True)
+    rank = "".join(f"WHEN c.priority IN (SELECT value FROM json_each(?)) THEN {int(level)} " for level in levels)
+    order = f"CASE {rank}ELSE 0 END DESC, " if levels else ""
+    if _has_column(conn, "card_stats", "helpful_count"):  # the lifecycle wing's feedback
+        order += "coalesce(s.unhelpful_count, 0) - coalesce(s.helpful_count, 0), "
+    values = [json.dumps(list(by_rank[level]), ensure_ascii=False) for level in levels]
     return conn.execute(
         f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND c.id IN (SELECT id FROM card_stats "
-        "WHERE read_count > 0 UNION ALL SELECT id FROM cards WHERE priority IS NOT NULL) "
-        "ORDER BY coalesce(s.read_count, 0) DESC, c.id LIMIT ?", (*on_day(today), limit),
+        "WHERE read_count > 0 UNION ALL SELECT id FROM cards WHERE priority IN "
+        f"(SELECT value FROM json_each(?))) ORDER BY {order}coalesce(s.read_count, 0) DESC, c.id LIMIT ?",
+        (*on_day(today), json.dumps([v for level in levels for v in by_rank[level]], ensure_ascii=False),
+         *values, limit),
     ).fetchall()
 
 
