@@ -1,9 +1,18 @@
 """The brief's "changed since your last brief" with card dates far from now: a year mistyped
-ahead, year 1 and year 9999, in zones that push them out of Python's range."""
+ahead, year 1 and year 9999, in zones that push them out of Python's range; dates compared as
+moments, in SQL as in Python."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
+
+import pytest
+
+from memsync import dates
+from memsync.brief import ROWS
+from memsync.store import searchsql
+from memsync.store.index import Index
 
 from .conftest import write_card
 
@@ -69,3 +78,43 @@ def test_the_project_section_lists_the_latest_moment_first_whatever_its_zone(vau
     data = brief(run_cli, tmp_path / "shop")
     (section,) = [s for s in data["sections"] if s["key"] == "project"]
     assert [i["title"] for i in section["items"]] == ["UTC note", "East note"]
+
+
+def test_a_card_superseded_now_is_told_past_many_cards_created_since(vault, tmp_path, run_cli):
+    """The index ordered the changed cards by created/updated text alone: an old card superseded
+    now sorted after every card created since the last brief, and past ROWS of them was never
+    told. Its supersede mark is a moment like the others now."""
+    write_card(vault, "old.md", "Old fact", "The old fact held all through 2025.\n",
+               created="2025-01-01", updated="2025-02-01")
+    project = tmp_path / "code" / "other"
+    (project / ".git").mkdir(parents=True)
+    assert run_cli("index")[0] == 0
+    brief(run_cli, project)
+    next_second()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    for n in range(ROWS["changed"] + 5):
+        write_card(vault, f"new/{n}.md", f"New {n}", f"New note {n}.\n", created=stamp)
+    assert run_cli("index")[0] == 0
+    next_second()
+    index = Index(tmp_path / "home" / "memsync.db")
+    (old,) = [row["id"] for row in index.cards_titled("vault", "Old fact")]
+    index.close()
+    assert run_cli("supersede", old, "--title", "New fact", "--body", "The fact changed now, here it is.")[0] == 0
+    assert notes(brief(run_cli, project))["Old fact"].startswith("superseded by")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Pacific/Kiritimati", "America/Sao_Paulo"])
+@pytest.mark.parametrize("text", ["2026-12-06", "2026-12-06T10:00:00", "2026-12-07T02:00:00+14:00",
+                                  "2026-12-06T10:00:00.5-05:00", "9999-12-31T23:59:59", "2026-02-30",
+                                  "soon"])
+def test_a_dates_seconds_in_sql_are_those_of_its_python_twin(text, zone, monkeypatch):
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        conn = sqlite3.connect(":memory:")
+        got = conn.execute(f"SELECT {searchsql.seconds('x')} FROM (SELECT ? AS x)", (text,)).fetchone()[0]
+        conn.close()
+        assert got == int(dates.seconds(text))
+    finally:
+        monkeypatch.undo()
+        time.tzset()

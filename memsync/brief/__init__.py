@@ -107,11 +107,12 @@ def _changed(conn, since_iso: str) -> list:
     and (cards without an `updated` date, most of the other sources') by their file's time; and
     by that time too the files of several cards (a memory graph), each told as one row."""
     since = _timestamp(since_iso)
-    rows = store.changed_cards(conn, _days_before(since_iso), ROWS["changed"])
-    if since is not None:
-        seen = {r["id"] for r in rows}
-        rows += [r for r in store.changed_files(conn, int(since) * 10**9, ROWS["changed"]) if r["id"] not in seen]
-        rows += store.changed_files_of_many(conn, int(since) * 10**9, ROWS["changed"])
+    if since is None:
+        return []
+    rows = store.changed_cards(conn, _days_before(since_iso), int(since), ROWS["changed"])
+    seen = {r["id"] for r in rows}
+    rows += [r for r in store.changed_files(conn, int(since) * 10**9, ROWS["changed"]) if r["id"] not in seen]
+    rows += store.changed_files_of_many(conn, int(since) * 10**9, ROWS["changed"])
     rows.sort(key=lambda r: r["id"])
     rows.sort(key=last_change, reverse=True)
     return rows[:ROWS["changed"]]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memsync.store.index import Index
-from memsync.store.searchsql import VALID_ON, on_day
+from memsync.store.searchsql import VALID_ON, on_day, seconds
 
 # What every light row holds: enough to order the cards and to say what changed.
 _LIGHT = ("c.id, c.source, c.path, c.title, c.kind, c.priority, c.created, c.updated, "
@@ -155,16 +155,24 @@ _CONTENT_CHANGED = ("(SELECT f.changed_ns FROM file_changes f WHERE f.source = c
                     "AND f.path = c.file) AS content_changed_ns")
 
 
-def changed_cards(conn: Connection, since_day: str, limit: int) -> list[Row]:
-    """Cards (valid or not) created or updated on `since_day` or later, newest first; the caller
-    compares the full timestamps. A superseded card is here when its mark is that recent. Each
-    term has its index (memsync.store.schema_lifecycle.BRIEF_LOOKUPS): SQLite reads the three ranges
-    instead of every card."""
+# When a card last changed by its dates, as a moment: created, updated, and its supersede mark
+# when it is superseded (memsync.brief.select.last_change, without the file's time).
+_LATEST = (f"max({seconds('c.created')}, {seconds('c.updated')}, "
+           f"CASE WHEN c.superseded_by IS NOT NULL THEN {seconds('c.invalid_at')} ELSE 0 END)")
+
+
+def changed_cards(conn: Connection, since_day: str, since: int, limit: int) -> list[Row]:
+    """Cards (valid or not) created, updated or superseded at `since` (seconds) or later, the
+    latest first, as moments whatever zone each date was written in. A superseded card is here
+    when its mark is that recent. Each term has its index (memsync.store.schema_lifecycle.
+    BRIEF_LOOKUPS): SQLite reads the three ranges from `since_day` (two days before, as no zone
+    moves a time further from its written day) instead of every card; the moment decides."""
     return conn.execute(
-        f"SELECT {_LIGHT}, {_FILE_CHANGED}, {_CONTENT_CHANGED} {_FROM} WHERE c.created >= ?1 OR c.updated >= ?1 "
-        "OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1) "
-        "ORDER BY max(coalesce(c.created, ''), coalesce(c.updated, '')) DESC, c.id LIMIT ?2",
-        (since_day, limit),
+        f"SELECT {_LIGHT}, {_FILE_CHANGED}, {_CONTENT_CHANGED} {_FROM} "
+        f"WHERE (c.created >= ?1 AND {seconds('c.created')} >= ?2) OR (c.updated >= ?1 AND {seconds('c.updated')} >= ?2) "
+        f"OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1 AND {seconds('c.invalid_at')} >= ?2) "
+        f"ORDER BY {_LATEST} DESC, c.id LIMIT ?3",
+        (since_day, since, limit),
     ).fetchall()
 
 

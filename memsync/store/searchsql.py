@@ -25,6 +25,17 @@ def came_by(column: str) -> str:
             f"AND coalesce(CAST(strftime('%s', {column}) AS INTEGER) < ?, 0)))")
 
 
+def seconds(column: str) -> str:
+    """A date column as whole seconds since the epoch, to compare and order as moments whatever
+    zone each was written in: a time with a zone by that zone, a day or a time without one as
+    this machine's local time ('utc' reads the text as local; where that passes year 9999, as
+    UTC), 0 for text that is no date. The Python twin is dates.seconds."""
+    moment = f"CAST(strftime('%s', {column}) AS INTEGER)"
+    return (f"(CASE WHEN NOT {opens_with_day(column)} THEN 0 WHEN {column} GLOB {_ZONED} "
+            f"THEN coalesce({moment}, 0) "
+            f"ELSE coalesce(CAST(strftime('%s', {column}, 'utc') AS INTEGER), {moment}, 0) END)")
+
+
 def on_day(day: str) -> tuple[str, int]:
     """The parameters of came_by (and VALID_ON) for `day`."""
     return day, dates.day_ends(day)
