@@ -25,10 +25,16 @@ def cut(text: str, most: int, mark: str = "…") -> str:
     composed = unicodedata.normalize("NFC", text)
     if len(composed) <= most:
         return text
-    end = most
-    while end > 0 and _continues(composed, end):
-        end -= 1
-    return composed[:end].rstrip() + mark
+    return composed[:boundary(composed, most)].rstrip() + mark
+
+
+def boundary(text: str, at: int) -> int:
+    """The nearest place at or before `at` where a cut of `text` (as written, composed or not)
+    leaves every character whole: where a window of it may begin or end."""
+    at = max(0, min(at, len(text)))
+    while 0 < at < len(text) and _continues(text, at):
+        at -= 1
+    return at
 
 
 def _continues(text: str, at: int) -> bool:

@@ -1,9 +1,12 @@
 """What a hit shows of its body, through the CLI on a real vault, and the window rules alone."""
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memsync import cjk
 from memsync.search.snippets import snippet
 
 from .conftest import write_card
@@ -71,3 +74,41 @@ def test_a_long_cards_window_around_a_head_is_the_one_the_whole_body_gives(befor
     piece = snippet(body, ("postgresql",))
     assert piece.strip("…") == whole.strip("…") and "postgres" in piece
     assert piece.startswith("…") == whole.startswith("…")
+
+
+# Characters of several code points, each followed by a number so that every window is found once
+# in the body; a window may end between two digits, never inside one of these.
+CLUSTERS = {"accent typed apart": "e\u0301", "flag": "🇯🇵", "family": "👨\u200d👩\u200d👧",
+            "skin tone": "👍🏽", "Hangul jamo": unicodedata.normalize("NFD", "한")}
+
+
+@pytest.mark.parametrize("cluster", CLUSTERS.values(), ids=CLUSTERS.keys())
+@pytest.mark.parametrize("count", [90, 400])  # a short body, and one cut to a stretch first
+@pytest.mark.parametrize("terms", [("needle",), ("absent",)])  # a window around it, the opening
+def test_a_window_without_spaces_never_cuts_inside_a_character(cluster, count, terms):
+    for lead in range(len(cluster) + 1):
+        parts = ["x" * lead] + [f"{cluster}{n}" for n in range(count)]
+        parts.insert(count // 2, " needle ")
+        inside, at = set(), 0
+        for part in parts:
+            if part.startswith(cluster):
+                inside.update(range(at + 1, at + len(cluster)))
+            at += len(part)
+        body = "".join(parts)
+        shown = snippet(body, terms).removeprefix("…").removesuffix("…")
+        if shown not in body:  # no match: shown folded (NFKC), where every one of these is composed
+            assert shown in cjk.normalize(body)
+            continue
+        start = body.index(shown)
+        assert start not in inside and start + len(shown) not in inside, (lead, shown)
+
+
+def test_a_hit_on_a_decomposed_korean_card_shows_whole_syllables(vault, cli):
+    """Typed as jamo (macOS file names, some input methods), a syllable cut at its vowel or its
+    final showed as another one (한 as 하) or as a lone jamo."""
+    korean = unicodedata.normalize("NFD", "한국어로된메모입니다" * 30)
+    write_card(vault, "ko.md", "Korean note", f"{korean} needle {korean}")
+    sync()
+    shown = _shown(cli, "needle")["ko.md"][1].strip("…")
+    composed = unicodedata.normalize("NFC", shown)
+    assert composed in unicodedata.normalize("NFC", f"{korean} needle {korean}")

@@ -61,7 +61,8 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
         hi = lo + 3 * width
         if lo:  # begin the stretch at a space, so the window's own rule for its start holds
             space = body.rfind(" ", max(0, lo - 20), lo + 1)
-            lo = space + 1 if space >= 0 else lo
+            lo = space + 1 if space >= 0 else chars.boundary(body, lo)
+        hi = chars.boundary(body, hi)
         return _window(body[lo:hi], terms, width, bool(lo), hi < len(body), heads)
     return _window(body, terms, width, False, False, heads)
 
@@ -78,7 +79,7 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
     positions = _positions(lowered, terms, heads) if len(lowered) == len(text) else []
     if not positions:
         if len(text) > 3 * width:
-            text, cut_after = text[: 3 * width], True
+            text, cut_after = text[: chars.boundary(text, 3 * width)], True
         folded = cjk.normalize(text)  # NFKC and lower(), full-width forms folded first: cheaper
         if len(folded) != len(text):  # a few characters change length when folded
             text = folded
@@ -92,9 +93,12 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
         space = text.rfind(" ", max(0, start - 20), start + 1)
     if start and space >= 0:
         start = space + 1
-    piece = text[start : start + width]
-    return (("…" if start or cut_before else "") + piece
-            + ("…" if start + width < len(text) or cut_after else ""))
+    # a window without a space to begin at is cut where no character is split (memsync.chars:
+    # an accent typed apart, a flag, an emoji sequence, Hangul jamo)
+    start = chars.boundary(text, start)
+    end = chars.boundary(text, start + width)
+    return (("…" if start or cut_before else "") + text[start:end]
+            + ("…" if end < len(text) or cut_after else ""))
 
 
 def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
