@@ -151,13 +151,29 @@ def _mapping_problem(meta: dict) -> str | None:
             f"alias can be, so it is left out; write {named} as a list of words")
 
 
-def _priority_problem(value: object) -> str | None:
-    """A priority is one word or number (docs/brief.md); a list or a mapping of them is read as
-    no priority, which a brief would otherwise do without a word."""
-    if not isinstance(value, (list, dict)) or not _set(value):
-        return None
-    return (f"priority {_written(value)!r} is not one value, so the card has no priority; write "
-            "one word or number, such as high or P1")
+# Fields read as one value, and what a card does without it when the value is a list or a
+# mapping (`title: {a: b}`, or a template's `title: {{date}}` unquoted): left out, as _as_text
+# does, and said. A summary may also be a list of lines (_summary).
+_ONE_VALUE = {
+    "title": "the card is titled by its file name", "kind": "the card's kind comes from its folder",
+    "summary": "the card has no summary", "project": "the card names no project",
+    "priority": "the card has no priority", "ttl": "the card has no ttl",
+    "superseded_by": "no newer card is linked", "supersedes": "no older card is linked",
+}
+_AS_TEXT = "one line of text, in quotes if it holds a colon, braces or brackets"
+
+
+def _one_value_problems(meta: dict) -> list[str]:
+    """A field of _ONE_VALUE written as a list or a mapping is read as none, which the card
+    would otherwise do without a word."""
+    out = []
+    for key, without in _ONE_VALUE.items():
+        value = meta.get(key)
+        if not isinstance(value, (list, dict)) or not _set(value) or (key == "summary" and isinstance(value, list)):
+            continue
+        advice = "one word or number, such as high or P1" if key == "priority" else _AS_TEXT
+        out.append(f"{key} {_written(value)!r} is not one value, so {without}; write {advice}")
+    return out
 
 
 def _as_text(value: object) -> str | None:
@@ -232,7 +248,7 @@ def parse(data: bytes, rel_path: str, outline_too: bool = True) -> Card:
         "existing; write it as YYYY-MM-DD" if _set(created) and not dates.normalize(created) else None,
     ]
     problem = "; ".join(p for p in (problem, meta_problem, *date_problems, _mapping_problem(meta),
-                                    _priority_problem(meta.get("priority"))) if p) or None
+                                    *_one_value_problems(meta)) if p) or None
     # Obsidian names a note by its file; a `# heading` is a heading, never the title.
     title = _as_text(meta.get("title")) or stem(rel_path)
     prose = outline.prose_lines(body) if outline_too else []

@@ -155,3 +155,23 @@ def test_a_list_inside_the_tags_holds_tags_and_a_mapping_none():
     assert card.problem.startswith("tags holds a key: value pair") and "list of words" in card.problem
     card = parse("---\ntags: {x: 1}\naliases: {y: 2}\n---\nbody")
     assert card.tags == card.aliases == () and card.problem.startswith("tags and aliases hold")
+
+
+@pytest.mark.parametrize(("line", "field", "said"), [
+    ("title: {a: b}", "title", "title '{a: b}' is not one value, so the card is titled by its file name"),
+    ("title: [Deploy, prod]", "title", "title '[Deploy, prod]' is not one value"),
+    ("kind:\n  a: b", "kind", "kind '{a: b}' is not one value, so the card's kind comes from its folder"),
+    ("summary: {x: 1}", "summary", "summary '{x: 1}' is not one value, so the card has no summary"),
+    ("project: {shop: 1}", "project", "project '{shop: 1}' is not one value, so the card names no project"),
+    ("supersedes: {a: b}", "supersedes", "supersedes '{a: b}' is not one value"),
+])
+def test_a_one_value_field_written_as_a_mapping_or_list_is_reported(line, field, said):
+    """Dropped (read as none) without a word, unlike the dates, tags and priority beside them."""
+    card = parse(f"---\n{line}\n---\nbody")
+    assert card.problem and card.problem.startswith(said) and "in quotes if it holds a colon" in card.problem
+    assert getattr(card, field) == getattr(parse("body"), field)  # as if it were not there
+
+
+def test_a_summary_as_a_list_of_lines_and_an_emptied_field_are_no_problem():
+    card = parse("---\nsummary: [one, two]\ntitle: []\nkind: {}\n---\nbody")
+    assert card.summary == "one two" and card.problem is None

@@ -52,3 +52,14 @@ def test_the_index_bytes_are_the_sqlite_files_not_the_locks_beside_them(vault, c
     assert (home / "memsync.db.reindex.lock").exists()
     out = cli("stats", "--json")[1]
     assert out["index"]["bytes"] == sum(p.stat().st_size for p in private.sqlite_files(db) if p.exists())
+
+
+def test_a_title_written_as_a_mapping_is_a_problem_stats_names(vault, cli):
+    (vault / "03-Knowledge").mkdir(parents=True, exist_ok=True)
+    (vault / "03-Knowledge" / "deploy.md").write_text("---\ntitle: {Deploy: prod}\n---\nDeploy from the ops box.\n")
+    sync()
+    code, out = cli("stats", "--json")
+    assert code == 0
+    assert [p["message"] for p in out["problems"] if p["path"] == "03-Knowledge/deploy.md"] == [
+        "title '{Deploy: prod}' is not one value, so the card is titled by its file name; write one "
+        "line of text, in quotes if it holds a colon, braces or brackets"]
