@@ -14,7 +14,7 @@ import pytest
 
 from memsync.hooks import jsonc
 
-from .conftest import write_card
+from .conftest import MEMSYNC_BIN, write_card
 
 CLAUDE = """{
     "model": "opus",
@@ -197,6 +197,17 @@ def test_the_installed_hook_run_as_the_client_runs_it(client, user_home, tmp_pat
     broken = _run_hook(command, payload, env)
     assert broken.returncode == 0 and json.loads(broken.stdout) == {}
     assert len(broken.stderr.strip().splitlines()) == 1 and "no brief this time" in broken.stderr
+
+
+def test_a_hook_for_a_client_memsync_does_not_know_still_lets_the_session_start(tmp_path, vault, cli):
+    """A usage error exited 2, which Gemini CLI takes as a blocking hook: now `{}`, exit 0 and
+    one line on stderr that names the clients, as every other failure of a hook run."""
+    shop = _shop(tmp_path, vault, cli)
+    payload = {"session_id": "s1", "cwd": str(shop), "hook_event_name": "SessionStart"}
+    proc = _run_hook(f"{MEMSYNC_BIN} brief --hook cursor", payload, dict(os.environ))
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+    (line,) = proc.stderr.strip().splitlines()
+    assert "--hook 'cursor' is no client memsync knows" in line and "claude-code, codex, gemini" in line
 
 
 def test_init_offers_the_hook_of_each_agent_it_finds(user_home, cli):

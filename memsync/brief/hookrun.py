@@ -52,6 +52,10 @@ def run(client: str, brief: Callable[[str], str], stdin: IO[str] | None = None,
     """(what to print on stdout, the one line for stderr or None, whether the work is still
     running). `brief(directory)` makes the text; it runs in a worker thread so that the limit
     holds whatever it waits on."""
+    if client not in CLIENTS:  # a hook written by hand, or by a later memsync that knows more
+        return "{}", (f"memsync brief: no brief this time (--hook {client!r} is no client memsync knows; "
+                      f"give one of {', '.join(CLIENTS)}: `memsync hooks install CLIENT` writes the "
+                      "hook again); the session starts without it"), False
     outcome: dict[str, object] = {}
 
     def work() -> None:

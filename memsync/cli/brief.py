@@ -21,8 +21,10 @@ from . import Context, command, emit, main, not_a_folder
               help="The project's folder (default: the current directory; its git root counts).")
 @click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True,
               help="At most this many tokens (CJK character = 1, other text = 4 characters a token).")
-@click.option("--hook", type=click.Choice(CLIENTS), metavar="CLIENT",
-              help="Run as CLIENT's session-start hook (claude-code, codex, gemini): read its JSON "
+# Not a click.Choice: a usage error exits 2, which a client may take as a failed (or, Gemini CLI,
+# a blocking) hook. An unknown client gets `{}` and a line on stderr, as every failure does.
+@click.option("--hook", metavar="CLIENT",
+              help=f"Run as CLIENT's session-start hook ({', '.join(CLIENTS)}): read its JSON "
                    "on stdin, print the context it takes; always exits 0, within 2 s.")
 @click.option("--peek", is_flag=True, help="Do not move this agent's last-brief mark.")
 def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
