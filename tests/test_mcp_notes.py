@@ -108,3 +108,21 @@ def test_deleting_the_older_card_of_a_pair_names_tools_or_the_user_never_bare_co
         assert "`memsync doctor --fix-pairs` (for the user to run) drops the pointer" in text, text
 
     scenario(body)(server_log)
+
+
+def test_memory_supersede_says_which_fields_carry_over_as_they_do(server_log, vault, cli):
+    """Its description said every other field defaults to the old card's, but the summary, a line
+    about the old fact, does not (docs/write.md): an agent would leave a new card without one."""
+    write_card(vault, "07-Tools/ecs.md", "ECS deploy address", "The ECS deploy address is 10.0.0.5, port 8080.",
+               tags=["ecs"], priority="high", summary="ECS deploys go to 10.0.0.5:8080")
+    cli("index")
+
+    async def body(session):
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        assert "other fields but summary default to the old card's" in listed["memory_supersede"].description
+        _old, new = await supersede_the_ecs_card(session)
+        card = (await session.call_tool("memory_get", {"id": new["id"]})).structured_content
+        assert "priority: high" in vault.joinpath(card["path"]).read_text()  # carried over
+        assert "summary:" not in vault.joinpath(card["path"]).read_text()  # not
+
+    scenario(body)(server_log)

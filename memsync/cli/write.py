@@ -129,7 +129,7 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, pri
 
     Both happen or neither does. Searches then show the new card; `--as-of` an earlier day
     and `show` of the old id still give the old one. The new card keeps the old one's tags,
-    priority and other frontmatter fields unless given here.
+    priority and other frontmatter fields unless given here, but not its summary.
 
     \b
     Example:

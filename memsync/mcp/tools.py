@@ -94,7 +94,7 @@ UPDATE = (
 SUPERSEDE = (
     "The fact changed: write the new card and mark card id no longer valid, pointing to the new one "
     "(both or neither). Searches then return the new card; as_of an earlier day finds the old one. "
-    "kind, tags, priority and the other fields default to the old card's. Only the newest version can be superseded. old_id: "
+    "kind, tags, priority and other fields but summary default to the old card's. Only the newest version can be superseded. old_id: "
     "deprecated name of id."
 )
 DELETE = (
