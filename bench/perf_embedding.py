@@ -20,11 +20,15 @@ from memsync.semantic.worker import BATCH, PER_ENGINE, foreground_encoder
 cards = json.load(sys.stdin)
 with foreground_encoder(int(sys.argv[1])) as encoder:  # every engine loaded and warm
     encoder.passages([cards[0][1]])
-    batch, count = max(BATCH, PER_ENGINE * encoder.threads), 0
+    batch, count, flying = max(BATCH, PER_ENGINE * encoder.threads), 0, None
     start = time.perf_counter()
-    for i in range(0, len(cards), batch):  # as memsync.semantic.worker.embed_pending does
+    for i in range(0, len(cards), batch):  # as memsync.semantic.worker.embed_pending does:
         texts = [p for title, body in cards[i:i + batch] for p in passages.split(title, body, encoder.token_count)]
-        count += len(encoder.passages(texts))
+        upcoming = encoder.start(texts)  # the next batch in the engines before the last is taken
+        if flying is not None:
+            count += len(flying())
+        flying = upcoming
+    count += len(flying()) if flying is not None else 0
     seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "threads": encoder.threads, "passages": count}))
 """

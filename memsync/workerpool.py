@@ -60,7 +60,11 @@ def results(pool: Pool, jobs: Sequence[Callable[[], T]]) -> list[T]:
     """Each job's result, in order, run by the pool's workers. Raises what a job raised, or
     BrokenProcessPool once the pool stops taking work (a worker killed). Waits CHECK_S at a
     time, as readers._Flight does, for the same reasons."""
-    futures = [pool.submit(job) for job in jobs]
+    return collected(pool, [pool.submit(job) for job in jobs])
+
+
+def collected(pool: Pool, futures: Sequence[Future]) -> list:
+    """The results of jobs submitted to `pool` earlier, in order, waited for as results() does."""
     pending: set[Future] = set(futures)
     while pending:
         done, pending = wait(pending, timeout=CHECK_S, return_when=FIRST_EXCEPTION)

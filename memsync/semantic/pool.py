@@ -20,11 +20,13 @@ from __future__ import annotations
 import functools
 import os
 import signal
+from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
+from typing import Any
 
 from memsync.errors import MemsyncError
-from memsync.workerpool import Pool, results, start_method
+from memsync.workerpool import Pool, collected, results, start_method
 
 from .encoder import DIM, MODEL, Encoder
 
@@ -68,14 +70,29 @@ class EnginePool:
 
     def passages(self, texts: list[str]):
         """(n, 384) float32 unit vectors, one per passage, in order."""
+        return self.start(texts)()
+
+    def start(self, texts: list[str]) -> Callable[[], Any]:
+        """Hand the passages to the engines now; the call returned waits for their vectors (as
+        passages() gives them). A caller that prepares its next batch meanwhile keeps every
+        engine busy to the end of this one, where passages() alone would idle all but the one
+        embedding its last passage."""
         import numpy as np
 
-        if not texts:
-            return np.zeros((0, DIM), dtype=np.float32)
         try:
-            return np.stack(results(self._pool, [functools.partial(_embed, text) for text in texts]))
+            futures = [self._pool.submit(functools.partial(_embed, text)) for text in texts]
         except BrokenProcessPool:
             raise MemsyncError(ENDED) from None
+
+        def vectors():
+            if not texts:
+                return np.zeros((0, DIM), dtype=np.float32)
+            try:
+                return np.stack(collected(self._pool, futures))
+            except BrokenProcessPool:
+                raise MemsyncError(ENDED) from None
+
+        return vectors
 
     def __enter__(self) -> EnginePool:
         return self

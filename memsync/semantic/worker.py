@@ -60,39 +60,33 @@ def embed_pending(index, encoder, limit: int | None = None,
                   pause: Callable[[], bool] = lambda: False,
                   progress: Callable[[int, int], None] | None = None, batch: int = BATCH) -> dict:
     """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
-    Returns how many cards were embedded, linked to vectors that already existed, and left."""
+    Returns how many cards were embedded, linked to vectors that already existed, and left.
+
+    One batch is in the engines while the next is read and cut into passages, and while the
+    one before is written (encoder.start): engines in processes of their own then never wait
+    for this process, nor for each other at the end of a batch."""
     started = time.perf_counter()
     done: dict[str, float] = {"embedded": 0, "reused": 0, "passages": 0}
     total = store.counts(index, encoder.model)["pending"]
     if limit is not None:
         total = min(total, limit)
-    handled = 0
-    while handled < total and not pause():
-        rows = store.pending(index, encoder.model, min(batch, total - handled))
-        if not rows:
+    asked, below = 0, None
+    flying = None
+    while True:
+        upcoming = None
+        if asked < total and not pause():
+            rows = store.pending(index, encoder.model, min(batch, total - asked), below)
+            if rows:
+                upcoming = _Batch(index, encoder, rows)
+                asked += len(rows)
+                below = rows[-1]["seq"]
+        if flying is not None:
+            flying.write(index, encoder.model, done)
+            if progress:
+                progress(int(done["embedded"] + done["reused"]), total)
+        if upcoming is None:
             break
-        links, fresh = [], {}
-        for row in rows:
-            text = passages.card_text(row["title"], row["body"])
-            digest = store.text_hash(text)
-            links.append((row["id"], row["file_hash"], digest))
-            if digest not in fresh and not store.has(index, encoder.model, digest):
-                fresh[digest] = passages.split(row["title"], row["body"], encoder.token_count)
-        texts = [p for parts in fresh.values() for p in parts]
-        vecs = encoder.passages(texts)
-        with index.transaction():
-            at = 0
-            for digest, parts in fresh.items():
-                store.put(index, encoder.model, digest, vecs[at : at + len(parts)])
-                at += len(parts)
-            for link in links:
-                store.link(index, *link)
-        handled += len(rows)
-        done["embedded"] += len(fresh)
-        done["reused"] += len(rows) - len(fresh)
-        done["passages"] += len(texts)
-        if progress:
-            progress(handled, total)
+        flying = upcoming
     seconds = time.perf_counter() - started
     with index.transaction():
         store.prune(index)
@@ -101,3 +95,34 @@ def embed_pending(index, encoder, limit: int | None = None,
     done["pending"] = store.counts(index, encoder.model)["pending"]
     done["seconds"] = round(seconds, 3)
     return done
+
+
+class _Batch:
+    """Pending cards handed to the engines: their texts cut into passages (a text with a vector
+    already, or one twice in the batch, is embedded once) and the vectors to come."""
+
+    def __init__(self, index, encoder, rows):
+        self.links: list[tuple[int, str, str]] = []
+        self.fresh: dict[str, list[str]] = {}  # text hash -> its passages
+        for row in rows:
+            text = passages.card_text(row["title"], row["body"])
+            digest = store.text_hash(text)
+            self.links.append((row["id"], row["file_hash"], digest))
+            if digest not in self.fresh and not store.has(index, encoder.model, digest):
+                self.fresh[digest] = passages.split(row["title"], row["body"], encoder.token_count)
+        self.texts = [p for parts in self.fresh.values() for p in parts]
+        self.vectors = encoder.start(self.texts)
+
+    def write(self, index, model: str, done: dict) -> None:
+        """Wait for the vectors, then store them and link each card, in one short transaction."""
+        vecs = self.vectors()
+        with index.transaction():
+            at = 0
+            for digest, parts in self.fresh.items():
+                store.put(index, model, digest, vecs[at : at + len(parts)])
+                at += len(parts)
+            for link in self.links:
+                store.link(index, *link)
+        done["embedded"] += len(self.fresh)
+        done["reused"] += len(self.links) - len(self.fresh)
+        done["passages"] += len(self.texts)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from memsync.store.index import Index
 
 PENDING_SQL = """
-    SELECT c.id, c.title, c.body, f.hash AS file_hash FROM cards c
+    SELECT c.id, c.seq, c.title, c.body, f.hash AS file_hash FROM cards c
     JOIN files f ON f.source = c.source AND f.path = c.file
     LEFT JOIN card_vectors e ON e.id = c.id
     LEFT JOIN vectors v ON v.model = ? AND v.text_hash = e.text_hash
@@ -38,9 +38,14 @@ FINGERPRINT_SQL = """
 CHUNK = 500  # ids per IN (...) list: well under SQLite's parameter limit
 
 
-def pending(index: Index, model: str, limit: int) -> list[sqlite3.Row]:
-    """Cards without a vector for their current content, most recently indexed first."""
-    return index._conn.execute(PENDING_SQL + " ORDER BY c.seq DESC LIMIT ?", (model, limit)).fetchall()
+def pending(index: Index, model: str, limit: int, below: int | None = None) -> list[sqlite3.Row]:
+    """Cards without a vector for their current content, most recently indexed first; with
+    `below`, only those indexed before seq `below` (the cards of a batch still being embedded
+    are not handed out twice)."""
+    if below is None:
+        return index._conn.execute(PENDING_SQL + " ORDER BY c.seq DESC LIMIT ?", (model, limit)).fetchall()
+    return index._conn.execute(PENDING_SQL + " AND c.seq < ? ORDER BY c.seq DESC LIMIT ?",
+                               (model, below, limit)).fetchall()
 
 
 def counts(index: Index, model: str) -> dict[str, int]:

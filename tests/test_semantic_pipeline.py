@@ -1,0 +1,65 @@
+"""The foreground embedding keeps one batch in the engines while it prepares the next and
+writes the one before (memsync.semantic.worker.embed_pending with encoder.start), and still
+embeds each pending card once."""
+
+from __future__ import annotations
+
+import pytest
+
+from memsync import config
+from memsync.store.index import Index
+
+from .conftest import write_card
+from .helpers import sync
+
+np = pytest.importorskip("numpy", reason="memsync[semantic] is not installed")
+
+from memsync.semantic import store  # noqa: E402
+from memsync.semantic.encoder import DIM  # noqa: E402
+from memsync.semantic.worker import embed_pending  # noqa: E402
+
+
+class Recording:
+    """An encoder whose vectors come later, as EnginePool's do; it writes down when each batch
+    is handed over and when its vectors are taken."""
+
+    model = "pipeline-test-model"
+
+    def __init__(self):
+        self.events: list[tuple[str, int]] = []
+        self.handed: list[str] = []
+
+    def token_count(self, text: str) -> int:
+        return len(text.split())
+
+    def passages(self, texts):  # handed over and taken at once
+        return self.start(texts)()
+
+    def start(self, texts):
+        batch = len([e for e in self.events if e[0] == "start"])
+        self.events.append(("start", batch))
+        self.handed += texts
+
+        def vectors():
+            self.events.append(("taken", batch))
+            return np.ones((len(texts), DIM), dtype=np.float32)
+
+        return vectors
+
+
+def test_the_next_batch_is_in_the_engines_before_the_one_before_is_written(vault):
+    for n in range(10):
+        write_card(vault, f"c{n}.md", f"card {n}", f"the body of card number {n} alone")
+    sync()
+    encoder = Recording()
+    index = Index(config.load().db.path)
+    try:
+        report = embed_pending(index, encoder, batch=3)
+        assert store.counts(index, encoder.model)["pending"] == 0
+    finally:
+        index.close()
+    # 10 cards in batches of 3: each batch is started before the vectors of the one before it
+    # are taken, and every batch's vectors are taken once, in order
+    assert encoder.events == [("start", 0), ("start", 1), ("taken", 0), ("start", 2), ("taken", 1),
+                              ("start", 3), ("taken", 2), ("taken", 3)]
+    assert report["embedded"] == 10 and len(encoder.handed) == len(set(encoder.handed)) == 10
