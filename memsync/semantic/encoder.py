@@ -71,7 +71,6 @@ class Encoder:
             embedded = self._e5.passage(list(texts))
         return np.asarray(embedded, dtype=np.float32).reshape(len(texts), DIM)
 
-
     def start(self, texts: list[str]):
         """As EnginePool.start; this one engine embeds them before it returns."""
         vectors = self.passages(texts)

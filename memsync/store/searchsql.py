@@ -41,7 +41,6 @@ def on_day(day: str) -> tuple[str, int]:
     return day, dates.day_ends(day)
 
 
-
 def opens_with_day(column: str) -> str:
     """Whether a column's text opens with a day that exists (the Python twin is
     dates.starts_with_day). SQLite's date() takes 2026-02-30 as written; a '+0 days' makes it
