@@ -11,6 +11,7 @@ import pytest
 
 from memsync import dates
 from memsync.brief import ROWS
+from memsync.store import brief as brief_store
 from memsync.store import searchsql
 from memsync.store.index import Index
 
@@ -118,3 +119,31 @@ def test_a_dates_seconds_in_sql_are_those_of_its_python_twin(text, zone, monkeyp
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_changed_cards_at_one_moment_are_cut_at_the_limit_by_id(vault, tmp_path, run_cli):
+    """Ties at the limit go by id, the same on every run: the latest moment first, then the lower
+    ids, and a card written in another zone at the same moment ties with them."""
+    for n in range(6):
+        write_card(vault, f"tie/{n}.md", f"Tie {n}", f"Written at one moment, {n}.\n",
+                   created="2026-06-01T12:00:00+00:00")
+    write_card(vault, "east.md", "East", "Written at that moment in Tokyo.\n",
+               created="2026-06-01T21:00:00+09:00")
+    write_card(vault, "later.md", "Later", "Written a minute after the others.\n",
+               created="2026-06-01T12:01:00+00:00")
+    write_card(vault, "before.md", "Before", "Written the day before the mark.\n",
+               created="2026-05-30T12:00:00+00:00")
+    assert run_cli("index")[0] == 0
+    index = Index(tmp_path / "home" / "memsync.db")
+    try:
+        conn = index._conn
+        since = int(dates.seconds("2026-06-01T00:00:00+00:00"))
+        tied = sorted(r["id"] for r in conn.execute(
+            "SELECT id FROM cards WHERE title LIKE 'Tie %' OR title = 'East'"))
+        rows = brief_store.changed_cards(conn, "2026-05-30", since, 4)
+        assert [r["title"] for r in rows][:1] == ["Later"]
+        assert [r["id"] for r in rows[1:]] == tied[:3]
+        everything = brief_store.changed_cards(conn, "2026-05-30", since, 50)
+        assert {r["title"] for r in everything} == {"Later", "East", *(f"Tie {n}" for n in range(6))}
+    finally:
+        index.close()

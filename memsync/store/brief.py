@@ -155,23 +155,38 @@ _CONTENT_CHANGED = ("(SELECT f.changed_ns FROM file_changes f WHERE f.source = c
                     "AND f.path = c.file) AS content_changed_ns")
 
 
-# When a card last changed by its dates, as a moment: created, updated, and its supersede mark
-# when it is superseded (memsync.brief.select.last_change, without the file's time).
-_LATEST = (f"max({seconds('c.created')}, {seconds('c.updated')}, "
-           f"CASE WHEN c.superseded_by IS NOT NULL THEN {seconds('c.invalid_at')} ELSE 0 END)")
+# The cards whose dates are on or after a day (?1), by the indexes of BRIEF_LOOKUPS
+# (memsync.store.schema_lifecycle): one range a date. Written as an OR inside the query below,
+# SQLite scanned every card's entry of cards_brief instead; as a UNION it reads the three ranges.
+_FROM_DAY = ("SELECT rowid FROM cards WHERE created >= ?1 UNION SELECT rowid FROM cards WHERE "
+             "updated >= ?1 UNION SELECT rowid FROM cards WHERE superseded_by IS NOT NULL "
+             "AND invalid_at >= ?1")
+# Those cards' dates as moments (seconds): created, updated, and the supersede mark when it is
+# superseded (memsync.brief.select.last_change, without the file's time), each worked out once.
+# LIMIT -1 keeps SQLite from merging this into the query around it (which has a LIMIT too):
+# merged, each moment was worked out again for the test, for the max and for the order, and
+# every candidate was joined to its reads and files before the LIMIT. At 100,000 cards with
+# 5,661 dated since the day, 76 -> 29 ms (1,998: 29 -> 11 ms; medians of 9, same rows).
+_MOMENTS = (f"SELECT c.rowid AS seq, c.id, {seconds('c.created')} AS created, "
+            f"{seconds('c.updated')} AS updated, CASE WHEN c.superseded_by IS NOT NULL "
+            f"THEN {seconds('c.invalid_at')} ELSE 0 END AS retired "
+            f"FROM cards c WHERE c.rowid IN ({_FROM_DAY}) LIMIT -1")
+# The `limit` latest of them from ?2 on; only these are joined to their reads and files.
+_CHANGED = ("SELECT m.seq, max(m.created, m.updated, m.retired) AS latest, m.id "
+            f"FROM ({_MOMENTS}) m WHERE m.created >= ?2 OR m.updated >= ?2 OR m.retired >= ?2 "
+            "ORDER BY latest DESC, m.id LIMIT ?3")
 
 
 def changed_cards(conn: Connection, since_day: str, since: int, limit: int) -> list[Row]:
     """Cards (valid or not) created, updated or superseded at `since` (seconds) or later, the
     latest first, as moments whatever zone each date was written in. A superseded card is here
-    when its mark is that recent. Each term has its index (memsync.store.schema_lifecycle.
-    BRIEF_LOOKUPS): SQLite reads the three ranges from `since_day` (two days before, as no zone
-    moves a time further from its written day) instead of every card; the moment decides."""
+    when its mark is that recent. SQLite reads the cards dated from `since_day` on (two days
+    before, as no zone moves a time further from its written day) instead of every card; the
+    moment decides."""
     return conn.execute(
-        f"SELECT {_LIGHT}, {_FILE_CHANGED}, {_CONTENT_CHANGED} {_FROM} "
-        f"WHERE (c.created >= ?1 AND {seconds('c.created')} >= ?2) OR (c.updated >= ?1 AND {seconds('c.updated')} >= ?2) "
-        f"OR (c.superseded_by IS NOT NULL AND c.invalid_at >= ?1 AND {seconds('c.invalid_at')} >= ?2) "
-        f"ORDER BY {_LATEST} DESC, c.id LIMIT ?3",
+        f"SELECT {_LIGHT}, {_FILE_CHANGED}, {_CONTENT_CHANGED} FROM ({_CHANGED}) n "
+        "CROSS JOIN cards c ON c.rowid = n.seq LEFT JOIN card_stats s ON s.id = c.id "
+        "ORDER BY n.latest DESC, c.id",
         (since_day, since, limit),
     ).fetchall()
 
