@@ -4,7 +4,8 @@
  * stream(text) gives exactly what memsync.cjk.stream_of gives (its pure-Python twin, kept as
  * the reference and as the fallback where this could not be built; tests compare the two on
  * every code point): each CJK character with the next one when that is CJK too (a bigram),
- * else alone; each run of other letters and digits whole; nothing else; space-joined.
+ * else alone; each run of other letters and digits whole, with the combining marks that follow
+ * its letters (memsync.marks); nothing else; space-joined.
  * The index must get the same tokens whichever of the two made them: a contentless FTS5 row
  * is deleted by handing FTS5 its tokens again. The pattern in Python makes a str per token;
  * here the stream is written into one buffer (at 10,000 notes, 0.07 s against 0.98 s).
@@ -22,9 +23,10 @@
 
 /* memsync.cjk._CJK_RANGES, in ascending order (a test checks they agree). */
 static const Py_UCS4 CJK_RANGES[][2] = {
-    {0x1100, 0x11FF}, {0x3040, 0x30FF}, {0x3130, 0x318F}, {0x31F0, 0x31FF},
-    {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7AF}, {0xF900, 0xFAFF},
-    {0x20000, 0x3134F},
+    {0x0E00, 0x0E7F}, {0x0E80, 0x0EFF}, {0x1000, 0x109F}, {0x1100, 0x11FF},
+    {0x1780, 0x17FF}, {0x19E0, 0x19FF}, {0x3040, 0x30FF}, {0x3130, 0x318F},
+    {0x31F0, 0x31FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xA9E0, 0xA9FF},
+    {0xAA60, 0xAA7F}, {0xAC00, 0xD7AF}, {0xF900, 0xFAFF}, {0x20000, 0x3134F},
 };
 #define N_RANGES (sizeof(CJK_RANGES) / sizeof(CJK_RANGES[0]))
 
@@ -40,6 +42,54 @@ static int is_cjk(Py_UCS4 c) {
 static int is_word(Py_UCS4 c) {
     if (c < 128) return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     return Py_UNICODE_ISALNUM(c) && !is_cjk(c);
+}
+
+/* memsync.marks.RANGES, read from that module when this one loads: one table for both twins. */
+static Py_UCS4 (*marks)[2] = NULL;
+static Py_ssize_t n_marks = 0;
+
+static int load_marks(void) {
+    PyObject *module = PyImport_ImportModule("memsync.marks");
+    if (module == NULL) return -1;
+    PyObject *ranges = PyObject_GetAttrString(module, "RANGES");
+    Py_DECREF(module);
+    if (ranges == NULL) return -1;
+    PyObject *seq = PySequence_Fast(ranges, "memsync.marks.RANGES is not a sequence");
+    Py_DECREF(ranges);
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    marks = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(*marks));
+    if (marks == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long low, high;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "kk", &low, &high)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        marks[i][0] = (Py_UCS4)low;
+        marks[i][1] = (Py_UCS4)high;
+    }
+    n_marks = n;
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* A combining mark that is not CJK (a Thai vowel sign belongs to its run): kept in the word it
+ * follows, as memsync.cjk._word does. Marks start at U+0300; the table is searched by halves. */
+static int is_mark(Py_UCS4 c) {
+    if (c < 0x0300 || is_cjk(c)) return 0;
+    Py_ssize_t low = 0, high = n_marks - 1;
+    while (low <= high) {
+        Py_ssize_t mid = (low + high) / 2;
+        if (c < marks[mid][0]) high = mid - 1;
+        else if (c > marks[mid][1]) low = mid + 1;
+        else return 1;
+    }
+    return 0;
 }
 
 static PyObject *stream(PyObject *module, PyObject *text) {
@@ -66,7 +116,7 @@ static PyObject *stream(PyObject *module, PyObject *text) {
             i++;
         } else if (is_word(c)) {
             if (w) out[w++] = ' ';
-            while (i < n && is_word(in[i])) out[w++] = in[i++];
+            while (i < n && (is_word(in[i]) || is_mark(in[i]))) out[w++] = in[i++];
         } else {
             i++;
         }
@@ -181,7 +231,7 @@ static PyObject *shingle_values(PyObject *module, PyObject *text) {
                     out[w++] = ~crc_chars(0xFFFFFFFFu, kind, data, k, k + 3);
             }
         } else if (is_word(c)) {
-            while (i < n && is_word(PyUnicode_READ(kind, data, i))) i++;
+            while (i < n && (is_word(PyUnicode_READ(kind, data, i)) || is_mark(PyUnicode_READ(kind, data, i)))) i++;
             if (words) {
                 uint32_t crc = crc_chars(0xFFFFFFFFu, kind, data, last_start, last_end);
                 crc = crc_byte(crc, ' ');
@@ -298,5 +348,6 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__tokenstream(void) {
     fill_crc_table();
+    if (marks == NULL && load_marks() < 0) return NULL;
     return PyModule_Create(&module);
 }

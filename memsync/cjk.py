@@ -1,7 +1,9 @@
 """The tokenizer shared by documents and queries. Pure: text in, tokens out.
 
 NFKC first (full-width letters become ASCII), then lowercase. Runs of CJK characters (Han, Kana,
-Hangul) become overlapping character bigrams; everything else becomes words of letters and digits.
+Hangul, and Thai, Lao, Myanmar and Khmer, written without spaces between words) become
+overlapping character bigrams; everything else becomes words of letters and digits, each with
+the combining marks that follow its letters (memsync.marks: the vowel signs of हिन्दी).
 A boundary between Latin/digits and CJK always splits, so `用prometheus单独管理` yields the word
 `prometheus`. The output is handed to FTS5 as space-separated tokens, which its `ascii`
 tokenizer splits at the spaces and nothing else (memsync.store.fts).
@@ -19,14 +21,25 @@ import itertools
 import re
 import unicodedata
 
-# The CJK ranges: the regex class and is_cjk() are both made from this one table.
+from memsync import marks as _marks
+
+# The scripts searched by bigrams of characters: those written without spaces between words
+# (Chinese, Japanese; Thai, Lao, Myanmar, Khmer) and Hangul. "CJK" in memsync means all of them.
+# The regex class and is_cjk() are both made from this one table, in ascending order.
 _CJK_RANGES = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F),  # Myanmar
     (0x1100, 0x11FF),  # Hangul jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x19E0, 0x19FF),  # Khmer symbols
     (0x3040, 0x30FF),  # Hiragana, Katakana
     (0x3130, 0x318F),  # Hangul compatibility jamo
     (0x31F0, 0x31FF),  # Katakana phonetic extensions
     (0x3400, 0x4DBF),  # Han extension A
     (0x4E00, 0x9FFF),  # Han unified
+    (0xA9E0, 0xA9FF),  # Myanmar extended-B
+    (0xAA60, 0xAA7F),  # Myanmar extended-A
     (0xAC00, 0xD7AF),  # Hangul syllables
     (0xF900, 0xFAFF),  # Han compatibility
     (0x20000, 0x3134F),  # Han extensions B..H
@@ -49,9 +62,23 @@ _BUILT: set[str] = set()
 
 
 @functools.cache
+def _word() -> str:
+    """A word as a pattern: letters and digits that are not CJK, each mark kept with the word it
+    follows (memsync.marks: हिन्दी is one word, not five consonants). A mark after anything else
+    (a space, a CJK character) separates, as before."""
+    marks = [code for low, high in _marks.RANGES for code in range(low, high + 1)
+             if not _in_cjk(chr(code))]  # a Thai vowel sign belongs to its run
+    # consecutive code points share code - position: each such group is one range of the class
+    runs = [[code for _, code in group]
+            for _, group in itertools.groupby(enumerate(marks), lambda item: item[1] - item[0])]
+    mark_class = "".join(f"{chr(run[0])}-{chr(run[-1])}" for run in runs)
+    return rf"(?:[^\W_{_CJK_CLASS}]+[{mark_class}]*)+"
+
+
+@functools.cache
 def _piece_pattern() -> re.Pattern:
     _BUILT.add("pieces")
-    return re.compile(rf"[{_CJK_CLASS}]+|[^\W_{_CJK_CLASS}]+")
+    return re.compile(rf"[{_CJK_CLASS}]+|{_word()}")
 
 
 def _in_cjk(char: str) -> bool:
@@ -66,6 +93,17 @@ def _char_kind(char: str) -> int:
     return 2 if _in_cjk(char) else 1 if char.isalnum() else 0
 
 
+@functools.cache
+def _mark_starts() -> tuple[int, ...]:
+    return tuple(low for low, _ in _marks.RANGES)
+
+
+def _is_mark(char: str) -> bool:
+    code = ord(char)
+    at = bisect.bisect_right(_mark_starts(), code) - 1
+    return at >= 0 and code <= _marks.RANGES[at][1]
+
+
 def _pieces(text: str) -> list[str]:
     if text.isascii():
         return _ASCII_PIECE.findall(text)
@@ -75,7 +113,19 @@ def _pieces(text: str) -> list[str]:
 
 
 def _pieces_by_char(text: str) -> list[str]:
-    return ["".join(run) for kind, run in itertools.groupby(text, _char_kind) if kind]
+    """As _piece_pattern cuts, a character at a time (no pattern to build for a short text)."""
+    pieces: list[str] = []
+    kind = 0
+    for char in text:
+        now = _char_kind(char)
+        if now == 0 and kind == 1 and _is_mark(char):
+            now = 1  # a mark stays in the word it follows
+        if now and now == kind:
+            pieces[-1] += char
+        elif now:
+            pieces.append(char)
+        kind = now
+    return pieces
 
 
 def _starts_cjk(piece: str) -> bool:
@@ -151,8 +201,9 @@ def _index_token() -> re.Pattern:
     CJK character with the next one (a bigram), a CJK character with none after it (the end of
     a run, or a lone one), or a word; then one CJK character, or the whole word, is consumed."""
     _BUILT.add("index token")
-    return re.compile(rf"(?=([{_CJK_CLASS}]{{2}}|[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+))"
-                      rf"(?:[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+)")
+    word = _word()
+    return re.compile(rf"(?=([{_CJK_CLASS}]{{2}}|[{_CJK_CLASS}]|{word}))"
+                      rf"(?:[{_CJK_CLASS}]|{word})")
 
 
 def stream_of(folded: str) -> str:

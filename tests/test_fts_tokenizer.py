@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memsync import cjk
+from memsync.marks import RANGES
 from memsync.store import fts
 
 from .conftest import write_card
@@ -35,6 +36,11 @@ def test_the_tokenizer_is_ascii_under_porter():
     assert fts.TOKENIZE == "porter ascii"
 
 
+def _marked(text: str) -> bool:
+    """Whether a stream holds a combining mark, which memsync keeps in its word or run."""
+    return any(low <= ord(char) <= high for char in text for low, high in RANGES)
+
+
 def test_every_code_point_is_indexed_as_memsync_made_it_and_as_unicode61_did():
     rows = [(cp, cjk.to_index_text(chr(cp))) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
     rows = [(cp, text) for cp, text in rows if text]
@@ -43,9 +49,14 @@ def test_every_code_point_is_indexed_as_memsync_made_it_and_as_unicode61_did():
     for cp, text in rows:
         assert ours.get(cp, []) == text.split(" "), hex(cp)
         # unicode61 (Unicode 6.1 tables) drops letters newer than its tables (New Tai Lue's
-        # vowels): those are found now; every token it did make is the one made now
-        assert before.get(cp, ours[cp]) == ours[cp], hex(cp)
-    assert sum(cp not in before for cp, _ in rows) < 100
+        # vowels): those are found now; every token it did make is the one made now, but for
+        # a word or a run with a mark memsync keeps in it (क़ is क and its nukta once NFKC has split it),
+        # which unicode61 cuts by its own rule. The upgrade to schema 21 rebuilt the full-text
+        # tables of an index holding any such word (memsync.store.schema_scripts).
+        if cp in before and not _marked(text):
+            assert before[cp] == ours[cp], hex(cp)
+    # the marks and signs of Thai, Lao, Myanmar and Khmer are their runs' characters now
+    assert sum(cp not in before and not cjk.is_cjk(chr(cp)) for cp, _ in rows) < 100
 
 
 @given(st.text(max_size=60))

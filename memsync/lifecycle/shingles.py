@@ -57,8 +57,7 @@ _ASCII_WORD = re.compile(r"[^\W_]+", re.ASCII)
 
 @cache
 def _patterns() -> tuple[re.Pattern, re.Pattern]:
-    cjk_class = cjk._CJK_CLASS
-    return re.compile(rf"[^\W_{cjk_class}]+"), re.compile(rf"[{cjk_class}]+")
+    return re.compile(cjk._word()), re.compile(rf"[{cjk._CJK_CLASS}]+")
 
 
 def shingles(text: str) -> frozenset[int]:

@@ -1,5 +1,6 @@
 """Schema, as numbered migrations applied in order and recorded in PRAGMA user_version. The steps
-themselves are in memsync.store.schema_cards (1 to 7) and memsync.store.schema_lifecycle (8 on)."""
+themselves are in memsync.store.schema_cards (1 to 7), memsync.store.schema_lifecycle (8 to 20) and
+memsync.store.schema_scripts (21)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from memsync.store.schema_lifecycle import (
     m019_notes_misread,
     m020_dates_that_are_none,
 )
+from memsync.store.schema_scripts import m021_marks_and_unspaced_scripts
 
 MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m005_text_once,
               m006_markdown_links, m007_smaller_links, m008_summary,
@@ -37,7 +39,7 @@ MIGRATIONS = [m001_initial, m002_cjk_run_ends, m003_vectors, m004_note_fields, m
               m013_folder_stamps, m014_hash_in_file_names,
               m015_source_card_titles, m016_files_by_time, m017_files_changed,
               m018_file_changes_follow_files, m019_notes_misread,
-              m020_dates_that_are_none]
+              m020_dates_that_are_none, m021_marks_and_unspaced_scripts]
 # Pages of an index file (memsync.store.index sets it on a new file, an upgrade moves an older file
 # to it). Half SQLite's default: a card body a few KiB long leaves less of a page unused, and
 # each small table or index costs less. Measured on the Obsidian Help vaults, zh-TW 3.12x ->
