@@ -19,8 +19,7 @@ from memsync.store import fts
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
-from .test_fts_waiting import full_text
-from .test_parallel import (
+from .rebuilding import (
     CARDS,
     KILLER,
     SMALL,
@@ -30,6 +29,7 @@ from .test_parallel import (
     rebuilt,
     whole_index,
 )
+from .test_fts_waiting import full_text
 
 
 @pytest.fixture(autouse=True)

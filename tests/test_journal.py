@@ -19,7 +19,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import MEMSYNC_BIN, write_card
-from .test_parallel import CARDS, SMALL, fill, kill_mid_rebuild, whole_index
+from .rebuilding import CARDS, SMALL, fill, kill_mid_rebuild, whole_index
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from memsync.store import bulkload, fts, setaside
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
-from .test_parallel import fill
+from .rebuilding import fill
 from .watching import DEADLINE
 
 

@@ -10,7 +10,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .mcp_helpers import scenario, server_log, tool
-from .test_parallel import SMALL, fill
+from .rebuilding import SMALL, fill
 
 __all__ = ["server_log"]  # a fixture, imported for the tests below
 

@@ -15,7 +15,7 @@ from memsync.store.index import Index
 from memsync.sync import Indexer
 
 from .conftest import write_card
-from .test_parallel import SMALL, fill
+from .rebuilding import SMALL, fill
 from .watching import wait_until
 
 NOTES = 1_500
