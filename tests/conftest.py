@@ -273,3 +273,20 @@ def live_watcher(watcher):
     yield proc
     assert proc.stop() == 0, proc.stderr()
     assert "Traceback" not in proc.stderr()
+
+
+@pytest.fixture(scope="session")
+def template(tmp_path_factory):
+    """An index of the semantic tests' cards with every card embedded: the model's work done once
+    a session, here because several test modules copy its vectors (tests/semantic_index.py)."""
+    from .semantic_index import embedded_index
+
+    return embedded_index(tmp_path_factory.mktemp("semantic-template"))
+
+
+@pytest.fixture
+def memory(vault, template):
+    """This test's vault and index of the semantic tests' cards, with the template's vectors."""
+    from .semantic_index import with_vectors
+
+    return with_vectors(vault, template)
