@@ -47,15 +47,26 @@ def directory(client: str, payload: dict) -> str:
     return os.environ.get(PROJECT_ENV.get(client, ""), "") or os.getcwd()
 
 
+def asked_for(args: list[str]) -> bool:
+    """Whether a command line asks for hook mode: `--hook` among its options (before a `--`).
+    Looked at only where click has refused the line, so no value it parsed can say so."""
+    options = args[:args.index("--")] if "--" in args else args
+    return any(arg == "--hook" or arg.startswith("--hook=") for arg in options)
+
+
+def refusal(reason: str) -> str:
+    """The one line on stderr of a hook run that prints `{}`."""
+    return f"memsync brief: no brief this time ({_one_line(reason)}); the session starts without it"
+
+
 def run(client: str, brief: Callable[[str], str], stdin: IO[str] | None = None,
         limit: float = TIME_LIMIT_S) -> tuple[str, str | None, bool]:
     """(what to print on stdout, the one line for stderr or None, whether the work is still
     running). `brief(directory)` makes the text; it runs in a worker thread so that the limit
     holds whatever it waits on."""
     if client not in CLIENTS:  # a hook written by hand, or by a later memsync that knows more
-        return "{}", (f"memsync brief: no brief this time (--hook {client!r} is no client memsync knows; "
-                      f"give one of {', '.join(CLIENTS)}: `memsync hooks install CLIENT` writes the "
-                      "hook again); the session starts without it"), False
+        return "{}", refusal(f"--hook {client!r} is no client memsync knows; give one of "
+                             f"{', '.join(CLIENTS)}: `memsync hooks install CLIENT` writes the hook again"), False
     outcome: dict[str, object] = {}
 
     def work() -> None:
@@ -69,12 +80,15 @@ def run(client: str, brief: Callable[[str], str], stdin: IO[str] | None = None,
     worker.start()
     worker.join(limit)
     if worker.is_alive():
-        return "{}", f"memsync brief: no brief this time (it took longer than {limit:g} s); the session starts without it", True
+        return "{}", refusal(f"it took longer than {limit:g} s"), True
     if "error" in outcome:
-        return "{}", f"memsync brief: no brief this time ({_reason(outcome['error'])}); the session starts without it", False
+        return "{}", refusal(_reason(outcome["error"])), False
     return answer(str(outcome["text"])), None, False
 
 
 def _reason(exc: object) -> str:
-    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-    return " ".join(str(message).split())[:300]
+    return str(getattr(exc, "message", None) or str(exc) or type(exc).__name__)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]

@@ -182,6 +182,10 @@ def progress_bar(label: str, enabled: bool = True, unit: str = "files"):
         show(bar.length or 1, rate(bar.pos))  # length is set: 1, then each total
 
 
+# A command may answer its own errors (ctx.meta): `brief --hook` must exit 0 whatever happens.
+ON_ERROR = "memsync.on_error"
+
+
 def command(group: click.Group, name: str, **kwargs):
     """Register a command with a `--json` flag and the one place errors become exit codes."""
 
@@ -195,6 +199,9 @@ def command(group: click.Group, name: str, **kwargs):
                 _refuse_undecodable(params)
                 return fn(obj, as_json, **params)
             except MemsyncError as err:
+                on_error = click.get_current_context().meta.get(ON_ERROR)
+                if on_error:
+                    on_error(err.message)
                 fail(err, as_json)
 
         return run
@@ -280,6 +287,20 @@ class LazyGroup(click.Group):
     def _load(self, modules) -> None:
         for module in modules:
             importlib.import_module(f"{__name__}.{module}")
+
+    def parse_args(self, ctx, args):
+        given = list(args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            # `memsync --home HOME brief --hook CLIENT`, as a hook writes it, refused before
+            # `brief` could answer: a client may take exit 2 as a block, so brief answers here.
+            if "brief" in given:
+                from .brief import FIX_THE_HOOK, answer_nothing, asked_for
+
+                if asked_for(given[given.index("brief"):]):
+                    answer_nothing(ctx, f"{err.format_message().rstrip('.')}; {FIX_THE_HOOK}")
+            raise
 
     def get_command(self, ctx, name):
         if name not in self.commands:

@@ -6,23 +6,51 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from memsync.brief import DEFAULT_BUDGET, make
-from memsync.brief.hookrun import CLIENTS, run
+from memsync.brief.hookrun import CLIENTS, asked_for, refusal, run
 from memsync.errors import BadArgument
 
-from . import Context, command, emit, main, not_a_folder
+from . import ON_ERROR, Context, MemsyncCommand, command, emit, main, not_a_folder
+
+FIX_THE_HOOK = ("fix the hook's command in the client's settings, or write it again with "
+                "`memsync hooks install CLIENT`")
 
 
-@command(main, "brief")
+def answer_nothing(ctx: click.Context, reason: str) -> NoReturn:
+    """A hook run that cannot brief: the empty answer every client takes, the reason on stderr
+    and exit 0. A client takes exit 2, a usage error's, as a failed hook (Gemini CLI: a block)."""
+    click.echo(refusal(reason), err=True)
+    click.echo("{}")
+    ctx.exit(0)
+
+
+class HookCommand(MemsyncCommand):
+    """`memsync brief`, whose command line click refuses (`--budget abc`, an option this memsync
+    does not know) with exit 2, unless it asks for hook mode: that run answers nothing instead."""
+
+    def parse_args(self, ctx, args):
+        hook = asked_for(list(args))
+        if hook:  # an argument refused after parsing too (memsync.cli.command)
+            ctx.meta[ON_ERROR] = lambda message: answer_nothing(ctx, f"{message}; {FIX_THE_HOOK}")
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as err:
+            if not hook:
+                raise
+            answer_nothing(ctx, f"{err.format_message().rstrip('.')}; {FIX_THE_HOOK}")
+
+
+@command(main, "brief", cls=HookCommand)
 @click.option("--project", "directory", metavar="DIR",
               help="The project's folder (default: the current directory; its git root counts).")
 @click.option("--budget", type=int, default=DEFAULT_BUDGET, show_default=True,
               help="At most this many tokens (CJK character = 1, other text = 4 characters a token).")
-# Not a click.Choice: a usage error exits 2, which a client may take as a failed (or, Gemini CLI,
-# a blocking) hook. An unknown client gets `{}` and a line on stderr, as every failure does.
+# Not a click.Choice: an unknown client (a later memsync's) is told apart from a broken line, and
+# its line on stderr names the clients this memsync knows.
 @click.option("--hook", metavar="CLIENT",
               help=f"Run as CLIENT's session-start hook ({', '.join(CLIENTS)}): read its JSON "
                    "on stdin, print the context it takes; always exits 0, within 2 s.")
