@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import stat
 import sys
 from pathlib import Path
@@ -73,6 +74,23 @@ def open_paths(home: Path, db: Path | None = None, skip: tuple[Path, ...] = ()) 
     if db is not None:
         found += [p for p in sqlite_files(db) if p.is_file() and is_open(p)]
     return list(dict.fromkeys(found))
+
+
+def writable_by_owner(path: Path) -> bool:
+    """By the mode bits, whoever asks: root is let through what they would refuse another user."""
+    try:
+        return bool(os.lstat(path).st_mode & stat.S_IWUSR)
+    except OSError:
+        return True
+
+
+def chmod_command(paths: list[Path]) -> str:
+    """The shell command that gives these paths of the home their private modes, which both lets
+    their owner write them and keeps everyone else out (`chmod u+w` alone leaves them open)."""
+    folders = [p for p in paths if p.is_dir()]
+    files = [p for p in paths if not p.is_dir()]
+    return "; ".join(f"chmod {mode:o} " + " ".join(shlex.quote(str(p)) for p in group)
+                     for mode, group in ((FOLDER_MODE, folders), (FILE_MODE, files)) if group)
 
 
 def tighten(paths: list[Path]) -> list[Path]:

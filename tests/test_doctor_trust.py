@@ -140,7 +140,9 @@ def test_a_read_only_index_is_not_writable_with_the_fix_and_fix_says_so(indexed,
     code, out, err = run_cli("doctor", "--json")
     assert code == 1 and "Traceback" not in err, err
     [finding] = [f for f in out["findings"] if f["check"] == "writable"]
-    assert "not writable" in finding["message"] and "chmod u+w" in finding["fix"]
+    shut = indexed if what == "file" else indexed.parent
+    assert "not writable" in finding["message"]
+    assert f"chmod {'600' if what == 'file' else '700'} {shut}" in finding["fix"]  # the home's own modes
     assert not [f for f in out["findings"] if f["check"] == "integrity"], out
     code, out, err = run_cli("doctor", "--fix")
     assert code == 1 and "Traceback" not in err, err
@@ -161,3 +163,23 @@ def test_memory_stats_check_under_a_writer_holding_the_lock_says_busy(indexed, s
         assert not any("damaged" in f["message"] for f in data["doctor"]["findings"])
 
     scenario(body)(server_log)
+
+
+def test_a_home_at_555_is_told_one_chmod_that_lets_doctor_fix_and_keeps_it_private(indexed, run_cli, read_only):
+    """`chmod u+w` would leave it open to others, and `doctor --fix` is refused while the home
+    cannot be written: both findings name `chmod 700 HOME`, which does both."""
+    home = indexed.parent
+    for f in home.iterdir():
+        f.chmod(0o600)
+    home.chmod(0o555)
+    read_only(home)
+    code, out, err = run_cli("doctor", "--json")
+    fixes = {f["check"]: f["fix"] for f in out["findings"]}
+    assert fixes["writable"] == f"make it writable (chmod 700 {home}), then run `memsync doctor` again"
+    assert fixes["permissions"] == f"run `chmod 700 {home}` (writable by you, private to you)"
+    code, out, err = run_cli("doctor", "--fix")
+    assert code == 1 and f"chmod 700 {home}" in out
+    make_writable(home)
+    subprocess.run(f"chmod 700 {home}", shell=True, check=True)
+    code, out, err = run_cli("doctor", "--json")
+    assert code == 0 and out["findings"] == [], out

@@ -9,6 +9,7 @@ with --fix, repairs what lives in the index.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -305,9 +306,14 @@ def permissions(cfg: Config) -> list[Finding]:
     loose = private.open_paths(cfg.home.path, cfg.db.path, skip=mine)
     if not loose:
         return []
+    tighten = "`memsync doctor --fix` (folders become 0700, files 0600)"
+    fix = f"run {tighten}"
+    shut = [p for p in loose if not private.writable_by_owner(p)]
+    if shut:  # `doctor --fix` would be refused as long as the home cannot be written (writable)
+        fix = (f"run `{private.chmod_command(shut)}` (writable by you, private to you)"
+               + (f", then {tighten}" if len(shut) < len(loose) else ""))
     return [Finding("permissions", f"other users can read {named([str(p) for p in loose])}",
-                    "run `memsync doctor --fix` (folders become 0700, files 0600)", fixable=True,
-                    paths=[str(p) for p in loose], action="tighten")]
+                    fix, fixable=True, paths=[str(p) for p in loose], action="tighten")]
 
 
 def index_checks(cfg: Config, index: Index, writable: bool = True) -> list[Finding]:
@@ -335,13 +341,23 @@ def writable(cfg: Config) -> list[Finding]:
     db = cfg.db.path
     places = [db, db.parent, *(p for p in (db.with_name(db.name + t) for t in ("-wal", "-shm"))
                                if p.exists())]
-    blocked = [str(p) for p in places if p.exists() and not os.access(p, os.W_OK)]
+    blocked = [p for p in places if p.exists() and not os.access(p, os.W_OK)]
     if not blocked:
         return []
-    return [Finding("writable", f"the index cannot be written: {named(blocked)} not writable by "
-                    "you, so no command can update it and `doctor --fix` cannot repair it",
-                    f"make it writable (chmod u+w {' '.join(blocked)}), then run `memsync "
-                    "doctor` again", paths=blocked)]
+    return [Finding("writable", f"the index cannot be written: {named([str(p) for p in blocked])} "
+                    "not writable by you, so no command can update it and `doctor --fix` cannot "
+                    f"repair it", f"make it writable ({_chmod(cfg, blocked)}), then run `memsync "
+                    "doctor` again", paths=[str(p) for p in blocked])]
+
+
+def _chmod(cfg: Config, paths: list[Path]) -> str:
+    """What makes these writable: the home's own paths get its private modes (`chmod u+w` would
+    leave a home at 555 open to others); a folder of the user's own holding the index, u+w."""
+    home = cfg.home.path
+    ours = [p for p in paths if p == home or home in p.parents]
+    others = [shlex.quote(str(p)) for p in paths if p not in ours]
+    return "; ".join(([private.chmod_command(ours)] if ours else [])
+                     + ([f"chmod u+w {' '.join(others)}"] if others else []))
 
 
 def db_failure(cfg: Config, exc: Exception, wait: float) -> Finding:
@@ -357,8 +373,8 @@ def db_failure(cfg: Config, exc: Exception, wait: float) -> Finding:
                        action="rebuild")
     if kind in ("read_only", "cannot_open"):
         return Finding("writable", f"the index at {cfg.db.path} cannot be opened for writing "
-                       f"({exc})", f"make it and its folder writable by you (chmod u+w "
-                       f"{cfg.db.path} {cfg.db.path.parent}), then run `memsync doctor` again")
+                       f"({exc})", f"make it and its folder writable by you "
+                       f"({_chmod(cfg, [cfg.db.path, cfg.db.path.parent])}), then run `memsync doctor` again")
     return unreadable(cfg, exc)
 
 
