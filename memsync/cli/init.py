@@ -98,8 +98,10 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     cfg = obj.cfg
     target = vault_dir or (cfg.vault.path if cfg.vault.origin in ("cli", "env") else None)
     notes: list[str] = []
+    obsidian = None  # Obsidian's vaults (obsidian.json), read once: for the choices, then the note
     if target is None and cfg.configured_vault is None:
-        choices = onboard.vault_choices(cfg, obsidian_vaults.installed(Path.home()))
+        obsidian = obsidian_vaults.installed(Path.home())
+        choices = onboard.vault_choices(cfg, obsidian)
         if yes:
             target = choices[0][0]
         elif not as_json:
@@ -142,8 +144,9 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     empty = onboard.empty_vault_note(cfg.vault.path)
     if empty:  # name Obsidian's other vaults with the note: the notes may be there
         notes.append(empty)
-        offered = [str(v.path) for v in obsidian_vaults.installed(Path.home())
-                   if not vaults.same_folder(v.path, cfg.vault.path)]
+        if obsidian is None:  # the vault was named: nothing was offered
+            obsidian = obsidian_vaults.installed(Path.home())
+        offered = [str(v.path) for v in obsidian if not vaults.same_folder(v.path, cfg.vault.path)]
         notes += onboard.obsidian_notes(offered)
     mcp = clients.snippets(clients.installed_command(), cfg.home.path)
     data = onboard.summary(cfg, changes, report, mcp, added, declined, notes, offered)
