@@ -185,6 +185,7 @@ def _pick(cli: str | None, env_name: str, file_value: Path | None, default: Path
 
 def load(home: str | None = None, db: str | None = None, vault: str | None = None) -> Config:
     home_setting = _pick(home, ENV_HOME, None, Path.home() / ".memsync")
+    _refuse_a_file_for_home(home_setting)
     config_file = home_setting.path / "config.json"
     file_data = configjson.read(config_file)
     configured = configjson.path_value(file_data, "vault", config_file)
@@ -203,6 +204,17 @@ def load(home: str | None = None, db: str | None = None, vault: str | None = Non
         ignored_keys=tuple(configjson.ignored(file_data, config_file)),
     )
     return cfg
+
+
+def _refuse_a_file_for_home(home: Setting) -> None:
+    """A home that is a file (a typo, the index's path given for it) would otherwise meet each
+    command deep in its work: `no index, run memsync init`, then a traceback from init."""
+    if os.path.isdir(home.path) or not os.path.lexists(home.path):
+        return
+    where = {"cli": "--home", "env": ENV_HOME}.get(home.origin)
+    fix = (f"point {where} at a folder (memsync makes one that is missing)" if where else
+           f"move it aside, or point --home / {ENV_HOME} at a folder")
+    raise BadEnvironment(f"the data home {home.path} is not a folder; {fix}")
 
 
 def _index_for(vault: Path, home: Path, chosen: Setting) -> Setting:

@@ -96,6 +96,18 @@ def test_a_wrong_value_in_config_json_is_a_clear_error(home, run_cli, content, s
     assert code == 2 and out["error"]["code"] == "bad_environment"
 
 
+def test_a_home_that_is_a_file_is_refused_by_name_by_every_command(home, run_cli, fake_user, tmp_path):
+    """It had been `no index ...: run memsync init`, and init (or capture) then a traceback."""
+    home.write_text("not a folder")
+    for args in (["init", "--vault", tmp_path / "vault", "--yes"], ["capture", "--title", "Deploy",
+                 "--body", "The shop deploys with argocd every night."], ["search", "x"], ["doctor"]):
+        code, _out, err = run_cli(*args)
+        assert code == 2 and "Traceback" not in err, (args, err)
+        assert err == f"memsync: the data home {home} is not a folder; point MEMSYNC_HOME at a folder (memsync makes one that is missing)\n"
+    code, out, err = run_cli("--home", home, "brief", "--hook", "codex", stdin="{}")
+    assert code == 0 and out == {} and f"the data home {home} is not a folder; point --home at" in err
+
+
 # --- every key is one memsync reads; any other is said, since a misspelt one changes nothing -------
 
 
