@@ -135,6 +135,23 @@ def test_a_file_memsync_created_is_removed_again(user_home, cli):
     assert not path.exists()
 
 
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_an_install_for_a_client_not_used_here_leaves_no_folder_behind(user_home, tmp_path, cli, scope):
+    """The empty ~/.gemini it left made the next `init --yes` take Gemini CLI for one in use
+    and install its hook."""
+    where = ("--project", tmp_path) if scope == "project" else ()
+    base = tmp_path if scope == "project" else user_home
+    (base / ".gemini").mkdir()
+    (base / ".gemini" / "GEMINI.md").write_text("the user's own\n")  # a folder in use stays
+    for name in ("codex", "gemini"):
+        assert cli("hooks", "install", name, *where)[0] == 0
+        assert cli("hooks", "uninstall", name, *where)[0] == 0
+    assert not (base / ".codex").exists() and (base / ".gemini" / "GEMINI.md").exists()
+    if scope == "user":
+        code, out = cli("init", "--yes", "--json")
+        assert code == 0 and [h["client"] for h in out["hooks"]] == ["gemini"]
+
+
 def test_project_scope_writes_the_projects_own_file(user_home, tmp_path, cli):
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)

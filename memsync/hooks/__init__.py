@@ -11,6 +11,7 @@ removed again when nothing but our entry was ever in it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -203,6 +204,11 @@ def uninstall(name: str, home: Path, project: Path | None) -> dict:
         backup.unlink()
     elif saved is None and not jsonc.loads(after):
         path.unlink()  # memsync created it: nothing else was ever in it
+        # and the client's folder too when that leaves it empty (install made it, for a client
+        # not used here): left, `memsync init` would take the client for one in use
+        # (detected) and offer its hook again, or with --yes install it
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
     else:
         _write(path, after)
     return _result(spec, path, "uninstalled", home, project)
