@@ -93,6 +93,15 @@ def chmod_command(paths: list[Path]) -> str:
                      for mode, group in ((FOLDER_MODE, folders), (FILE_MODE, files)) if group)
 
 
+def writable_command(paths: list[Path], home: Path | None = None) -> str:
+    """The chmod that lets their owner write these: the private modes for the home's paths and
+    for any other path already closed to others (where they do what `u+w` does), `u+w` for a
+    folder others may read (the user's own, holding an --db): memsync does not close that."""
+    mine = [p for p in paths if not is_open(p) or (home is not None and (p == home or home in p.parents))]
+    others = [shlex.quote(str(p)) for p in paths if p not in mine]
+    return "; ".join(([chmod_command(mine)] if mine else []) + ([f"chmod u+w {' '.join(others)}"] if others else []))
+
+
 def tighten(paths: list[Path]) -> list[Path]:
     """Owner-only modes for these paths; returns the ones changed."""
     changed = []

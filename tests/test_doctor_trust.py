@@ -183,3 +183,16 @@ def test_a_home_at_555_is_told_one_chmod_that_lets_doctor_fix_and_keeps_it_priva
     subprocess.run(f"chmod 700 {home}", shell=True, check=True)
     code, out, err = run_cli("doctor", "--json")
     assert code == 0 and out["findings"] == [], out
+
+
+def test_capture_into_a_home_it_cannot_write_names_the_chmod_doctor_names(indexed, run_cli, read_only):
+    home = indexed.parent
+    for f in home.iterdir():
+        f.chmod(0o600)
+    home.chmod(0o500)
+    read_only(home)
+    code, out, err = run_cli("capture", "--title", "Queue", "--body", "Jobs go through the rabbitmq queue shop-jobs.")
+    assert code == 0 and f"make it writable by you (chmod 700 {home})" in out, out
+    code, out, err = run_cli("doctor", "--json")
+    assert [f["fix"] for f in out["findings"] if f["check"] == "writable"] == [
+        f"make it writable (chmod 700 {home}), then run `memsync doctor` again"]

@@ -9,7 +9,6 @@ with --fix, repairs what lives in the index.
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -351,13 +350,8 @@ def writable(cfg: Config) -> list[Finding]:
 
 
 def _chmod(cfg: Config, paths: list[Path]) -> str:
-    """What makes these writable: the home's own paths get its private modes (`chmod u+w` would
-    leave a home at 555 open to others); a folder of the user's own holding the index, u+w."""
-    home = cfg.home.path
-    ours = [p for p in paths if p == home or home in p.parents]
-    others = [shlex.quote(str(p)) for p in paths if p not in ours]
-    return "; ".join(([private.chmod_command(ours)] if ours else [])
-                     + ([f"chmod u+w {' '.join(others)}"] if others else []))
+    # the home's own paths get its private modes: `chmod u+w` would leave a home at 555 open
+    return private.writable_command(paths, cfg.home.path)
 
 
 def db_failure(cfg: Config, exc: Exception, wait: float) -> Finding:

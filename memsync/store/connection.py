@@ -9,6 +9,7 @@ concurrent writers (a watcher, MCP servers, CLI writes) queue instead of failing
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import urllib.parse
@@ -166,6 +167,8 @@ def as_error(exc: BaseException, path: Path | str) -> BadEnvironment:
         return BadEnvironment(f"the disk holding the index {path} is full ({exc}): free space on "
                               "it, then try again")
     if kind in ("read_only", "cannot_open"):
-        return BadEnvironment(f"the index {path} cannot be written ({exc}): make it and its folder "
-                              f"writable by you (chmod u+w {path} {Path(path).parent})")
+        both = [Path(path), Path(path).parent]
+        shut = [p for p in both if p.exists() and not os.access(p, os.W_OK)] or both
+        return BadEnvironment(f"the index {path} cannot be written ({exc}): make it writable by you "
+                              f"({private.writable_command(shut)})")
     return BadEnvironment(f"the index {path} failed ({exc}); run `memsync doctor`")
