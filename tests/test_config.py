@@ -1,12 +1,14 @@
 import json
 import os
+import shutil
+import subprocess
 
 import pytest
 
 from memsync import config, configjson
 from memsync.errors import BadEnvironment
 
-from .conftest import write_card
+from .conftest import MEMSYNC_BIN, write_card
 
 
 def test_defaults_live_under_home(home):
@@ -106,6 +108,31 @@ def test_a_home_that_is_a_file_is_refused_by_name_by_every_command(home, run_cli
         assert err == f"memsync: the data home {home} is not a folder; point MEMSYNC_HOME at a folder (memsync makes one that is missing)\n"
     code, out, err = run_cli("--home", home, "brief", "--hook", "codex", stdin="{}")
     assert code == 0 and out == {} and f"the data home {home} is not a folder; point --home at" in err
+
+
+def as_a_user(*args: str) -> subprocess.CompletedProcess:
+    """The installed command as a user whom modes stop: root in a user namespace of its own,
+    mapped to another uid, has no power over modes (`unshare`, Linux)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        prefix = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+        if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode:
+            pytest.skip("no way to run as a user whom modes stop (unshare --user)")
+    return subprocess.run([*prefix, MEMSYNC_BIN, *args], input="{}", capture_output=True, text=True, timeout=60)
+
+
+def test_a_home_that_cannot_be_read_says_the_chmod_that_opens_it(home):
+    home.mkdir()
+    (home / "config.json").write_text("{}")
+    try:
+        home.chmod(0o000)
+        proc = as_a_user("search", "x")
+        hook = as_a_user("brief", "--hook", "codex")
+    finally:
+        home.chmod(0o700)
+    fix = f"cannot read {home / 'config.json'} (permission denied): make the data home yours to read (chmod 700 {home}"
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and fix in proc.stderr, proc.stderr
+    assert hook.returncode == 0 and hook.stdout.strip() == "{}" and fix in hook.stderr
 
 
 # --- every key is one memsync reads; any other is said, since a misspelt one changes nothing -------
