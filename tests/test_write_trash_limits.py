@@ -38,7 +38,7 @@ def test_a_second_copy_of_a_255_byte_name_goes_to_the_trash_within_the_limit(cli
 def _near_path_max(vault) -> str:
     """A vault-relative path whose full path is 4,090 bytes: `.trash/` takes it past 4,095."""
     rel, room = "deep", 4090 - len(str(vault).encode()) - len("/deep")
-    while room > 2 * 251:
+    while room > 256:  # what is left, `/` and the file's name, must fit in NAME_MAX (255) bytes
         rel, room = f"{rel}/{'d' * 250}", room - 251
     return f"{rel}/{'n' * (room - 4)}.md"
 
