@@ -47,8 +47,8 @@ def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | No
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
     """A window of the body around the first match, in the body's own characters.
 
-    Matching happens on the folded text (NFKC, lowercase), as in the index; the window is cut
-    from the original wherever folding kept every position (nearly always), so `，` stays `，`.
+    Matching happens on the folded text (NFKC, lowercase), as in the index; the window is always
+    cut from the original, so `，` stays `，` and `ﬁle` or `İstanbul` are not shown folded.
     A term found by plain lowercasing lets only a stretch of the body around it be folded: a
     long card costs what its window does. A card the prefix tiers found only by a head of a query
     word (`postgres` for `postgresql`) is shown around that head."""
@@ -81,9 +81,9 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
         if len(text) > 3 * width:
             text, cut_after = text[: chars.boundary(text, 3 * width)], True
         folded = cjk.normalize(text)  # NFKC and lower(), full-width forms folded first: cheaper
-        if len(folded) != len(text):  # a few characters change length when folded
-            text = folded
         positions = _positions(folded, terms, heads)
+        if len(folded) != len(text):  # a few characters change length when folded (ﬁ, İ, ㌔)
+            positions = [_unfolded(text, p) for p in positions]
     start = max(0, min(positions) - width // 3) if positions else 0
     last = max(0, len(text) - width)  # the start of a window that ends with the text
     if start >= last:  # such a window shows the most: begin at its first whole word
@@ -99,6 +99,20 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
     end = chars.boundary(text, start + width)
     return (("…" if start or cut_before else "") + text[start:end]
             + ("…" if end < len(text) or cut_after else ""))
+
+
+def _unfolded(text: str, at: int) -> int:
+    """Where in `text` the folded text's position `at` lies: the longest start of `text` that
+    folds to at most `at` characters (folding a longer start never gives fewer). The window is
+    then cut from the note's own characters, not from its folded form."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(cjk.normalize(text[:mid])) <= at:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
