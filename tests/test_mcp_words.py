@@ -133,3 +133,21 @@ def test_a_shell_quoted_path_with_spaces_reaches_the_tool_whole():
     # file names keep their spaces (issue 19), so the CLI's advice quotes them for a shell
     text = "undo with `memsync delete --restore '.trash/03-Knowledge/backup owner.md'`"
     assert for_model(text) == "undo with the memory_delete tool with restore=.trash/03-Knowledge/backup owner.md"
+
+
+def test_a_restore_of_nothing_names_the_tool_that_finds_a_deleted_cards_file():
+    """The advice was `ls <vault>/.trash`, a shell command an agent over MCP may not have."""
+    import anyio
+    from mcp.client import Client
+
+    from memsync.mcp import server as mcp_server
+
+    async def restore():
+        async with Client(mcp_server.build(config.load())) as client:
+            return await client.call_tool("memory_delete", {"restore": ".trash/none.md"})
+
+    result = anyio.run(restore)
+    said = result.content[0].text
+    assert result.is_error and "`ls" not in said and "ls " not in said
+    assert said.startswith("nothing at .trash/none.md; the memory_get tool with the deleted card's id says "
+                           "where its file is in the trash"), said

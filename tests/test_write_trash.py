@@ -166,13 +166,21 @@ def test_restore_brings_the_id_back_even_where_the_index_lags(cli, vault, card):
     assert code == 0 and data["id"] == card["id"]
 
 
-def test_the_advice_to_list_the_trash_keeps_a_spaced_vault_one_argument(cli, tmp_path):
-    import shlex
-
-    spaced = tmp_path / "My Notes"
-    spaced.mkdir()
-    code, out = cli("--vault", spaced, "delete", "--restore", ".trash/none.md", "--json")
+def test_a_restore_of_nothing_points_to_what_memsync_can_show_not_to_a_shell(cli, vault, card):
+    """It said to run `ls` on the trash, which an agent over MCP may have no shell for."""
+    code, out = cli("delete", "--restore", ".trash/none.md", "--json")
     message = out["error"]["message"]
-    assert code != 0 and "nothing at .trash/none.md" in message
-    command = message.split("`")[1]  # as a shell splits it
-    assert shlex.split(command) == ["ls", str(spaced / ".trash")]
+    assert code != 0 and message.startswith("nothing at .trash/none.md; ") and "`ls" not in message
+    assert "`memsync show ID` with the deleted card's id says where its file is in the trash" in message
+
+
+def test_a_restore_of_a_name_the_trash_numbered_names_the_numbered_copies(cli, vault, card):
+    # a second card of the same name deleted: the trash keeps the first under its own name
+    numbered = card["path"].removesuffix(".md") + "-2.md"
+    cli("delete", card["id"], "--json")
+    again = cli("capture", "--title", "staging db", "--body", BODY, "--json")[1]
+    assert cli("delete", again["id"], "--json")[1]["trash_path"] == f".trash/{numbered}"
+    cli("delete", "--restore", f".trash/{card['path']}", "--json")
+    code, out = cli("delete", "--restore", f".trash/{card['path']}", "--json")
+    assert code != 0 and out["error"]["message"] == (
+        f"nothing at .trash/{card['path']}; the trash holds .trash/{numbered} beside it")

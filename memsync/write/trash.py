@@ -94,7 +94,7 @@ def restore(cfg: Config, trash_path: str, force: bool = False) -> dict:
             raise BadArgument(f"{rel} is a symbolic link; only files are restored")
         if not os.path.isfile(source):
             _refuse_hidden(source, rel, "restore")
-            raise NotFound(f"nothing at {rel}; see what the trash holds with `ls {shlex.quote(str(vault / TRASH))}`")
+            raise NotFound(f"nothing at {rel}; {_where_to_look(vault, rel)}")
         target_rel = _original_path(vault, index, rel)
         named = _recorded_name(vault, rel)
         if named:
@@ -310,6 +310,24 @@ def purge_all(cfg: Config) -> dict:
     if warnings:
         result["warnings"] = warnings
     return result
+
+
+def _where_to_look(vault: Path, rel: str) -> str:
+    """What to try for a trash path that holds nothing, in memsync's own commands (an agent over
+    MCP may have no shell to list the folder with): the numbered copies beside it, which a name
+    already taken in the trash became, else the deleted card's id, which names its copy."""
+    folder, name = posixpath.split(rel)
+    stem, ext = posixpath.splitext(name)
+    try:
+        copies = sorted(f"{folder}/{entry}" for entry in os.listdir(vaultio.inside(vault, folder))
+                        if entry.startswith(f"{stem}-") and entry.endswith(ext)
+                        and entry[len(stem) + 1:len(entry) - len(ext)].isdigit())
+    except OSError:  # no such folder in the trash
+        copies = []
+    if copies:
+        return f"the trash holds {', '.join(copies[:3])}{' and more' if copies[3:] else ''} beside it"
+    return ("`memsync show ID` with the deleted card's id says where its file is in the trash (the "
+            "delete's reply named it too)")
 
 
 def _refuse_hidden(path: Path, rel: str, verb: str) -> None:
