@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from memsync.search.lexical import LexicalSearcher, Query
+from memsync.search.lexical import LexicalSearcher, Query, refuse_blank_filters
 from memsync.session import indexer, open_index
 from memsync.store.connection import DB_ERRORS, as_error
 from memsync.store.index import Index
@@ -33,6 +33,7 @@ def search(cfg: Config, q: Query, semantic: bool | None = None, client: str | No
     keyword search with a warning. Asking for it outright without the extra is an error that
     says how to install it (before anything is read). Every search is written to the retrieval
     log (memsync.lifecycle.log), with the MCP `client` that asked when it says."""
+    refuse_blank_filters(q)  # before a model loads or the index opens
     warnings: list[str] = []
     asked = semantic  # None: as config.json says
     if semantic is None and cfg.semantic:

@@ -40,8 +40,21 @@ def _not_a_bool(given: object) -> object:
     return given
 
 
+def _true_or_false(given: object) -> object:
+    """pydantic's lax mode reads "yes", "on", "1" and 1 as true, so `rebuild: "yes"` rebuilt and
+    `check: 1` ran the health check: a guess the model never learns of. A flag takes true or
+    false, or either written as a string ("true"), as a number may come as "5"; anything else is
+    refused as not one, which the model can correct."""
+    if isinstance(given, str) and given.strip().lower() in ("true", "false"):
+        return given.strip().lower() == "true"
+    if given is not None and not isinstance(given, bool):
+        raise PydanticCustomError("bool_type", "Input should be a valid boolean")
+    return given
+
+
 # After the constraints: placed before them, it hides them from the published schema.
 NOT_A_BOOL = BeforeValidator(_not_a_bool)
+Flag = Annotated[bool, BeforeValidator(_true_or_false)]
 CardId = Annotated[int, Field(ge=1, le=MAX_ID), NOT_A_BOOL]
 Kind = str | None
 Tags = Annotated[list[str] | str | None, Field(description="list, or one comma-separated string")]
@@ -120,8 +133,8 @@ def register(server, now, live=None) -> None:
         source: str | None = None,
         tag: str | None = None,
         as_of: Annotated[str | None, Field(description="YYYY-MM-DD")] = None,
-        include_invalid: bool = False,
-        semantic: bool | None = None,
+        include_invalid: Flag = False,
+        semantic: Annotated[bool | None, BeforeValidator(_true_or_false)] = None,
         ctx: Context | None = None,
     ) -> CallToolResult:
         def run():
@@ -142,9 +155,13 @@ def register(server, now, live=None) -> None:
 
     @server.tool(name="memory_get", title="Read a card", annotations=READ_AND_RECORD, description=GET)
     def memory_get(id: CardId, offset: Annotated[int, Field(ge=0), NOT_A_BOOL] = 0,
-                   max_chars: Annotated[int | None, Field(ge=0), NOT_A_BOOL] = None, full: bool = False,
+                   max_chars: Annotated[int | None, Field(ge=0), NOT_A_BOOL] = None, full: Flag = False,
                    feedback: Literal["helpful", "unhelpful"] | None = None) -> CallToolResult:
         if feedback is not None:  # the verdict only: the card is not sent again
+            if offset or max_chars is not None or full:
+                return error("memory_get: feedback records a verdict and sends no text, so offset, "
+                             "max_chars and full do not go with it; leave them out, or read the card "
+                             "in a call of its own.")
             from memsync.lifecycle import feedback as verdicts
 
             return guarded("memory_get", lambda: verdicts.give_cfg(now(), id, feedback), mcp_text.generic)
@@ -154,7 +171,7 @@ def register(server, now, live=None) -> None:
     @server.tool(name="memory_capture", title="Save a fact", annotations=_write(False, True),
                  description=CAPTURE)
     def memory_capture(title: str, body: str, kind: Kind = None, tags: Tags = None,
-                       on_conflict: Literal["suffix", "reject"] = "suffix", reject_secrets: bool = False,
+                       on_conflict: Literal["suffix", "reject"] = "suffix", reject_secrets: Flag = False,
                        summary: str | None = None) -> CallToolResult:
         return written("memory_capture", lambda vault: vault.capture(
             now(), title, body, kind=kind, tags=tags, on_conflict=on_conflict,
@@ -184,7 +201,7 @@ def register(server, now, live=None) -> None:
 
     @server.tool(name="memory_delete", title="Delete a card (soft)", annotations=_write(True, False),
                  description=DELETE)
-    def memory_delete(id: CardId | None = None, restore: str | None = None, force: bool = False) -> CallToolResult:
+    def memory_delete(id: CardId | None = None, restore: str | None = None, force: Flag = False) -> CallToolResult:
         if (id is None) == (restore is None):
             return error("memory_delete: pass id (to delete a card) or restore (a trash_path, to "
                          "undo a delete), not both and not neither.")
@@ -196,7 +213,7 @@ def register(server, now, live=None) -> None:
         return written("memory_delete", lambda vault: vault.delete(now(), id), mcp_text.write)
 
     @server.tool(name="memory_stats", title="Memory overview", annotations=READ, description=STATS)
-    def memory_stats(check: bool = False) -> CallToolResult:
+    def memory_stats(check: Flag = False) -> CallToolResult:
         def run():
             data = api.stats(now())
             if live is not None and not data["watcher"].get("live") and live.starting:
@@ -214,7 +231,7 @@ def register(server, now, live=None) -> None:
 
     @server.tool(name="memory_reindex", title="Refresh the index", annotations=_write(False, True),
                  description=REINDEX)
-    def memory_reindex(rebuild: bool = False) -> CallToolResult:
+    def memory_reindex(rebuild: Flag = False) -> CallToolResult:
         return guarded("memory_reindex", lambda: api.reindex(now(), rebuild=rebuild), mcp_text.generic)
 
 

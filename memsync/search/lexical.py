@@ -58,6 +58,14 @@ class Query(NamedTuple):
     include_invalid: bool = False
 
 
+def refuse_blank_filters(q: Query) -> None:
+    """A filter given as "" read as no filter at all: a search silently widened to every card,
+    where an empty query is refused. Refused the same way, naming the filter."""
+    for name, value in (("kind", q.kind), ("tag", q.tag), ("source", q.source)):
+        if value is not None and not value.strip():
+            raise BadArgument(f"--{name} is empty; leave it out to search every {name}, or name one")
+
+
 @dataclass
 class Result:
     """One search's page: its hits, the tier they matched, notes for the caller, and the plan."""
