@@ -7,6 +7,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -27,9 +28,9 @@ INITIALIZE = {
 class RawServer:
     """A `memsync mcp` subprocess; every stdout line is collected for later inspection."""
 
-    def __init__(self, *options: str):
+    def __init__(self, *options: str, command: list[str] | None = None):
         self.proc = subprocess.Popen(
-            [MEMSYNC_BIN, "mcp", *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            command or [MEMSYNC_BIN, "mcp", *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, env=os.environ.copy(),
         )
         self.lines: list[bytes] = []
@@ -260,3 +261,45 @@ def test_a_request_the_transport_cannot_read_is_answered_not_left_waiting(server
     assert server.close() == 0
     assert_all_jsonrpc(server.lines)
     assert "Traceback" not in server.stderr()
+
+
+def test_the_sdks_low_level_server_is_where_memsync_reaches_for_it():
+    """mcp 2.x has no public way to its low-level server, which memsync runs over the filtered
+    stdio stream; memsync reads a private attribute, as the SDK's own Client does. An SDK release
+    that moves it fails here, not silently in the field."""
+    from mcp.server.lowlevel import Server
+
+    from memsync import config
+    from memsync.mcp import server as mcp_server
+
+    built = mcp_server.build(config.load())
+    assert isinstance(mcp_server.lowlevel_server(built), Server), (
+        "this mcp SDK no longer keeps MCPServer._lowlevel_server: memsync.mcp.server.lowlevel_server "
+        "must reach the low-level server another way (a public accessor, if the SDK added one); "
+        "until then `memsync mcp` serves with the SDK's own stdio loop, which leaves a request it "
+        "cannot read (a lone surrogate) unanswered and the agent waiting")
+
+
+# `memsync mcp` as if the SDK had moved its low-level server
+WITHOUT_LOWLEVEL = """
+import sys
+from memsync.cli import main
+from memsync.mcp import server
+server.lowlevel_server = lambda built: None
+sys.exit(main(["mcp"]))
+"""
+
+
+def test_without_the_low_level_server_it_still_serves_and_says_what_it_lost(vault):
+    write_card(vault, "notes/heron.md", "heron", body="The grey heron waits at the pond at dawn.")
+    server = RawServer(command=[sys.executable, "-c", WITHOUT_LOWLEVEL])
+    try:
+        handshake(server)
+        server.send(call(2, "memory_search", {"query": "heron \ud83d"}))  # the SDK drops it
+        server.send(call(3, "memory_search", {"query": "heron"}))
+        assert "heron" in server.reply(3)["result"]["content"][0]["text"]
+        assert all(json.loads(line).get("id") != 2 for line in server.lines)
+        assert server.close() == 0
+        assert "serving with the SDK's own stdio loop" in server.stderr()
+    finally:
+        server.kill()

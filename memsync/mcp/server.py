@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 
+from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
@@ -70,15 +71,29 @@ def compact(schema):
     return out
 
 
+def lowlevel_server(server: MCPServer) -> Server | None:
+    """The SDK's low-level server inside `server`: the one that serves a connection over streams
+    it is given, which memsync.mcp.unreadable filters. mcp 2.x has no public way to it (its own
+    in-memory Client reads this private attribute, with a TODO to make it public), so a release
+    may move it: then None, and tests/test_mcp_raw.py fails saying so."""
+    low = getattr(server, "_lowlevel_server", None)
+    return low if isinstance(low, Server) else None
+
+
 class _Server(MCPServer):
     structured = False  # True: replies also carry the result objects (`memsync mcp --structured`)
 
     async def run_stdio_async(self) -> None:
         """As the SDK runs stdio, with the lines it cannot read answered, not dropped
         (memsync.mcp.unreadable). The low-level server is the SDK's own, as its method uses it."""
+        low = lowlevel_server(self)
+        if low is None:
+            log.warning("this mcp SDK keeps its low-level server elsewhere: serving with the SDK's "
+                        "own stdio loop, which leaves lines it cannot read unanswered")
+            await super().run_stdio_async()
+            return
         async with stdio_server() as (read_stream, write_stream), \
                 unreadable.answered(read_stream, write_stream) as readable:
-            low = self._lowlevel_server
             await low.run(readable, write_stream, low.create_initialization_options())
 
     async def list_tools(self):
