@@ -1,4 +1,5 @@
 """The combining marks (Unicode categories Mn, Mc and Me) of Unicode 14.0.0, as ranges of code points.
+Pure: a table, no code.
 
 A mark belongs to the letter before it: the vowel signs and viramas of Devanagari, Bengali and
 Tamil (हिन्दी is five letters and marks, one word), the points of Hebrew and Arabic. memsync.cjk

@@ -35,10 +35,8 @@ LEAN_CACHE_KIB = 8 * 1024
 DEFAULT_CACHE_KIB = 2_000  # SQLite's own default (cache_size = -2000)
 # What a rebuild empties and writes again (Index.reload), besides the FTS tables
 RELOADED_TABLES = ("cards", "files", "file_changes", "problems", "links", "exact_keys", "folder_stamps")
-# meta: when a first index of many transactions began, until a whole reconcile or rebuild ends
-# (Index.mark_synced). Killed before then, it leaves an index that holds only some of the files
-# and says nothing of it: stats, search and doctor say so while this mark stands.
-UNFINISHED = "first_index_unfinished"
+# meta: an index that holds only some of its files (fts.UNFINISHED)
+UNFINISHED = fts.UNFINISHED
 
 
 def bulk_cache_kib(files: int) -> int:

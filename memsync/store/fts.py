@@ -226,6 +226,11 @@ def _configure(conn, setting: str, value: int) -> None:
 # meta key, set while a bulk load of many transactions has FTS5's merges deferred
 # (memsync.store.index.Index.carrying_links)
 DEFERRED = "merges_deferred"
+# meta: when a first index of many transactions began, until a whole reconcile or rebuild ends
+# (Index.mark_synced). Killed before then, it leaves an index that holds only some of the files
+# and says nothing of it: stats, search and doctor say so while this mark stands. An upgrade
+# that empties the full text sets it too (memsync.store.schema_scripts).
+UNFINISHED = "first_index_unfinished"
 
 
 def defer_merges(conn, load_bytes: int = 0, whole_up_to: int = WHOLE_LOAD_HASH_BYTES) -> None:

@@ -66,12 +66,10 @@ def m021_marks_and_unspaced_scripts(conn) -> None:
         rows.close()  # a statement still reading the cards would keep the tables from going
     if not found:
         return
-    from memsync.store.bulkload import UNFINISHED  # it imports the migrations
-
     fts.recreate(conn)
     stale = conn.execute("UPDATE files SET hash = ''").rowcount
     # search, stats and doctor say the index is being loaded until a whole reconcile ends
-    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (UNFINISHED, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
+    conn.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (fts.UNFINISHED, time.strftime("%Y-%m-%dT%H:%M:%S%z")))
     print(f"memsync: index upgraded to schema 21 (words with combining marks; Thai, Lao, Myanmar and "
           f"Khmer searched by bigrams); its full text is made again: the {stale} file(s) will be "
           "read once more by the next `memsync index` or watcher start, and searches find nothing "
