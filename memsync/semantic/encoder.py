@@ -31,6 +31,7 @@ class Encoder:
     their own instead (memsync.semantic.pool)."""
 
     model = MODEL
+    eager = True  # start() embeds before it returns (memsync.semantic.worker writes at once)
 
     def __init__(self, threads: int | None = 1, force: bool = False):
         """`force`: `threads` wins over OMP_NUM_THREADS (someone asked for it by name)."""

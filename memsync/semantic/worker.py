@@ -62,16 +62,26 @@ def embed_pending(index, encoder, limit: int | None = None,
     """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
     Returns how many cards were embedded, linked to vectors that already existed, and left.
 
-    One batch is in the engines while the next is read and cut into passages, and while the
-    one before is written (encoder.start): engines in processes of their own then never wait
-    for this process, nor for each other at the end of a batch."""
+    Engines in processes of their own (EnginePool) hold one batch while the next is read and
+    cut into passages, and while the one before is written (encoder.start): they then never
+    wait for this process, nor for each other at the end of a batch. The engine of this process
+    (Encoder, `eager`) embeds inside start(), where holding a batch back overlaps nothing and
+    only writes it late: each batch is written as soon as it is embedded, and pause() is asked
+    before the next one begins."""
     started = time.perf_counter()
     done: dict[str, float] = {"embedded": 0, "reused": 0, "passages": 0}
     total = store.counts(index, encoder.model)["pending"]
     if limit is not None:
         total = min(total, limit)
     asked, below = 0, None
-    flying = None
+    overlap = not getattr(encoder, "eager", False)
+
+    def write(embedded: _Batch) -> None:
+        embedded.write(index, encoder.model, done)
+        if progress:
+            progress(int(done["embedded"] + done["reused"]), total)
+
+    flying = None  # a batch in the engines, written once the next one is handed over
     while True:
         upcoming = None
         if asked < total and not pause():
@@ -81,12 +91,14 @@ def embed_pending(index, encoder, limit: int | None = None,
                 asked += len(rows)
                 below = rows[-1]["seq"]
         if flying is not None:
-            flying.write(index, encoder.model, done)
-            if progress:
-                progress(int(done["embedded"] + done["reused"]), total)
+            write(flying)
+            flying = None
         if upcoming is None:
             break
-        flying = upcoming
+        if overlap:
+            flying = upcoming
+        else:
+            write(upcoming)
     seconds = time.perf_counter() - started
     with index.transaction():
         store.prune(index)
