@@ -329,16 +329,22 @@ def _reindex(cfg: Config, rebuild: bool, progress, threads: int | None,
 
 
 def _not_watched_elsewhere(cfg: Config) -> None:
-    """A damaged index is set aside and replaced; a watcher in another process would go on
-    writing into the file set aside, and the new index would never hear of later edits."""
+    """A damaged index is replaced in steps (salvage.recover): its ids and read counts read, the
+    file set aside, a new one made, and the saved rows put into it. A watcher in another process
+    follows the new file (memsync.watch.loop) but knows nothing of those steps: an id it gives a
+    new card between the reading and the setting aside is lost, and once it finds the new file
+    it reads every source into it under ids of its own, which the saved rows, put back after,
+    overwrite (INSERT OR REPLACE): an id handed out meanwhile then names another card. The
+    watcher inside this process (`memsync mcp`) is let through."""
     from memsync.watch import lock
 
     holder = lock.watching(cfg)
     if holder.get("live") and holder.get("pid") != os.getpid():
         raise BadEnvironment(
-            f"the index at {cfg.db.path} is damaged and a watcher (pid {holder.get('pid')}) has it "
-            "open, which would go on writing into the damaged file once it is replaced: stop the "
-            "watcher (Ctrl-C where it runs, or `memsync service uninstall`), then run this again")
+            f"the index at {cfg.db.path} is damaged and a watcher (pid {holder.get('pid')}) is "
+            "writing to it, which would give cards new ids while the repair moves the saved ones "
+            "into a new file: stop the watcher (Ctrl-C where it runs, or `memsync service "
+            "uninstall`), then run this again")
 
 
 def check_removal(cfg: Config) -> None:

@@ -173,8 +173,9 @@ def test_a_full_disk_is_reported_as_such_and_the_index_goes_on(tmp_path):
 
 
 def test_a_damaged_index_is_not_replaced_under_a_running_watcher(before, run_cli, watcher):
-    """The watcher would go on writing into the file set aside, and the new index never hear of
-    a later edit: the repair refuses, touching nothing, until the watcher stops."""
+    """The watcher follows the new file, but would give cards ids of its own while the repair
+    moves the saved ones over (api._not_watched_elsewhere): the repair refuses, touching
+    nothing, until the watcher stops."""
     running = watcher()
     truncate(db_path())
     for args in (("doctor", "--fix"), ("index", "--rebuild")):

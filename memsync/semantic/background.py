@@ -100,10 +100,21 @@ class BackgroundEmbedder:
         with contextlib.suppress(OSError):  # lowest priority, for this thread only
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         index = Index(self.db_path)
+        moved = False
         try:
             encoder = self._factory()
             while not self._closed:
                 if not self._wait_for_beat():
+                    break
+                if index.replaced():
+                    # A damaged index set aside and built anew, or the file moved away: what this
+                    # thread wrote there no search would read. The watcher's worker reopens the
+                    # path and reads every source into it (memsync.watch.loop), and its next call
+                    # starts a run on that file (_wanted). Going on here embedded every card left
+                    # in the old file, held open till then, while the new one's waited for a save.
+                    log.info("background embedding: the index file was replaced; it starts again "
+                             "on the new one")
+                    moved = True
                     break
                 report = embed_pending(index, encoder, limit=STEP, pause=lambda: not self._beating())
                 self._count(index, report)
@@ -124,7 +135,7 @@ class BackgroundEmbedder:
         finally:
             index.close()
             with self._cond:
-                self._more = False
+                self._more = moved  # ask again: the next call starts a run on the new file
                 self._cond.notify_all()
 
     def _wait_for_beat(self) -> bool:
