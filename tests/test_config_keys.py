@@ -57,3 +57,17 @@ def test_every_setting_memsync_reads_is_known(home, tmp_path):
     assert set(every) == set(configjson.KEYS) | set(configjson.OWN_KEYS)
     config_json(home, every)
     assert config.load().ignored_keys == ()
+
+
+def test_a_running_watcher_warns_of_a_key_an_edit_adds(home, vault, run_cli, watcher):
+    """Said once, in its log, when it reads config.json again; a key it named before is not
+    named again at the next edit."""
+    write_card(vault, "a.md", "redis port", "redis listens on 6380 on the cache box")
+    assert run_cli("index")[0] == 0
+    running = watcher()
+    config_json(home, {"colour": "blue"})
+    running.wait_for("'colour' is not a setting memsync knows, so it is ignored; remove it")
+    config_json(home, {"colour": "blue", "vualt": str(vault)})
+    running.wait_for("'vualt' is not a setting memsync knows, so it is ignored; rename it to 'vault'")
+    assert running.stderr().count("'colour' is not a setting") == 1
+    assert running.stop() == 0

@@ -27,8 +27,10 @@ HEALTH_CHECK = config.RELOAD_WITHIN
 
 
 class ConfigFollower:
-    def __init__(self, config_file):
+    def __init__(self, config_file, ignored_keys: tuple[tuple[str, str], ...] = ()):
+        """`ignored_keys`: what of config.json memsync ignores, as said when the watcher started."""
         self.config_file = config_file
+        self.ignored_keys = set(ignored_keys)  # as last read: an edit that adds one is said
         self.signature: tuple | None = None  # config.json's stat signature when last read
         self.checked = 0.0  # when that signature was last compared
         self.due: float | None = None  # when to re-read config.json (an event said so)
@@ -66,6 +68,10 @@ class ConfigFollower:
         except MemsyncError as exc:
             log.error("%s; still watching the sources it named before", exc.message)
             return None
+        for what, fix in fresh.ignored_keys:  # a misspelt key, as every command warns of it
+            if (what, fix) not in self.ignored_keys:
+                log.warning("%s; %s", what, fix)
+        self.ignored_keys = set(fresh.ignored_keys)
         if (fresh.vault.path, fresh.db.path) != (cfg.vault.path, cfg.db.path):
             log.warning("config.json names another vault or index now: restart the watcher to "
                         "use them; it goes on with %s", cfg.vault.path)

@@ -58,7 +58,7 @@ class WorkerLoop:
         self._pairing = Pairing(lambda name: self.cfg.source(name).root)
         self.wants, self.enters = wants_by_source(cfg), following.enters_by_source(cfg)
         self._failures = reporting.Failures(cfg.db.path)
-        self.config = ConfigFollower(cfg.config_file)
+        self.config = ConfigFollower(cfg.config_file, cfg.ignored_keys)
 
     def adopt(self, cfg: Config) -> None:
         self.cfg, self.wants, self.enters = cfg, wants_by_source(cfg), following.enters_by_source(cfg)
