@@ -22,7 +22,9 @@ with foreground_encoder(int(sys.argv[1])) as encoder:  # every engine loaded and
     encoder.passages([cards[0][1]])
     batch, count, flying = max(BATCH, PER_ENGINE * encoder.threads), 0, None
     start = time.perf_counter()
-    for i in range(0, len(cards), batch):  # as memsync.semantic.worker.embed_pending does:
+    # as memsync.semantic.worker.embed_pending does with engine processes; one engine embeds
+    # inside start(), where this order and embed_pending's (each batch written at once) time alike
+    for i in range(0, len(cards), batch):
         texts = [p for title, body in cards[i:i + batch] for p in passages.split(title, body, encoder.token_count)]
         upcoming = encoder.start(texts)  # the next batch in the engines before the last is taken
         if flying is not None:

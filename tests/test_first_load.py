@@ -19,6 +19,7 @@ from memsync.store import fts
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
+from . import rebuilding
 from .rebuilding import (
     CARDS,
     KILLER,
@@ -31,11 +32,7 @@ from .rebuilding import (
 )
 from .test_fts_waiting import full_text
 
-
-@pytest.fixture(autouse=True)
-def small_batches(monkeypatch):
-    for name, value in SMALL.items():
-        monkeypatch.setattr(sync, name, value)
+small_batches = rebuilding.small_batches  # autouse: loads of a few files each
 
 
 def at_each_batch(monkeypatch, ask) -> list:

@@ -18,14 +18,11 @@ from memsync.store import journal
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
+from . import rebuilding
 from .conftest import MEMSYNC_BIN, write_card
-from .rebuilding import CARDS, SMALL, fill, kill_mid_rebuild, whole_index
+from .rebuilding import CARDS, fill, kill_mid_rebuild, whole_index
 
-
-@pytest.fixture(autouse=True)
-def small_batches(monkeypatch):
-    for name, value in SMALL.items():
-        monkeypatch.setattr(sync, name, value)
+small_batches = rebuilding.small_batches  # autouse: loads of a few files each
 
 
 NORMAL, FULL = 1, 2  # PRAGMA synchronous

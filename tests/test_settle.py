@@ -7,24 +7,20 @@ import random
 import sqlite3
 from pathlib import Path
 
-import pytest
-
-from memsync import config, sync
+from memsync import config
 from memsync.store import fts
 from memsync.store.index import Index
 from memsync.sync import Indexer
 
+from . import rebuilding
 from .conftest import write_card
-from .rebuilding import SMALL, fill
+from .rebuilding import fill
 from .watching import wait_until
 
 NOTES = 1_500
 
 
-@pytest.fixture(autouse=True)
-def small_batches(monkeypatch):
-    for name, value in SMALL.items():
-        monkeypatch.setattr(sync, name, value)
+small_batches = rebuilding.small_batches  # autouse: loads of a few files each
 
 
 def fill_long(vault: Path) -> None:
