@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 from pathlib import Path
 
 import memsync.adapters as adapters
@@ -53,11 +52,9 @@ def read(path: Path) -> dict:
             return {}
         data = json.loads(path.read_text(encoding="utf-8"))
     except PermissionError:  # a home another user made, or one shut by a chmod
-        home = path.parent
         raise BadEnvironment(f"cannot read {path} (permission denied): make the data home yours to "
-                             f"read (chmod 700 {shlex.quote(str(home))}; chmod 600 "
-                             f"{shlex.quote(str(path))}), or point --home / MEMSYNC_HOME at a folder "
-                             "of your own") from None
+                             f"read ({private.chmod_command([path.parent, path])}), or point --home / "
+                             "MEMSYNC_HOME at a folder of your own") from None
     except (OSError, ValueError) as exc:
         raise BadEnvironment(f"{path} is not valid JSON ({exc}); fix or remove it") from None
     if not isinstance(data, dict):

@@ -87,8 +87,8 @@ def writable_by_owner(path: Path) -> bool:
 def chmod_command(paths: list[Path]) -> str:
     """The shell command that gives these paths of the home their private modes, which both lets
     their owner write them and keeps everyone else out (`chmod u+w` alone leaves them open)."""
-    folders = [p for p in paths if p.is_dir()]
-    files = [p for p in paths if not p.is_dir()]
+    folders = [p for p in paths if os.path.isdir(p)]  # False, not an error, inside a shut home
+    files = [p for p in paths if p not in folders]
     return "; ".join(f"chmod {mode:o} " + " ".join(shlex.quote(str(p)) for p in group)
                      for mode, group in ((FOLDER_MODE, folders), (FILE_MODE, files)) if group)
 

@@ -317,13 +317,12 @@ def _where_to_look(vault: Path, rel: str) -> str:
     MCP may have no shell to list the folder with): the numbered copies beside it, which a name
     already taken in the trash became, else the deleted card's id, which names its copy."""
     folder, name = posixpath.split(rel)
-    stem, ext = posixpath.splitext(name)
     try:
-        copies = sorted(f"{folder}/{entry}" for entry in os.listdir(vaultio.inside(vault, folder))
-                        if entry.startswith(f"{stem}-") and entry.endswith(ext)
-                        and entry[len(stem) + 1:len(entry) - len(ext)].isdigit())
+        there = set(os.listdir(vaultio.inside(vault, folder)))
     except OSError:  # no such folder in the trash
-        copies = []
+        there = set()
+    copies = [f"{folder}/{vaultio.numbered_name(name, n)}" for n in range(2, len(there) + 2)
+              if vaultio.numbered_name(name, n) in there]
     if copies:
         return f"the trash holds {', '.join(copies[:3])}{' and more' if copies[3:] else ''} beside it"
     return ("`memsync show ID` with the deleted card's id says where its file is in the trash (the "
