@@ -129,10 +129,12 @@ def newest(expr: str, limit: int) -> Statement:
 
 def bm25_columns(table: str, columns: tuple[str, ...], expr: str, window: int) -> Statement:
     """(rowid, the bm25 of each column alone...) of the best `window` rows of an FTS table, by
-    FTS5's own rank (every column weighted 1), each score negated (larger is better)."""
+    its bm25 with every column weighted 1, each score negated (larger is better). Ordered by
+    bm25() itself, not FTS5's `rank`: the same order, but `rank` runs a second statement inside
+    FTS5 (names_fts at 100,000 cards: 0.28 → 0.20 ms a query)."""
     each = ", ".join(f"-bm25({table}, {', '.join('1' if c == col else '0' for c in columns)})"
                      for col in columns)
-    return Statement(f"SELECT rowid, {each} FROM {table} WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
+    return Statement(f"SELECT rowid, {each} FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}) LIMIT ?",
                      (expr, window))
 
 
