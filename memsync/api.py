@@ -329,13 +329,13 @@ def _reindex(cfg: Config, rebuild: bool, progress, threads: int | None,
 
 
 def _not_watched_elsewhere(cfg: Config) -> None:
-    """A damaged index is replaced in steps (salvage.recover): its ids and read counts read, the
-    file set aside, a new one made, and the saved rows put into it. A watcher in another process
-    follows the new file (memsync.watch.loop) but knows nothing of those steps: an id it gives a
-    new card between the reading and the setting aside is lost, and once it finds the new file
-    it reads every source into it under ids of its own, which the saved rows, put back after,
-    overwrite (INSERT OR REPLACE): an id handed out meanwhile then names another card. The
-    watcher inside this process (`memsync mcp`) is let through."""
+    """A damaged index is replaced in steps (salvage.recover): its ids and read counts read, a
+    new file built beside it with them, the damaged one set aside and the new one moved in. A
+    watcher in another process knows nothing of those steps: what it writes to the damaged file
+    through the connection it holds after the last reading of the ids is lost (the reading is
+    done again while they change, but its connection outlives the setting aside). The watcher
+    inside this process (`memsync mcp`) is let through: its server's `memory_reindex` is how an
+    agent repairs the index, and it finds the new file holding the saved ids from the first."""
     from memsync.watch import lock
 
     holder = lock.watching(cfg)

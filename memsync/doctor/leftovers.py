@@ -3,7 +3,8 @@
 Every writer names its temp file after its process: a card staged where the file system has no
 unnamed temp files (memsync.write.atomic, in the card's folder), config.json, brief.json, an
 index's vault label and a watcher's lock record, written aside before it is linked into place
-(memsync.watch.lock; in the home, or beside an index kept elsewhere). A file whose process is
+(memsync.watch.lock; in the home, or beside an index kept elsewhere), and the new index a repair
+builds beside a damaged one (memsync.store.salvage). A file whose process is
 still running is in use; one whose process is gone will never be renamed into place, and only
 costs space and confuses a person listing the folder. The next write into the same folder
 sweeps a card's temp files; the others stay until `memsync doctor --fix`.
@@ -19,13 +20,14 @@ from pathlib import Path
 from memsync import processes
 from memsync.config import Config
 from memsync.model import TRASH
+from memsync.store.salvage import STAGED_NAME
 from memsync.store.vaults import INDEXES
 from memsync.watch.lock import ASIDE_NAME
 from memsync.write.atomic import TEMP_NAME
 
 # `.config.json.<pid>.tmp`, `.brief.json.<pid>.tmp`, `.<index>.vault.<pid>.<thread>.tmp`
 HOME_TEMP_NAME = re.compile(r"^\.(?:config\.json|brief\.json|.+\.vault)\.(\d+)(?:\.\d+)?\.tmp$")
-IN_HOME = (HOME_TEMP_NAME, ASIDE_NAME)  # each name's first group: its writer's pid
+IN_HOME = (HOME_TEMP_NAME, ASIDE_NAME, STAGED_NAME)  # each name's first group: its writer's pid
 
 
 def _dead_writer(patterns: tuple[re.Pattern[str], ...], name: str) -> bool:

@@ -2,15 +2,16 @@
 
 Everything in the index is derived from the files except the rows of KEPT (ids, read counts, and
 whatever later tables hold history of their own): a rebuild recomputes the rest. So a malformed
-or truncated file is not a dead end: read what of KEPT can still be read, rename the file to
-`<name>.damaged-<time>` beside the new one (kept for a person to look at, never deleted), build
-a fresh index, put the saved rows back, and say what was lost.
+or truncated file is not a dead end: read what of KEPT can still be read, build a fresh index
+beside it holding those rows, rename the damaged file to `<name>.damaged-<time>` (kept for a
+person to look at, never deleted), move the fresh one into its place, and say what was lost.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -26,6 +27,11 @@ from memsync.store.index import Index
 # of embedding). A table missing from a file is skipped.
 KEPT = ("card_ids", "card_stats", "vectors", "card_vectors", "retrieval_log", "feedback")
 SIDECARS = ("-wal", "-shm")
+# `.<index name>.<pid>.salvaged` (and its sidecars): a replacement being built; the pid is its
+# writer's, so `memsync doctor --fix` can sweep one whose process was killed (doctor.leftovers).
+STAGED_NAME = re.compile(r"^\..+\.(\d+)\.salvaged(?:-wal|-shm)?$")
+# How often the saved rows are read again when they changed while their new file was built.
+REREADS = 3
 
 
 @dataclass
@@ -207,10 +213,42 @@ def recover(path: Path, before_set_aside: Callable[[], None] | None = None) -> d
     if before_set_aside is not None:
         before_set_aside()
     saved = read(path)
+    fresh, unrestored = built_beside(path, saved)
+    for _again in range(REREADS):  # a writer still at the damaged file (an id given meanwhile)
+        now = read(path)
+        if now == saved:
+            break
+        _remove(fresh)
+        saved = now
+        fresh, unrestored = built_beside(path, saved)
     aside = set_aside(path)
-    index = Index(path)
+    # Closed by its only connection, the new file has no -wal or -shm: SQLite folds and removes
+    # them when the last connection to a file closes.
+    os.replace(fresh, path)
+    return {"damaged": problem, "kept_as": str(aside), "saved": saved.counts(),
+            "lost": saved.lost + unrestored}
+
+
+def built_beside(path: Path, saved: Saved) -> tuple[Path, list[str]]:
+    """A fresh index holding the saved rows, made under a name of its own beside `path`, and
+    what could not be put back. It takes `path` only once complete: a process that opens `path`
+    meanwhile (a watcher that saw the file replaced, another memsync) finds the damaged file and
+    says so, never an empty index where it would give the saved cards ids of its own. A failure
+    here leaves the damaged file where it was, for the next repair to save from again."""
+    fresh = path.with_name(f".{path.name}.{os.getpid()}.salvaged")
+    _remove(fresh)  # one this pid left before (a pid is reused)
     try:
-        lost = saved.lost + restore(index, saved)
-    finally:
-        index.close()
-    return {"damaged": problem, "kept_as": str(aside), "saved": saved.counts(), "lost": lost}
+        index = Index(fresh)
+        try:
+            return fresh, restore(index, saved)
+        finally:
+            index.close()
+    except BaseException:
+        _remove(fresh)
+        raise
+
+
+def _remove(db: Path) -> None:
+    for tail in ("", *SIDECARS):
+        with contextlib.suppress(FileNotFoundError):
+            db.with_name(db.name + tail).unlink()
