@@ -86,21 +86,25 @@ def test_the_index_path_never_names_a_file_without_the_saved_ids(vault, cli):
 
 
 def test_an_id_given_to_the_damaged_file_while_the_new_one_is_built_comes_over(vault, cli):
+    """A writer that opened the index before the repair (a watcher) writes an id through its
+    connection just as the repair starts a new file: that id is in the index the repair leaves."""
     db, ids = indexed(vault, cli)
     damage_full_text_pages(db)
     late = max(ids.values()) + 7
+    held = sqlite3.connect(db)
 
     def write_late(event: str, args: tuple) -> None:
-        if event == "sqlite3.connect" and salvage.STAGED_NAME.match(Path(str(args[0])).name):
-            _WATCHING.remove(write_late)  # once: the first new file built
-            with closing(sqlite3.connect(db)) as conn:  # as a writer still at the damaged file
-                conn.execute("INSERT INTO card_ids VALUES (?, 'vault', '03-Knowledge/late.md')", (late,))
-                conn.commit()
+        made = Path(str(args[0])) if event == "sqlite3.connect" else None
+        if made is not None and made.is_file() and made.stat().st_size == 0:  # a file being made
+            _WATCHING.remove(write_late)  # once
+            held.execute("INSERT INTO card_ids VALUES (?, 'vault', '03-Knowledge/late.md')", (late,))
+            held.commit()
 
     _WATCHING.append(write_late)
     try:
         recovered = salvage.recover(db)
     finally:
+        held.close()
         if write_late in _WATCHING:
             _WATCHING.remove(write_late)
     assert recovered is not None and recovered["saved"]["card_ids"] == CARDS + 1
