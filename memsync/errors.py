@@ -23,6 +23,15 @@ class BadArgument(MemsyncError):
     exit_code = 2
 
 
+def refuse_blank(name: str, value: str | None, instead: str) -> None:
+    """An argument given as "" or spaces, where leaving it out has a meaning of its own: Python
+    reads "" as false, so `kind or DEFAULT` took it for left out and wrote a card of the default
+    kind. Refused by the flag's name (the MCP edge says the argument's, memsync.mcp.words), with
+    `instead`: what to do, which each caller knows."""
+    if value is not None and not value.strip():
+        raise BadArgument(f"--{name} is empty; {instead}")
+
+
 class BadEnvironment(MemsyncError):
     """The machine is not in a state we can work in (no index, unwritable home, lock held)."""
 

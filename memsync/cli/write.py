@@ -16,7 +16,18 @@ from ..errors import BadArgument
 from ..model import KIND_FOLDERS
 from . import CARD_ID, Context, command, complete, emit, main
 
-KINDS = click.Choice(list(KIND_FOLDERS))
+
+class KindChoice(click.Choice):
+    """The kinds, except that a blank one is passed on for the library to refuse: click said
+    only that '' is none of them, where the library also says what leaving --kind out does."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            return value
+        return super().convert(value, param, ctx)
+
+
+KINDS = KindChoice(list(KIND_FOLDERS))
 
 
 def _done(result: dict, as_json: bool) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from memsync import dates
-from memsync.errors import BadArgument
+from memsync.errors import BadArgument, refuse_blank
 from memsync.model import Hit
 from memsync.search import bound, codes, query, ranking
 from memsync.search.codes import Note
@@ -62,8 +62,7 @@ def refuse_blank_filters(q: Query) -> None:
     """A filter given as "" read as no filter at all: a search silently widened to every card,
     where an empty query is refused. Refused the same way, naming the filter."""
     for name, value in (("kind", q.kind), ("tag", q.tag), ("source", q.source)):
-        if value is not None and not value.strip():
-            raise BadArgument(f"--{name} is empty; leave it out to search every {name}, or name one")
+        refuse_blank(name, value, f"leave it out to search every {name}, or name one")
 
 
 @dataclass

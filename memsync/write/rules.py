@@ -113,10 +113,12 @@ def body_problem(body: str) -> str | None:
     return None
 
 
+KINDS_SAID = ", ".join(KIND_FOLDERS)
+
+
 def check_kind(kind: str) -> str:
     if kind not in KIND_FOLDERS:
-        known = ", ".join(KIND_FOLDERS)
-        raise BadArgument(f"unknown kind {kind!r}; use one of: {known}")
+        raise BadArgument(f"unknown kind {kind!r}; use one of: {KINDS_SAID}")
     return kind
 
 

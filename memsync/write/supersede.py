@@ -16,7 +16,7 @@ from pathlib import Path
 
 from memsync import dates, notes, secrets, session
 from memsync.config import Config
-from memsync.errors import MemsyncError, NotFound, Rejected
+from memsync.errors import MemsyncError, NotFound, Rejected, refuse_blank
 from memsync.model import KIND_FOLDERS
 from memsync.model.indexing import Card
 from memsync.sync import MAX_FILE_BYTES
@@ -48,6 +48,7 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     summary = rules.clean_summary(summary)
     given = {key: " ".join(str(value).split()) for key, value in (("priority", priority), ("ttl", ttl))
              if value is not None}
+    refuse_blank("kind", kind, f"leave it out to keep the old card's kind, or name one of: {rules.KINDS_SAID}")
     if kind is not None:
         rules.check_kind(kind)
     vault = vaultio.root(cfg)

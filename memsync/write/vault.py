@@ -14,7 +14,7 @@ from pathlib import Path
 
 from memsync import dates, secrets, session
 from memsync.config import Config
-from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed
+from memsync.errors import BadArgument, NotFound, Rejected, WriteFailed, refuse_blank
 from memsync.model import KIND_FOLDERS
 from memsync.model.indexing import Card
 from memsync.sync import MAX_FILE_BYTES
@@ -42,7 +42,8 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
         raise BadArgument(f"on_conflict must be 'suffix' or 'reject', not {on_conflict!r}")
     title, body, tags = rules.clean_title(title), rules.clean_body(body), rules.clean_tags(tags)
     summary = rules.clean_summary(summary)
-    kind = rules.check_kind(kind or DEFAULT_KIND)
+    refuse_blank("kind", kind, f"leave it out for a {DEFAULT_KIND} card, or name one of: {rules.KINDS_SAID}")
+    kind = rules.check_kind(DEFAULT_KIND if kind is None else kind)
     vault = vaultio.root(cfg)
     recovered = recover(cfg)
     when = dates.now_iso()
@@ -151,6 +152,8 @@ def _kind_advice(index, card_id: int, kind: str, current: Card) -> str:
 def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, priority=None,
            ttl=None, kind=None, summary=None) -> dict:
     """Correct a card in place: only the given fields change, every other byte stays."""
+    refuse_blank("kind", kind, f"leave it out: an update keeps a card's kind, and `memsync supersede "
+                               f"{card_id} --kind KIND ...` writes the card under another")
     if all(given is None for given in (title, body, tags, priority, ttl, kind, summary)):
         raise BadArgument(
             f"nothing to change was given for card {card_id}; give at least one of "
@@ -183,6 +186,7 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
             raise NotFound(f"card {card_id} ({rel}) is no longer on disk; the index is now updated")
         text, current = vaultio.editable_text(data, rel)
         if kind is not None and kind != current.kind:
+            rules.check_kind(kind)  # an unknown one would be refused by the supersede advised
             raise Rejected(f"refusing to change kind of card {card_id}: "
                            + _kind_advice(index, card_id, kind, current))
         wanted = _wanted(current, title, tags, priority, ttl, summary)
