@@ -23,6 +23,21 @@ def test_a_hook_run_prints_the_clients_context_json(brief_home, cli):
     assert context["hookEventName"] == "SessionStart" and "Shop deploy" in context["additionalContext"]
 
 
+def test_a_hook_that_briefs_says_nothing_on_stderr_and_doctor_names_the_setting(brief_home, home, run_cli):
+    """On exit 0 the clients read the hook's stdout; a config.json warning on its stderr went to a
+    log, or to the user's screen at every session start, where nothing can be done about it."""
+    config = home / "config.json"
+    config.write_text(json.dumps({**(json.loads(config.read_text()) if config.exists() else {}), "semantik": True}))
+    for client in ("claude-code", "codex", "gemini"):
+        proc = subprocess.run([MEMSYNC_BIN, "brief", "--hook", client], input=json.dumps({"cwd": str(brief_home["shop"])}),
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert "Shop deploy" in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    code, out, _err = run_cli("doctor", "--json")
+    assert any("'semantik' is not a setting memsync knows" in f["message"] for f in out["findings"]), out
+    assert "'semantik' is not a setting" in run_cli("brief", "--project", brief_home["shop"])[2]  # not a hook: said
+
+
 def test_a_hook_under_a_broken_index_exits_0_with_one_line_on_stderr(brief_home, home, tmp_path):
     (home / "memsync.db").write_bytes(b"this is not a database" * 100)
     for f in home.glob("memsync.db-*"):

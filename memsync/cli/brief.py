@@ -68,8 +68,11 @@ def brief(obj: Context, as_json: bool, directory, budget, hook, peek):
         from memsync.store import connection
 
         connection.SAY_WAITS = False  # this one-shot process says one line on stderr, its own
-        out, problem, stuck = run(hook, lambda where: make(obj.cfg, where, budget=budget, agent=hook,
-                                                    record=not peek)["text"])
+        # nor the config.json keys it ignores: on exit 0 the clients read stdout, and its stderr
+        # reaches a log or the user's screen at each start, where no one can act on it;
+        # `memsync doctor` names them
+        out, problem, stuck = run(hook, lambda where: make(obj.loaded(warn=False), where, budget=budget,
+                                                           agent=hook, record=not peek)["text"])
         if problem:
             click.echo(problem, err=True)
         click.echo(out)
