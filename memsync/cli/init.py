@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import select
+import sys
 from pathlib import Path
 
 import click
@@ -13,18 +15,65 @@ from ..errors import BadArgument, MemsyncError
 from ..store import vaults
 from . import Context, command, emit, main, progress_bar, waiting_note
 
+# ctx.meta: a question was put to stdin; stdin gave out, so nothing more is asked; that was said
+ASKED, NO_ANSWERS, SAID = "memsync.init.asked", "memsync.init.no_answers", "memsync.init.said"
+NO_ANSWERS_SAID = ("memsync: stdin is closed or at its end, so init asks nothing: the agent memory "
+                   "files and session hooks it finds are left out, and not remembered as declined. "
+                   "`memsync init --yes` adds them all; `memsync init` on a terminal asks about each")
 
-def _answer(question):
-    """The answer `question()` gets; None at the end of input (no terminal, a closed stdin).
-    Ctrl-C stops init instead: click raises Abort for both, from the EOFError or the
-    KeyboardInterrupt it caught, so the interrupt is told apart by what the Abort came from."""
+
+def _at_end_of_input() -> bool:
+    """Nobody can answer a question: no stdin, or one at its end (`< /dev/null`, a pipe its
+    writer closed). A terminal always can, and so can a pipe with nothing in it yet (someone
+    may still write): only input ready to read is peeked at, which takes nothing, so a piped
+    answer stays for the question. A stream with no descriptor to look at (a test runner's),
+    or where select() cannot (Windows), is asked, as before."""
+    stream = sys.stdin
+    if stream is None or stream.closed:
+        return True
+    if stream.isatty():
+        return False
+    peek = getattr(getattr(stream, "buffer", None), "peek", None)
     try:
-        return question()
-    except click.Abort as exc:
-        click.echo(err=True)  # end the question's line
-        if isinstance(exc.__context__, KeyboardInterrupt):
-            raise
-        return None
+        ready = select.select([stream.fileno()], [], [], 0)[0]
+    except (OSError, ValueError):
+        return False
+    if not ready or peek is None:
+        return False
+    try:
+        return not peek(1)
+    except (OSError, ValueError):  # a stdin that cannot be read
+        return True
+
+
+def _nobody_to_ask() -> bool:
+    """Looked at before the first question only: once one was answered, the text layer above
+    stdin may hold the next answers already, so an empty stdin says nothing; a question that
+    then meets the end of input says so itself (_answer)."""
+    meta = click.get_current_context().meta
+    return bool(meta.get(NO_ANSWERS)) or (ASKED not in meta and _at_end_of_input())
+
+
+def _answer(question, say: bool = True):
+    """The answer `question()` gets; None when nobody can answer (no terminal, stdin closed or
+    at its end): nothing is asked after that, and `say` says so once (the vault's question
+    does not: init then refuses, saying what to run). Ctrl-C stops init instead: click raises
+    Abort for both, from the EOFError or the KeyboardInterrupt it caught, so the interrupt is
+    told apart by what the Abort came from."""
+    meta = click.get_current_context().meta
+    if not _nobody_to_ask():
+        meta[ASKED] = True
+        try:
+            return question()
+        except click.Abort as exc:
+            click.echo(err=True)  # end the question's line
+            if isinstance(exc.__context__, KeyboardInterrupt):
+                raise
+    meta[NO_ANSWERS] = True
+    if say and not meta.get(SAID):
+        meta[SAID] = True
+        click.echo(NO_ANSWERS_SAID, err=True)
+    return None
 
 
 def _ask(found) -> bool | None:
@@ -43,7 +92,7 @@ def _choose_vault(choices: list[tuple[Path, str]]) -> Path | None:
         click.echo(f"  {n}  {path}  ({what})", err=True)
     while True:
         answer = _answer(lambda: click.prompt("Number, or the path of another folder",
-                                              default="1", err=True).strip())
+                                              default="1", err=True).strip(), say=False)
         if answer is None:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(choices):
@@ -86,7 +135,8 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     the memory files agents keep on this machine (~/.claude, ~/.gemini/GEMINI.md,
     ~/.codex/AGENTS.md or AGENTS.override.md, a memory.jsonl or memory.json, and AGENTS.md /
     .cursor/rules or .cursorrules in the current folder) and offers each as a read-only source; what you
-    decline is not asked again.
+    decline is not asked again. With stdin closed or at its end it asks nothing and says once
+    what to run instead.
     Ends with the MCP set-up for Claude Code, Claude Desktop and Cursor, ready to paste. Safe to
     run again.
 
@@ -104,7 +154,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
         choices = onboard.vault_choices(cfg, obsidian)
         if yes:
             target = choices[0][0]
-        elif not as_json:
+        elif not as_json and not _nobody_to_ask():  # else no_vault_chosen says what to run
             target = _choose_vault(choices)
         if target is None and len(choices) == 1:
             # Nothing to choose between (no Obsidian vault): the folder in effect, as Enter
