@@ -63,6 +63,7 @@ def test_closing_the_background_embedder_does_not_wait_out_a_long_card(vault, me
 
     class Slow:
         model, token_count = shared().model, shared().token_count
+        eager = True  # as Encoder: start() embeds before it returns
 
         def passages(self, texts):
             started.set()

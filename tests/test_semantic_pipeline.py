@@ -25,6 +25,7 @@ class Recording:
     is handed over and when its vectors are taken."""
 
     model = "pipeline-test-model"
+    eager = False  # as EnginePool: start() hands the passages over, the vectors come later
 
     def __init__(self):
         self.events: list[tuple[str, int]] = []
@@ -115,3 +116,13 @@ def test_a_pause_asked_as_a_batch_is_written_embeds_no_other(vault):
         index.close()
     assert events == [("embedded", 2)]
     assert (report["embedded"], report["pending"]) == (2, 4)
+
+
+def test_every_encoder_states_whether_start_embeds_before_it_returns():
+    """embed_pending reads `eager` as part of the encoder's protocol (PassageEncoder), not with a
+    default for an encoder that does not say: the engine processes work while the next batch is
+    read; the engine of this process works inside start()."""
+    from memsync.semantic.encoder import Encoder
+    from memsync.semantic.pool import EnginePool
+
+    assert (Encoder.eager, EnginePool.eager, Recording.eager) == (True, False, False)

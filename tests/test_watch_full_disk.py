@@ -143,6 +143,7 @@ def test_background_embedding_on_a_full_disk_is_said_once(small_disk, vault, cli
 
     class Wide:  # vectors too big for the disk (float16 rows of 4 MB)
         model = "wide-test-model"
+        eager = True  # as Encoder: start() embeds before it returns
 
         def token_count(self, text: str) -> int:
             return len(text.split())

@@ -15,11 +15,12 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from memsync.store.connection import failure_kind
 
 from . import SemanticUnavailable, available, store
-from .encoder import MODEL, Encoder
+from .encoder import MODEL, Encoder, PassageEncoder
 from .worker import embed_pending
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class BackgroundEmbedder:
     """An IdleWork task (memsync.watch.idle): called with the worker's Index, returns whether
     more remains."""
 
-    def __init__(self, db_path, enabled: bool, encoder_factory=Encoder):
+    def __init__(self, db_path, enabled: bool, encoder_factory: Callable[[], PassageEncoder] = Encoder):
         self.db_path, self.enabled, self._factory = db_path, enabled, encoder_factory
         self._cond = threading.Condition()
         self._beat = 0.0

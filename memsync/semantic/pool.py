@@ -42,11 +42,12 @@ ENDED = ("an embedding process ended before its work was done (killed, or out of
 
 class EnginePool:
     """`processes` engines of one thread each, in worker processes, with the Encoder's
-    interface (model, threads, token_count, passages). Use it as a context manager: the workers
+    interface (model, eager, threads, token_count, start, passages). Use it as a context manager: the workers
     end with it. A worker that dies (killed, out of memory) fails the embedding with ENDED
     instead of leaving it waiting for the passages that worker held."""
 
     model = MODEL
+    eager = False  # start() hands the passages over and returns: embed_pending reads on meanwhile
 
     def __init__(self, processes: int):
         method = start_method()

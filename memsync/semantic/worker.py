@@ -9,8 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from . import passages, store
+
+if TYPE_CHECKING:
+    from .encoder import Encoder, PassageEncoder
+    from .pool import EnginePool
 
 BATCH = 8  # cards per model call: short enough to pause within about a second on short cards
 PER_ENGINE = 4  # cards per engine in a foreground batch, so every engine has work to the end
@@ -38,7 +43,7 @@ def embed_foreground(index, threads: int | None = None,
 
 
 @contextmanager
-def foreground_encoder(threads: int | None = None) -> Iterator:
+def foreground_encoder(threads: int | None = None) -> Iterator[Encoder | EnginePool]:
     """The engines of a foreground embedding: one in this process for one core, else a pool of
     one-thread engine processes. `threads` None: OMP_NUM_THREADS when set, else every usable
     core; never more than the usable cores, since an engine process past them only takes turns
@@ -56,7 +61,7 @@ def foreground_encoder(threads: int | None = None) -> Iterator:
         yield pool
 
 
-def embed_pending(index, encoder, limit: int | None = None,
+def embed_pending(index, encoder: PassageEncoder, limit: int | None = None,
                   pause: Callable[[], bool] = lambda: False,
                   progress: Callable[[int, int], None] | None = None, batch: int = BATCH) -> dict:
     """Embed up to `limit` pending cards (all when None); stops early when `pause()` says so.
@@ -74,7 +79,7 @@ def embed_pending(index, encoder, limit: int | None = None,
     if limit is not None:
         total = min(total, limit)
     asked, below = 0, None
-    overlap = not getattr(encoder, "eager", False)
+    overlap = not encoder.eager
 
     def write(embedded: _Batch) -> None:
         embedded.write(index, encoder.model, done)
@@ -113,7 +118,7 @@ class _Batch:
     """Pending cards handed to the engines: their texts cut into passages (a text with a vector
     already, or one twice in the batch, is embedded once) and the vectors to come."""
 
-    def __init__(self, index, encoder, rows):
+    def __init__(self, index, encoder: PassageEncoder, rows):
         self.links: list[tuple[int, str, str]] = []
         self.fresh: dict[str, list[str]] = {}  # text hash -> its passages
         for row in rows:
