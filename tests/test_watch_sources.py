@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from memsync import api
 from memsync.search.lexical import Query
 
@@ -107,3 +109,39 @@ def test_an_overlapping_source_written_into_config_json_is_left_out(vault, home,
     put(vault, "sub/two.md", after)
     converge({"sub/one.md": inside, "sub/two.md": after})
     assert source_view("inner") == {}  # each card once, under the vault
+
+
+def test_a_left_out_source_is_said_once_not_at_every_reread(vault, home, watcher):
+    """Said when the watcher starts and again only when its reason changes: an edit of
+    config.json that leaves it as it was says nothing more of it."""
+    put(vault, "sub/one.md", mark())
+    entry = {"name": "inner", "adapter": "markdown", "path": str(vault / "sub")}
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"sources": [entry]}))
+    running = watcher()
+    assert running.stderr().count("source inner is ignored") == 1
+    (home / "config.json").write_text(json.dumps({"sources": [entry], "colour": "blue"}))
+    running.wait_for("'colour' is not a setting")  # read again
+    (home / "config.json").write_text(json.dumps({"sources": [entry], "colour": "red", "shade": 1}))
+    running.wait_for("'shade' is not a setting")  # and again
+    assert running.stderr().count("source inner is ignored") == 1
+    moved = {**entry, "path": str(vault / "sub" / "deeper")}  # another reason: said anew
+    (home / "config.json").write_text(json.dumps({"sources": [moved]}))
+    running.wait_for("deeper is inside the vault")
+    assert running.stderr().count("source inner is ignored") == 2
+    assert running.stop() == 0
+
+
+def test_a_watcher_refused_the_lock_says_nothing_of_the_sources(vault, home, live_watcher, caplog):
+    """An MCP server beside `memsync watch` tries to start its own watcher every few seconds
+    (memsync.mcp.live): each refused start must not log the left-out sources again."""
+    from memsync.watch import Watcher, WatcherLocked
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.json").write_text(json.dumps(
+        {"sources": [{"name": "inner", "adapter": "markdown", "path": str(vault / "sub")}]}))
+    live_watcher.wait_for("source inner is ignored")
+    for _ in range(3):
+        with pytest.raises(WatcherLocked):
+            Watcher(cfg()).start()
+    assert "source inner is ignored" not in caplog.text

@@ -16,7 +16,6 @@ from . import (
     main,
     waiting_note,
     warn_empty_vault,
-    warn_ignored_sources,
     warn_semantic_unavailable,
 )
 
@@ -60,7 +59,7 @@ def watch(obj: Context, as_json: bool, verbose: int, allow_mass_removal: bool):
         watcher.start()
         watched = ", ".join(f"{s.name} {s.root}" for s in watcher.cfg.sources)
         click.echo(f"memsync: watching {watched} (index {cfg.db.path}); Ctrl-C to stop", err=True)
-        warn_ignored_sources(watcher.cfg)
+        # (sources config.json names but leaves out: said once by the watcher's log)
         warn_empty_vault(watcher.cfg)
         warn_semantic_unavailable(watcher.cfg)
         signal.sigwait(stops)

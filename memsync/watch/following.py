@@ -31,6 +31,10 @@ class ConfigFollower:
         """`ignored_keys`: what of config.json memsync ignores, as said when the watcher started."""
         self.config_file = config_file
         self.ignored_keys = set(ignored_keys)  # as last read: an edit that adds one is said
+        # The sources config.json names but the watcher leaves out, as last said: each is said
+        # when it first appears or its reason changes, not at every reread (each edit, and each
+        # start of an MCP server's watcher).
+        self.left_out: set[str] = set()
         self.signature: tuple | None = None  # config.json's stat signature when last read
         self.checked = 0.0  # when that signature was last compared
         self.due: float | None = None  # when to re-read config.json (an event said so)
@@ -77,8 +81,11 @@ class ConfigFollower:
                         "use them; it goes on with %s", cfg.vault.path)
         # Sources that overlap are left out against the vault we go on with, not a new one.
         ours = replace(cfg, listed_sources=fresh.listed_sources, semantic=fresh.semantic)
-        for left_out in ours.ignored_sources:
-            log.warning("%s", ours.ignored_problem(left_out))
+        left_out = [ours.ignored_problem(ignored) for ignored in ours.ignored_sources]
+        for problem in left_out:
+            if problem not in self.left_out:
+                log.warning("%s", problem)
+        self.left_out = set(left_out)
         if (ours.extra_sources, ours.semantic) == (cfg.extra_sources, cfg.semantic):
             return None
         return ours

@@ -76,13 +76,15 @@ class Watcher:
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError("this watcher was already started")
-        fresh = self._worker.config.reread(self.cfg)  # an MCP server's Config may be hours old
-        if fresh is not None:
-            self._worker.adopt(fresh)
         self.cfg.ensure_vault()
         self._lock.acquire()
         try:
             self._lock_index()
+            # Only now, holding the locks: a watcher refused them (an MCP server's, retrying every
+            # few seconds beside `memsync watch`) reads nothing and says nothing of the sources.
+            fresh = self._worker.config.reread(self.cfg)  # an MCP server's Config may be hours old
+            if fresh is not None:
+                self._worker.adopt(fresh)
             # A supersede whose process died between its two files is finished or rolled back by
             # the write side before we index either file.
             for step in vault.recover(self.cfg):
