@@ -107,3 +107,54 @@ def test_an_edit_of_the_newest_card_drops_its_old_vector_at_once(vault, memory):
     writing.update(config.load(), card_id, body="The bike chain is oiled every three hundred kilometres.")
     hits = {h["path"]: h for h in search("how often do I water the orchid")["hits"]}
     assert "03-Knowledge/orchid.md" not in hits or hits["03-Knowledge/orchid.md"]["dense"] is None
+
+
+def test_a_save_as_a_run_ends_is_embedded_without_waiting_for_the_next_save(vault, memory):
+    """The embedding thread has counted nothing left and is on its way out (at nice 19 that
+    moment can last) when a save is applied and the watcher calls: that call must start a run
+    for the new card, not rest on the old run's word. The thread is held in that moment here, so
+    the order is the one that lost the card, every time."""
+    import dataclasses
+    import time
+
+    from memsync.semantic import background
+    from memsync.watch import Watcher
+
+    ended, called, release = threading.Event(), threading.Event(), threading.Event()
+
+    class HeldAsItEnds(background.BackgroundEmbedder):
+        def __call__(self, index) -> bool:
+            saved = ended.is_set() and index.card_by_path("vault", "03-Knowledge/late.md") is not None
+            more = super().__call__(index)
+            if saved:
+                called.set()  # called after the save was applied, the first run's thread still there
+            return more
+
+        def _run(self) -> None:
+            super()._run()
+            if not ended.is_set():  # the first run only
+                ended.set()
+                release.wait(60)
+
+    cfg = dataclasses.replace(config.load(), semantic=True)
+    embedder = HeldAsItEnds(cfg.db.path, True)
+    watcher = Watcher(cfg, idle_work=[embedder])
+    watcher.start()
+    try:
+        assert watcher.wait_idle(30)
+        write_card(vault, "03-Knowledge/first.md", "Bike chain", "Oil the bike chain every 300 km.")
+        assert ended.wait(60)  # embedded, and nothing left by its count
+        write_card(vault, "03-Knowledge/late.md", "Office plants", "The ficus is watered on Mondays.")
+        assert called.wait(30)
+        release.set()
+        conn = Index.existing(cfg.db.path)
+        try:
+            deadline = time.monotonic() + 30
+            while store_counts(conn)["pending"]:
+                assert time.monotonic() < deadline, "the late card was not embedded without another save"
+                time.sleep(0.05)
+        finally:
+            conn.close()
+    finally:
+        release.set()
+        watcher.stop()

@@ -47,7 +47,8 @@ class BackgroundEmbedder:
         self._beat = 0.0
         self._thread: threading.Thread | None = None
         self._closed = False
-        self._more = True
+        self._running = False  # a run is on: its thread has not said it ended
+        self._more = True  # call again: a run is on, or one just ended without failing
         self._full = False  # a full disk was said: not again (its traceback each batch) until a run passes
         self._unloadable = False  # the model cannot load: said once, not tried again each batch
         self.totals = {"embedded": 0, "reused": 0, "passages": 0, "seconds": 0.0}
@@ -56,10 +57,12 @@ class BackgroundEmbedder:
         with self._cond:
             if self._closed:
                 return False
-            if self._thread is None or not self._thread.is_alive():
+            if not self._running:
+                # Asked here, on the watcher's connection, which has every save it applied: a
+                # run that ended has counted what was pending before the last of them, maybe.
                 if not self._wanted(index):
                     return False
-                self._more = True
+                self._running = self._more = True
                 self._thread = threading.Thread(target=self._run, name="memsync-embed", daemon=True)
                 self._thread.start()
             self._beat = time.monotonic()
@@ -96,12 +99,25 @@ class BackgroundEmbedder:
         return not self._closed and time.monotonic() - self._beat < PAUSE_AFTER
 
     def _run(self) -> None:
+        more = False
+        try:
+            more = self._embed()
+        finally:
+            with self._cond:
+                # Ended: the next call starts another run if the index has a card pending then.
+                # Its thread's word that nothing was left is not taken: a save applied after its
+                # last count, and called about before it was gone, would wait for the next save.
+                self._running, self._more = False, more
+                self._cond.notify_all()
+
+    def _embed(self) -> bool:
+        """The run: embed while the heartbeats come; False when it failed (the task then rests
+        until the next batch, rather than fail again at once)."""
         from memsync.store.index import Index
 
         with contextlib.suppress(OSError):  # lowest priority, for this thread only
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         index = Index(self.db_path)
-        moved = False
         try:
             encoder = self._factory()
             while not self._closed:
@@ -115,13 +131,13 @@ class BackgroundEmbedder:
                     # in the old file, held open till then, while the new one's waited for a save.
                     log.info("background embedding: the index file was replaced; it starts again "
                              "on the new one")
-                    moved = True
                     break
                 report = embed_pending(index, encoder, limit=STEP, pause=lambda: not self._beating())
                 self._count(index, report)
                 if report["pending"] == 0:
                     break
             self._full = False
+            return True
         except SemanticUnavailable as exc:  # reinstalling is the fix; the watcher's restart retries
             self._unloadable = True
             log.error("background embedding is off until the watcher restarts: %s; searches go by "
@@ -135,9 +151,7 @@ class BackgroundEmbedder:
                           "after the next batch", exc, self.db_path)
         finally:
             index.close()
-            with self._cond:
-                self._more = moved  # ask again: the next call starts a run on the new file
-                self._cond.notify_all()
+        return False
 
     def _wait_for_beat(self) -> bool:
         deadline = time.monotonic() + LINGER
