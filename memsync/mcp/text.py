@@ -10,6 +10,8 @@ new is hidden from a client that reads only text. Pure: dicts in, strings out.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from memsync.search import codes
 
@@ -189,11 +191,51 @@ def write(data: dict) -> str:
 
 
 def stats(data: dict) -> str:
-    """memory_stats: every field, as generic; a watcher still starting is said as such, not
-    as `live false` (which reads as: nothing will keep the index live)."""
+    """memory_stats: every field, as generic, but its lists of records (parse problems, the
+    check's findings) one to a line, as `memsync stats` and `memsync doctor` print them: joined
+    on one line they ran together into a wall of `source vault, path …, message …`. A watcher
+    still starting is said as such, not as `live false` (which reads as: nothing will keep the
+    index live)."""
     if (data.get("watcher") or {}).get("starting"):
         data = {**data, "watcher": "starting (this server's; the index is live once its start-up pass ends)"}
-    return generic(data)
+    lines: list[str] = []
+    for key, v in data.items():
+        block = _STATS_BLOCKS.get(key)
+        if block is not None and not _empty(v):
+            lines += block(v)
+        else:
+            lines += fields({key: v})
+    return "\n".join(lines)
+
+
+def _problems(problems: list) -> list[str]:
+    return [f"problems ({len(problems)}):",
+            *(f"  {_where(p)}: {p.get('message')}" if isinstance(p, dict) else f"  {value(p)}" for p in problems)]
+
+
+def _doctor(summary: dict) -> list[str]:
+    findings = summary.get("findings") or []
+    if not findings:
+        return ["doctor: sound" if summary.get("sound") else f"doctor: {_pairs(summary)}"]
+    lines = [f"doctor: {len(findings)} finding{'s' if len(findings) > 1 else ''}:"]
+    for f in findings:
+        lines.append(f"  {f.get('check')}: {f.get('message')}")
+        if f.get("fix"):
+            lines.append(f"    fix: {f['fix']}")
+    return lines
+
+
+def _audit(summary: dict) -> list[str]:
+    counts = summary.get("counts") or {}
+    groups = summary.get("duplicates") or []
+    lines = ["audit: " + (", ".join(f"{k.replace('_', ' ')} {n}" for k, n in counts.items()) or "nothing to tidy")]
+    lines += [f"  duplicates: {', '.join(map(str, ids))}" for ids in groups]
+    lines += [f"  {k}: {value(v)}" for k, v in summary.items()
+              if k not in ("counts", "duplicates") and not _empty(v)]
+    return lines
+
+
+_STATS_BLOCKS: dict[str, Callable[[Any], list[str]]] = {"problems": _problems, "doctor": _doctor, "audit": _audit}
 
 
 def generic(data: dict) -> str:
