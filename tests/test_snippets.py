@@ -137,3 +137,19 @@ def test_a_hit_on_a_card_folding_reshapes_shows_the_cards_text(vault, cli):
                "ﬁrst at 06:00.")
     sync()
     assert _shown(cli, "ferry")["istanbul.md"][1].startswith("İstanbul ferries leave Kadıköy")
+
+
+def test_the_window_shows_the_place_holding_the_most_query_words(vault, cli):
+    # a long log whose common words (`the`, `at`) come early and often: the window is the one
+    # line holding every word of `needle-at-the-end`, not the first `the`
+    lines = "\n".join(f"Line {n}: the quick fox jumps at the lazy dog." for n in range(400))
+    write_card(vault, "log.md", "Build log", f"{lines}\nthe build ended with needle-at-the-end\n")
+    sync()
+    matched, shown = _shown(cli, "needle-at-the-end")["log.md"]
+    assert matched == "all" and "needle-at-the-end" in shown
+
+
+def test_of_places_showing_as_many_words_the_first_is_shown():
+    body = f"nginx root is /srv/www. {FILLER} {FILLER} nginx root again at the end. {FILLER}"
+    assert "nginx root is /srv/www" in snippet(body, ("nginx", "root"))
+    assert "again" in snippet(body, ("nginx", "again"))

@@ -1,4 +1,4 @@
-"""What a hit shows: the card's summary, or a window of its body around the first match. Pure:
+"""What a hit shows: the card's summary, or a window of its body around its matches. Pure:
 a body and the query's terms in, one line of the body's own characters out.
 """
 
@@ -44,8 +44,34 @@ def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | No
     return [(whole or starts)[0].start()] if starts else []
 
 
+# Places looked at per query word: the first few of each, so a word on every line of a long log
+# costs no more than a rare one (a few dozen windows, each a few substring tests).
+_PLACES_PER_TERM = 32
+
+
+def _richest(lowered: str, terms: tuple[str, ...], width: int) -> int | None:
+    """Where the window that shows the most of the query's words begins its match, the first of
+    those: `needle-at-the-end` shows the one line holding all four words, not the first `the`
+    of a long log. Only the first places of each word are looked at (_PLACES_PER_TERM)."""
+    words = [t for t in terms if t]
+    best: tuple[int, int] | None = None  # (words shown, -place)
+    for term in words:
+        at = lowered.find(term)
+        for _ in range(_PLACES_PER_TERM):
+            if at < 0:
+                break
+            lo = max(0, at - width // 3)
+            seen = lowered[lo:lo + width]
+            shown = sum(1 for t in words if t in seen)
+            if best is None or (shown, -at) > best:
+                best = (shown, -at)
+            at = lowered.find(term, at + 1)
+    return -best[1] if best else None
+
+
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
-    """A window of the body around the first match, in the body's own characters.
+    """A window of the body around its matches, in the body's own characters: where the most of
+    the query's words show, the first such place.
 
     Matching happens on the folded text (NFKC, lowercase), as in the index; the window is always
     cut from the original, so `，` stays `，` and `ﬁle` or `İstanbul` are not shown folded.
@@ -57,7 +83,8 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     found = _positions(lowered, terms, heads)
     if found and len(body) > 3 * width:
         # the window starts at most width // 3 (+ 20 to a space) before the match
-        lo = max(0, min(found) - width)
+        at = _richest(lowered, terms, width)
+        lo = max(0, (min(found) if at is None else at) - width)
         hi = lo + 3 * width
         if lo:  # begin the stretch at a space, so the window's own rule for its start holds
             space = body.rfind(" ", max(0, lo - 20), lo + 1)
@@ -75,8 +102,9 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
     # its title or a stem), and over the first three windows at most: a card found by its title
     # alone need not be folded whole to learn that its body lacks the words (a full-width match
     # deeper in shows the opening).
-    lowered = text.lower()
-    positions = _positions(lowered, terms, heads) if len(lowered) == len(text) else []
+    plain = text.lower()
+    positions = _positions(plain, terms, heads) if len(plain) == len(text) else []
+    lowered = plain if positions else None  # where the richest window can be looked for
     if not positions:
         if len(text) > 3 * width:
             text, cut_after = text[: chars.boundary(text, 3 * width)], True
@@ -84,7 +112,11 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
         positions = _positions(folded, terms, heads)
         if len(folded) != len(text):  # a few characters change length when folded (ﬁ, İ, ㌔)
             positions = [_unfolded(text, p) for p in positions]
-    start = max(0, min(positions) - width // 3) if positions else 0
+    # the richest window where plain lowercasing found the words; else the first match
+    at = _richest(lowered, terms, width) if positions and lowered is not None else None
+    if at is None and positions:
+        at = min(positions)
+    start = max(0, at - width // 3) if at is not None else 0
     last = max(0, len(text) - width)  # the start of a window that ends with the text
     if start >= last:  # such a window shows the most: begin at its first whole word
         start = last
@@ -117,7 +149,7 @@ def _unfolded(text: str, at: int) -> int:
 
 def shown_text(summary: str | None, body: str, terms: tuple[str, ...]) -> str:
     """What a hit shows: the card's own summary when it has one (one line the writer chose,
-    DESIGN §12), else a window of the body around the first match."""
+    DESIGN §12), else a window of the body around its matches."""
     return shortened(summary, SUMMARY_CHARS) if summary else snippet(body, terms)
 
 
