@@ -83,6 +83,15 @@ def test_a_conflict_is_found_in_another_folder_too(cli, vault):
     _, second = cli("capture", "--title", "nginx root", "--body", BODY + "!", "--json")
     assert second["path"] == "03-Knowledge/nginx root.md" and second["conflict"] is True
     assert second["existing_path"] == first["path"]
+    # the name was not changed, and the note says where both are rather than "saved as" that name
+    assert "this one was saved as 03-Knowledge/nginx root.md, under the same name in another folder" in second["note"]
+    assert first["path"] in second["note"] and "so this one was saved as nginx root.md" not in second["note"]
+
+
+def test_the_note_of_a_numbered_copy_names_its_file_and_the_cards_with_the_title(cli, vault):
+    _, first = cli("capture", "--title", "nginx root", "--body", BODY, "--json")
+    _, second = cli("capture", "--title", "nginx root", "--body", BODY + "!", "--json")
+    assert f"already have this title ({first['path']}), so this one was saved as nginx root-2.md." in second["note"]
 
 
 def test_on_conflict_reject_writes_nothing_and_exits_3(cli, vault):

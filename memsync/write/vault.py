@@ -90,9 +90,14 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
             collisions = sorted(collisions, key=vaultio.natural_order)
             result["existing_path"] = collisions[0]
             result["collision_paths"] = collisions
+            # a taken title in another folder leaves the name as it is: "saved as" the same
+            # name would read as if nothing had been done about the conflict
+            renamed = posixpath.basename(rel) != f"{rules.slug(title)}.md"
+            saved = (f", so this one was saved as {posixpath.basename(rel)}" if renamed
+                     else f"; this one was saved as {rel}, under the same name in another folder")
             result["note"] = (
-                f"{len(collisions)} other card(s) already have this title, so this one was saved "
-                f"as {posixpath.basename(rel)}. If it corrects one of them, use `memsync update`; "
+                f"{len(collisions)} other card(s) already have this title ({', '.join(collisions)})"
+                f"{saved}. If it corrects one of them, use `memsync update`; "
                 "if the fact changed, `memsync supersede`; then delete the extra card"
             )
         result.update(vaultio.secret_fields(findings))
