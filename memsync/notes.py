@@ -43,7 +43,8 @@ def decode(data: bytes) -> tuple[str, str | None]:
     try:
         return _line_ends(data.decode("utf-8")), None
     except UnicodeDecodeError as exc:
-        return _line_ends(data.decode("utf-8", errors="replace")), f"not valid UTF-8 at byte {exc.start}"
+        return _line_ends(data.decode("utf-8", errors="replace")), (
+            f"not valid UTF-8 at byte {exc.start} (indexed as \ufffd); save it as UTF-8")
 
 
 def _line_ends(text: str) -> str:

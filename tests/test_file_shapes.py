@@ -20,6 +20,13 @@ def test_utf16_notes_are_found_by_their_words_and_reported(vault, run_cli):
     assert all("UTF-16" in m and "save it as UTF-8" in m for m in problems.values())
 
 
+def test_a_note_with_bytes_that_are_not_utf8_is_reported_with_what_to_do(vault, run_cli):
+    (vault / "latin.md").write_bytes(b"Caf\xe9 cr\xe8me: the espresso machine is descaled weekly\n")
+    assert run_cli("index", "--json")[0] == 0
+    [problem] = run_cli("stats", "--json")[1]["problems"]
+    assert problem["message"] == "not valid UTF-8 at byte 3 (indexed as \ufffd); save it as UTF-8"
+
+
 def test_a_note_with_lone_carriage_returns_is_read_and_edited_line_by_line(vault, run_cli):
     path = vault / "mac.md"
     path.write_bytes(b"---\rtitle: Classic Mac note\rtags: [retro]\r---\r# Setup\rthe printer queue "
