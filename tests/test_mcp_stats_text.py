@@ -30,3 +30,21 @@ def test_problems_and_findings_are_one_to_a_line(vault, home, cli, tmp_path):
     assert sum(line.startswith("    fix: ") for line in lines) == 2
     text = reply.content[0].text
     assert '{"' not in text and "source vault, path" not in text  # no record written as JSON or pairs
+
+
+def test_a_reindex_lists_its_problems_one_to_a_line(vault, home, cli, tmp_path):
+    (vault / "broken.md").write_text("---\ntags: [open\n---\nA note about zookeeper.\n")
+    (vault / "fine.md").write_text("A note about the espresso machine.\n")
+    assert cli("index")[0] == 0
+
+    async def main():
+        with anyio.fail_after(DEADLINE):
+            async with connected(tmp_path / "server.log") as session:
+                return await session.call_tool("memory_reindex", {"rebuild": True})
+
+    reply = anyio.run(main)
+    assert not reply.is_error
+    lines = reply.content[0].text.splitlines()
+    assert "problems (1):" in lines, lines
+    assert any(line.startswith("  broken.md: frontmatter is not valid YAML") for line in lines), lines
+    assert "path broken.md" not in reply.content[0].text

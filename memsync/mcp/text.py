@@ -191,16 +191,21 @@ def write(data: dict) -> str:
 
 
 def stats(data: dict) -> str:
-    """memory_stats: every field, as generic, but its lists of records (parse problems, the
-    check's findings) one to a line, as `memsync stats` and `memsync doctor` print them: joined
-    on one line they ran together into a wall of `source vault, path …, message …`. A watcher
-    still starting is said as such, not as `live false` (which reads as: nothing will keep the
-    index live)."""
+    """memory_stats: as generic; a watcher still starting is said as such, not as `live false`
+    (which reads as: nothing will keep the index live)."""
     if (data.get("watcher") or {}).get("starting"):
         data = {**data, "watcher": "starting (this server's; the index is live once its start-up pass ends)"}
+    return generic(data)
+
+
+def generic(data: dict) -> str:
+    """Stats and index reports: every field that says something, one line each, but lists of
+    records (parse problems, a check's findings) one to a line, as `memsync stats`, `memsync
+    index` and `memsync doctor` print them: joined on one line they ran together into a wall of
+    `source vault, path …, message …`."""
     lines: list[str] = []
     for key, v in data.items():
-        block = _STATS_BLOCKS.get(key)
+        block = _BLOCKS.get(key)
         if block is not None and not _empty(v):
             lines += block(v)
         else:
@@ -210,7 +215,8 @@ def stats(data: dict) -> str:
 
 def _problems(problems: list) -> list[str]:
     return [f"problems ({len(problems)}):",
-            *(f"  {_where(p)}: {p.get('message')}" if isinstance(p, dict) else f"  {value(p)}" for p in problems)]
+            *(f"  {_where(p)}: {p.get('message')}" if isinstance(p, dict) and "path" in p else f"  {value(p)}"
+              for p in problems)]
 
 
 def _doctor(summary: dict) -> list[str]:
@@ -235,9 +241,4 @@ def _audit(summary: dict) -> list[str]:
     return lines
 
 
-_STATS_BLOCKS: dict[str, Callable[[Any], list[str]]] = {"problems": _problems, "doctor": _doctor, "audit": _audit}
-
-
-def generic(data: dict) -> str:
-    """Stats and index reports: every field that says something, one line each."""
-    return "\n".join(fields(data))
+_BLOCKS: dict[str, Callable[[Any], list[str]]] = {"problems": _problems, "doctor": _doctor, "audit": _audit}
