@@ -106,7 +106,9 @@ class WatchLock:
             raise WatcherLocked(self._held_message()) from None
         import logging  # here: a search that only asks whether a watcher runs has no use for it
 
-        logging.getLogger(__name__).warning("took over a stale watcher lock (pid %s is gone)", pid)
+        # named by its file: a watcher holds two (its home's and its index's), and two lines
+        # saying the same read as one event logged twice
+        logging.getLogger(__name__).warning("took over a stale watcher lock, %s (pid %s is gone)", self.path, pid)
         return True
 
     def _held_message(self) -> str:
