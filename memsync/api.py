@@ -290,6 +290,9 @@ def reindex(cfg: Config, rebuild: bool = False, progress=None, threads: int | No
     is told (0, 0) once the turn is this one's, then (done, total) as files are written."""
     from .reindexlock import turn
 
+    problem = cfg.vault_problem()
+    if problem:  # before the turn's lock file and the index are made for a vault not there
+        raise BadEnvironment(problem)
     with turn(cfg.db.path, waiting):
         if progress is not None:
             progress(0, 0)  # begun: a progress bar's rate counts from here, not from the wait
@@ -382,5 +385,8 @@ def paths(cfg: Config) -> dict:
 
 def require_index(cfg: Config) -> None:
     if not cfg.db.path.exists():
-        hint = "".join(f"; note: {warning}" for warning in vault_warnings(cfg))
+        warnings = vault_warnings(cfg)
+        if warnings and cfg.vault_problem():  # it says the vault is not there, and where cards are
+            raise BadEnvironment(f"no index at {cfg.db.path}: {warnings[0]}")
+        hint = "".join(f"; note: {warning}" for warning in warnings)
         raise BadEnvironment(cfg.no_index() + hint)

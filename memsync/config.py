@@ -122,6 +122,9 @@ class Config:
         if self.not_set_up():
             return (f"no index at {self.db.path}: memsync is not set up here yet; run `memsync "
                     "init` (it asks which folder is your vault)")
+        problem = self.vault_problem()
+        if problem:  # `memsync index` would refuse it: a misspelt --vault or MEMSYNC_VAULT, say
+            return f"no index at {self.db.path}: the {problem}"
         return f"no index at {self.db.path} yet: run `memsync index` (or start `memsync watch`)"
 
     def not_set_up(self) -> bool:

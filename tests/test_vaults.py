@@ -107,6 +107,23 @@ def test_an_empty_default_vault_is_reported_when_another_has_cards(first, home, 
     assert any("is empty, but" in p for p in out["config_problems"])
 
 
+def test_a_misspelt_vault_is_said_to_be_missing_and_leaves_no_index_behind(first, home, tmp_path, run_cli):
+    typo = tmp_path / "Vualt"  # MEMSYNC_VAULT or --vault with a slip of the keyboard
+    code, out, _err = run_cli("--vault", typo, "search", "nginx", "--json")
+    message = out["error"]["message"]
+    assert code == 2 and f"the vault {typo} (from cli) does not exist, but" in message
+    assert "2 cards" in message and "is empty" not in message and "run `memsync index`" not in message
+    code, out, _err = run_cli("--vault", typo, "index", "--json")
+    assert code == 2 and "does not exist" in out["error"]["message"]
+    assert not (home / "indexes").exists()  # no index, no lock file, for a vault not there
+
+
+def test_a_missing_vault_with_no_other_cards_says_so_and_how_to_fix_it(home, tmp_path, run_cli):
+    code, out, _err = run_cli("--vault", tmp_path / "nowhere", "search", "nginx", "--json")
+    message = out["error"]["message"]
+    assert code == 2 and "nowhere (from cli) does not exist; create it or point --vault" in message
+
+
 def test_the_init_command_the_warning_names_keeps_a_vault_with_a_space_whole(tmp_path, monkeypatch,
                                                                             run_cli):
     notes = tmp_path / "My Notes"

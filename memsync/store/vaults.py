@@ -219,7 +219,9 @@ def empty_vault_warning(cfg) -> str | None:
         except BadEnvironment as exc:  # a hint, not a failure of this command: say what it met
             return f"the vault {vault} (from {cfg.vault.origin}) is empty, and {exc}"
         if count:
-            return (f"the vault {vault} (from {cfg.vault.origin}) is empty, but {other} has "
+            # a named vault not there (a misspelt --vault): memsync's own folder is made on use
+            state = "does not exist" if not vault.exists() and cfg.vault.origin != "default" else "is empty"
+            return (f"the vault {vault} (from {cfg.vault.origin}) {state}, but {other} has "
                     f"{count} cards indexed in {db}: to serve that one, run `memsync init "
                     f"--vault {shlex.quote(str(other))}`, or point --vault / MEMSYNC_VAULT at it")
     return None
