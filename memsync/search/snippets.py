@@ -32,11 +32,12 @@ def _in_word(char: str) -> bool:
     return char.isalnum() and not cjk.is_cjk(char)
 
 
-def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | None) -> list[int]:
+def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | None,
+               firsts: dict[str, int] | None = None) -> list[int]:
     """Where the terms occur in the lowered text. Only when none does, where a head of one begins
     a word, as FTS5 matched it (never `elastic` inside `inelastic`): a whole word first
     (`postgres`, `postgres's`), else the start of a longer one (`postgresdb`)."""
-    found = [p for p in (lowered.find(t) for t in terms if t) if p >= 0]
+    found = list((_firsts(lowered, terms) if firsts is None else firsts).values())
     if found or heads is None:
         return found
     starts = [m for m in heads.finditer(lowered) if not (m.start() and _in_word(lowered[m.start() - 1]))]
@@ -45,28 +46,48 @@ def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | No
 
 
 # Places looked at per query word: the first few of each, so a word on every line of a long log
-# costs no more than a rare one (a few dozen windows, each a few substring tests).
-_PLACES_PER_TERM = 32
+# costs no more than a rare one.
+_PLACES_PER_TERM = 8
 
 
-def _richest(lowered: str, terms: tuple[str, ...], width: int) -> int | None:
+def _firsts(lowered: str, terms: tuple[str, ...]) -> dict[str, int]:
+    """The first place of each query word the text holds."""
+    return {t: at for t in terms if t and (at := lowered.find(t)) >= 0}
+
+
+def _richest(lowered: str, firsts: dict[str, int], width: int) -> int:
     """Where the window that shows the most of the query's words begins its match, the first of
     those: `needle-at-the-end` shows the one line holding all four words, not the first `the`
-    of a long log. Only the first places of each word are looked at (_PLACES_PER_TERM)."""
-    words = [t for t in terms if t]
-    best: tuple[int, int] | None = None  # (words shown, -place)
-    for term in words:
-        at = lowered.find(term)
+    of a long log. `firsts`: the words the text holds, each at its first place. In most cards
+    the first match's window shows them all (or the text is one window long), and nothing more
+    is looked at; else only the first places of each word are tried (_PLACES_PER_TERM), in
+    order, until a window shows them all."""
+    first = min(firsts.values())
+    if len(firsts) < 2 or len(lowered) <= width:
+        return first
+
+    def shown(at: int) -> int:
+        lo = max(0, at - width // 3)
+        seen = lowered[lo:lo + width]
+        return sum(1 for t in firsts if t in seen)
+
+    best, most = first, shown(first)
+    if most == len(firsts):
+        return first
+    places: set[int] = set()
+    for term, at in firsts.items():
         for _ in range(_PLACES_PER_TERM):
             if at < 0:
                 break
-            lo = max(0, at - width // 3)
-            seen = lowered[lo:lo + width]
-            shown = sum(1 for t in words if t in seen)
-            if best is None or (shown, -at) > best:
-                best = (shown, -at)
+            places.add(at)
             at = lowered.find(term, at + 1)
-    return -best[1] if best else None
+    for at in sorted(places):
+        count = shown(at)
+        if count > most:
+            best, most = at, count
+            if count == len(firsts):
+                break
+    return best
 
 
 def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> str:
@@ -80,31 +101,40 @@ def snippet(body: str, terms: tuple[str, ...], width: int = SNIPPET_CHARS) -> st
     word (`postgres` for `postgresql`) is shown around that head."""
     lowered = body.lower()
     heads = _heads(terms)
-    found = _positions(lowered, terms, heads)
+    firsts = _firsts(lowered, terms)
+    found = _positions(lowered, terms, heads, firsts)
     if found and len(body) > 3 * width:
         # the window starts at most width // 3 (+ 20 to a space) before the match
-        at = _richest(lowered, terms, width)
-        lo = max(0, (min(found) if at is None else at) - width)
+        at = _richest(lowered, firsts, width) if firsts else min(found)
+        lo = max(0, at - width)
         hi = lo + 3 * width
         if lo:  # begin the stretch at a space, so the window's own rule for its start holds
             space = body.rfind(" ", max(0, lo - 20), lo + 1)
             lo = space + 1 if space >= 0 else chars.boundary(body, lo)
         hi = chars.boundary(body, hi)
-        return _window(body[lo:hi], terms, width, bool(lo), hi < len(body), heads)
+        stretch = body[lo:hi]
+        focus = None
+        if len(lowered) == len(body):  # the place, in the stretch with its whitespace collapsed
+            before = stretch[:at - lo]
+            focus = len(" ".join(before.split())) + (1 if before.strip() and before[-1].isspace() else 0)
+        return _window(stretch, terms, width, bool(lo), hi < len(body), heads, focus)
     return _window(body, terms, width, False, False, heads)
 
 
 def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut_after: bool,
-            heads: re.Pattern[str] | None = None) -> str:
+            heads: re.Pattern[str] | None = None, focus: int | None = None) -> str:
+    """`focus`: where in the text the window's match is, when the caller found it already."""
     text = " ".join(body.split())  # runs of whitespace to one space, as \s+ would
+    if focus is not None:
+        return _cut(text, focus, width, cut_before, cut_after)
     # Plain lowercasing finds the terms in most bodies, at the body's own positions. NFKC folding
     # (a tenth of a search's time when done on every hit) only when it does not (a card found by
     # its title or a stem), and over the first three windows at most: a card found by its title
     # alone need not be folded whole to learn that its body lacks the words (a full-width match
     # deeper in shows the opening).
     plain = text.lower()
-    positions = _positions(plain, terms, heads) if len(plain) == len(text) else []
-    lowered = plain if positions else None  # where the richest window can be looked for
+    firsts = _firsts(plain, terms) if len(plain) == len(text) else {}
+    positions = _positions(plain, terms, heads, firsts) if len(plain) == len(text) else []
     if not positions:
         if len(text) > 3 * width:
             text, cut_after = text[: chars.boundary(text, 3 * width)], True
@@ -113,9 +143,12 @@ def _window(body: str, terms: tuple[str, ...], width: int, cut_before: bool, cut
         if len(folded) != len(text):  # a few characters change length when folded (ﬁ, İ, ㌔)
             positions = [_unfolded(text, p) for p in positions]
     # the richest window where plain lowercasing found the words; else the first match
-    at = _richest(lowered, terms, width) if positions and lowered is not None else None
-    if at is None and positions:
-        at = min(positions)
+    at = _richest(plain, firsts, width) if firsts else min(positions) if positions else None
+    return _cut(text, at, width, cut_before, cut_after)
+
+
+def _cut(text: str, at: int | None, width: int, cut_before: bool, cut_after: bool) -> str:
+    """The window of `text` that shows `at` a third of the way in (the opening when None)."""
     start = max(0, at - width // 3) if at is not None else 0
     last = max(0, len(text) - width)  # the start of a window that ends with the text
     if start >= last:  # such a window shows the most: begin at its first whole word
