@@ -96,8 +96,8 @@ def capture(cfg: Config, title: str, body: str, kind: str | None = None,
             saved = (f", so this one was saved as {posixpath.basename(rel)}" if renamed
                      else f"; this one was saved as {rel}, under the same name in another folder")
             result["note"] = (
-                f"{len(collisions)} other card(s) already have this title ({', '.join(collisions)})"
-                f"{saved}. If it corrects one of them, use `memsync update`; "
+                f"{len(collisions)} other card(s) already have this title{saved}. If it corrects "
+                "one of them, use `memsync update`; "
                 "if the fact changed, `memsync supersede`; then delete the extra card"
             )
         result.update(vaultio.secret_fields(findings))
