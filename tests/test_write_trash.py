@@ -120,10 +120,23 @@ def test_purge_all_empties_the_trash(cli, vault, card):
     cli("show", other["id"])
     cli("delete", card["id"])
     cli("delete", other["id"])
-    code, data = cli("delete", "--purge", "--all", "--json")
+    code, data = cli("delete", "--purge", "--all", "--yes", "--json")
     assert code == 0 and data["purged"] == 2 and data["stats_cleared"] == 2
     assert tree(vault) == {} and stats_of(other["id"]) == (0, None)
     assert (vault / ".trash").is_dir() and not any((vault / ".trash").iterdir())
+
+
+def test_purge_all_with_nobody_to_ask_needs_yes_and_deletes_nothing_without_it(cli, vault, card):
+    """No terminal (a script, an agent's shell): the one loss memsync can cause is not taken
+    as agreed to by the command alone; the refusal names the count and the --yes to add."""
+    cli("show", card["id"])
+    cli("delete", card["id"])
+    before = tree(vault)
+    code, data = cli("delete", "--purge", "--all", "--json")
+    assert code == 2 and data["error"]["code"] == "bad_argument"
+    assert "the 1 file(s) in the trash for good" in data["error"]["message"]
+    assert "--yes" in data["error"]["message"]
+    assert tree(vault) == before and stats_of(card["id"])[0] >= 1
 
 
 def test_purge_needs_all_to_empty_everything(cli, vault, card):

@@ -31,7 +31,7 @@ def test_a_trash_folder_memsync_may_not_read_or_change_is_said_and_kept(cli, vau
             assert out["error"]["code"] == "bad_environment"
             assert f"{rel} cannot be looked at" in out["error"]["message"]
             assert f"chmod u+rx {hidden}" in out["error"]["message"]
-        code, out = memsync("delete", "--purge", "--all", "--json")
+        code, out = memsync("delete", "--purge", "--all", "--yes", "--json")
         assert code == 0 and isinstance(out, dict), out
         assert out["purged"] == 1 and out["kept"] == [os.path.dirname(rel)]
         assert "may not be read or changed" in out["warnings"][0] and "chmod u+rwx" in out["warnings"][0]
@@ -54,7 +54,7 @@ def test_a_trash_folder_memsync_may_not_change_keeps_its_copies_and_says_why(cli
         code, out = memsync("delete", "--purge", rel, "--json")
         assert code == 2 and isinstance(out, dict), out
         assert f"{rel} cannot be deleted" in out["error"]["message"] and f"chmod u+w {locked}" in out["error"]["message"]
-        code, out = memsync("delete", "--purge", "--all", "--json")
+        code, out = memsync("delete", "--purge", "--all", "--yes", "--json")
         assert code == 0 and isinstance(out, dict), out
         assert out["purged"] == 0 and out["kept"] == [os.path.dirname(rel)]
     finally:

@@ -75,7 +75,7 @@ def test_the_record_lives_in_the_trash_and_a_purge_drops_its_entry(cli, vault, t
 
 def test_emptying_the_trash_counts_the_cards_not_the_record(cli, vault, two_in_the_trash):
     assert (vault / ".trash" / trashnames.RECORD).exists()
-    code, data = cli("delete", "--purge", "--all", "--json")
+    code, data = cli("delete", "--purge", "--all", "--yes", "--json")
     assert code == 0 and data["purged"] == 2 and data["stats_cleared"] == 2
     assert "deleted 2 file(s)" in data["note"] and not (vault / ".trash" / trashnames.RECORD).exists()
 

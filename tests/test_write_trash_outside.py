@@ -47,7 +47,7 @@ def test_a_trash_folder_that_links_outside_is_refused(cli, vault, card, outside)
     code, data = cli("delete", card["id"], "--json")
     assert code == 2 and data["error"]["code"] == "path_outside_vault"
     assert (vault / card["path"]).exists() and sorted(p.name for p in outside.iterdir()) == ["victim.md"]
-    code, _ = cli("delete", "--purge", "--all", "--json")
+    code, _ = cli("delete", "--purge", "--all", "--yes", "--json")
     assert code == 2 and (outside / "victim.md").exists()
 
 
@@ -62,6 +62,6 @@ def test_purge_all_removes_links_but_never_what_they_point_to(cli, vault, outsid
     (vault / ".trash/sub").mkdir(parents=True)
     (vault / ".trash/sub/link-to-folder").symlink_to(outside, target_is_directory=True)
     (vault / ".trash/sub/link-to-file.md").symlink_to(outside / "victim.md")
-    code, data = cli("delete", "--purge", "--all", "--json")
+    code, data = cli("delete", "--purge", "--all", "--yes", "--json")
     assert code == 0 and data["purged"] == 2
     assert (outside / "victim.md").exists() and not any((vault / ".trash").iterdir())

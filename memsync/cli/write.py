@@ -155,14 +155,21 @@ def supersede(obj: Context, as_json: bool, card_id, title, body, kind, tags, pri
 
 
 def _confirm_purge_all(obj: Context) -> None:
-    """On a terminal, emptying the trash for good is asked first, with the count at stake."""
-    if not (sys.stdin and sys.stdin.isatty()):
-        return  # a script or an agent: it asked by running the command
+    """Emptying the trash for good, the one thing memsync destroys, is asked first on a
+    terminal, with the count at stake. Where nobody can be asked (a script, an agent's shell)
+    it is refused without --yes: running the command is not consent to a loss it never named."""
     from ..write import trashsize
 
     count = trashsize.usage(obj.cfg.ensure_vault()).files
-    if count and not click.confirm(f"delete the {count} file(s) in the trash for good? this "
-                                   "cannot be undone", default=False, err=True):
+    if not count:
+        return
+    if not (sys.stdin and sys.stdin.isatty()):
+        raise BadArgument(
+            f"--purge --all deletes the {count} file(s) in the trash for good, and there is no "
+            "terminal to ask on; run it again with --yes to do so (restore what you want to keep "
+            "first: `memsync delete --restore PATH`)")
+    if not click.confirm(f"delete the {count} file(s) in the trash for good? this "
+                         "cannot be undone", default=False, err=True):
         click.echo("memsync: nothing was deleted", err=True)
         raise click.exceptions.Exit(1)
 
@@ -174,7 +181,8 @@ def _confirm_purge_all(obj: Context) -> None:
 @click.option("--purge", "purge_path", metavar="PATH", is_flag=False, flag_value="",
               help="Delete a file in the trash for good (clears its read stats).")
 @click.option("--all", "purge_everything", is_flag=True, help="With --purge: empty the whole trash.")
-@click.option("--yes", is_flag=True, help="With --purge --all: do not ask first (on a terminal it asks).")
+@click.option("--yes", is_flag=True, help="With --purge --all: do not ask first (on a terminal it asks; "
+              "with no terminal it is refused without --yes).")
 def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path, purge_everything, yes):
     """Move a card to the vault's .trash/ (undoable), restore it, or purge the trash.
 
@@ -185,7 +193,7 @@ def delete(obj: Context, as_json: bool, card_id, restore_path, force, purge_path
       memsync delete 1234567
       memsync delete --restore 03-Knowledge/nginx-站点根目录.md
       memsync delete --purge .trash/03-Knowledge/nginx-站点根目录.md
-      memsync delete --purge --all        # asks first on a terminal; --yes does not
+      memsync delete --purge --all        # asks on a terminal; elsewhere needs --yes
     """
     from memsync.write import vault
 
