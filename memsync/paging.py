@@ -6,6 +6,9 @@ from __future__ import annotations
 from .errors import BadArgument
 
 DEFAULT_MAX_CHARS = 20_000
+# Past this many characters left, --full is not offered: a 5 MB log sent whole into a model's
+# context (MCP's full=true) costs more than any answer in it is worth; windows read on.
+FULL_HINT_CHARS = 100_000
 
 
 def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool = False) -> dict:
@@ -29,8 +32,9 @@ def window(text: str, offset: int = 0, max_chars: int | None = None, full: bool 
     }
     if has_more:  # beside the text, never in it: `text` is the card's own characters only; in
         # `memsync show`'s words, which the MCP server rewords (offset=N, full=true)
-        page["hint"] = (f"[… {length - end} more characters not shown; "
-                        f"continue with --offset {end}, or --full for the whole text]")
+        rest = length - end
+        whole = ", or --full for the whole text" if rest <= FULL_HINT_CHARS else ", a window at a time"
+        page["hint"] = f"[… {rest} more characters not shown; continue with --offset {end}{whole}]"
     elif offset and offset >= length:  # an empty window, not an empty card
         page["hint"] = f"[offset {offset} is past the end: the card has {length} characters]"
     return page

@@ -19,6 +19,14 @@ def test_window_reports_what_is_left():
     assert "30 more characters" in page["hint"] and "offset 20" in page["hint"]
 
 
+def test_the_whole_text_is_offered_only_while_what_is_left_is_not_huge():
+    near = paging.window("x" * (20 + paging.FULL_HINT_CHARS), max_chars=20)
+    assert near["hint"].endswith("continue with --offset 20, or --full for the whole text]")
+    huge = paging.window("x" * (21 + paging.FULL_HINT_CHARS), max_chars=20)
+    assert huge["hint"].endswith("continue with --offset 20, a window at a time]")
+    assert "--full" not in huge["hint"]
+
+
 def test_last_window_has_no_more():
     page = paging.window("x" * 50, offset=40, max_chars=20)
     assert (page["returned"], page["has_more"], page["next_offset"]) == (10, False, None)
