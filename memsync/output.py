@@ -164,6 +164,11 @@ def search(data: dict, highlight=None) -> str:
 
 def show(data: dict) -> str:
     head = f"# {visible(data['title'])}\n({data['source']}:{visible(data['path'])}, id {data['id']})\n"
+    what = [data["kind"]] if data.get("kind") else []
+    if data.get("tags"):  # what --tag finds it by, inline #tags included (as memory_get shows)
+        what.append(visible("#" + " #".join(data["tags"])))
+    if what:
+        head += " · ".join(what) + "\n"
     if data.get("summary"):
         head += f"summary: {visible(data['summary'])}\n"
     if data.get("use"):

@@ -59,6 +59,14 @@ def test_default_window_is_20000_chars(vault, cli):
     assert human.rstrip().endswith("continue with --offset 20000, or --full for the whole text]")
 
 
+def test_show_names_the_kind_and_tags_as_memory_get_does(vault, cli):
+    (vault / "t.md").write_text("---\ntitle: tagged\nkind: tool\ntags: [deploy, infra/k8s]\n---\n"
+                                "a tagged card about #rollout windows\n")
+    sync()
+    _, human = cli("show", card_id(cli, "rollout"))
+    assert human.splitlines()[2] == "tool · #deploy #infra/k8s #rollout"
+
+
 def test_show_counts_reads(vault, cli):
     write_card(vault, "a.md", "alpha", "readable card text")
     sync()
