@@ -1,7 +1,7 @@
 """The lifecycle keys of config.json, checked. Pure: a dict in, a Settings out (or a message).
 
     "log_searches": true          keep the retrieval log (false: no search is written down)
-    "log_cap": 5000               entries kept; the oldest go first
+    "log_cap": 5000               log entries kept, and as many feedback verdicts; the oldest go first
     "summary_threshold": 500      a body longer than this (characters) wants a summary
     "stale_days": 90              audit: a card not returned for this many days is listed
     "duplicate_threshold": 0.55   audit: shingle similarity from which two cards are duplicates

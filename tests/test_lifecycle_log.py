@@ -165,6 +165,21 @@ def test_feedback_through_the_cli_counts_per_card(cli, vault):
     assert (shown["use"]["helpful"], shown["use"]["unhelpful"]) == (1, 1)
 
 
+def test_feedback_verdicts_are_capped_as_the_log_is_and_the_counts_keep_every_one(cli, vault, home):
+    _cards(vault, cli)
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"log_cap": 3}))
+    card = cli("search", "nginx", "--json")[1]["hits"][0]["id"]
+    for n in range(5):
+        cli("feedback", card, "--helpful", "--query", f"q{n}")
+    cli("feedback", card, "--unhelpful", "--query", "q5")
+    with _open() as index:
+        kept = [q for (q,) in index._conn.execute("SELECT query FROM feedback ORDER BY seq")]
+    assert kept == ["q3", "q4", "q5"]  # the oldest verdicts went first
+    use = cli("show", card, "--json")[1]["use"]
+    assert (use["helpful"], use["unhelpful"]) == (5, 1)
+
+
 def test_purge_clears_a_cards_feedback(cli, vault):
     _cards(vault, cli)
     _, found = cli("search", "deploy", "--json")

@@ -91,10 +91,14 @@ def last_query_for(index: Index, card_id: int) -> str | None:
     return row[0] if row else None
 
 
-def record_feedback(index: Index, card_id: int, helpful: bool, query: str | None, at: str) -> None:
+def record_feedback(index: Index, card_id: int, helpful: bool, query: str | None, at: str,
+                    cap: int) -> None:
+    """One verdict: its row (the newest `cap` are kept, as the log's entries are) and the card's
+    count, which keeps every verdict."""
     with index.transaction() as conn:
-        conn.execute("INSERT INTO feedback (id, at, helpful, query) VALUES (?, ?, ?, ?)",
-                     (card_id, at, int(helpful), query))
+        seq = conn.execute("INSERT INTO feedback (id, at, helpful, query) VALUES (?, ?, ?, ?)",
+                           (card_id, at, int(helpful), query)).lastrowid
+        conn.execute("DELETE FROM feedback WHERE seq <= ?", ((seq or 0) - cap,))
         column = "helpful_count" if helpful else "unhelpful_count"
         conn.execute(
             f"INSERT INTO card_stats (id, {column}) VALUES (?, 1) "
