@@ -178,3 +178,51 @@ def test_an_indexed_vault_that_holds_no_note_is_told_so_not_to_index_again(cli, 
     write_card(vault, "notes/nginx.md", "nginx", "nginx serves /srv/www on the edge box")
     code, out = cli("search", "nginx", "--json")  # a note now, not yet indexed: index it
     assert code == 1 and out["notes"] == [{"code": "index_empty"}]
+
+
+def _old_cards(vault, cli):
+    for name in ("nginx", "backups", "rsync"):
+        write_card(vault, f"03-Knowledge/{name}.md", name, f"How {name} is set up on ecs-prod, written long ago.",
+                   created="2020-01-01")
+    cli("index")
+
+
+def test_cards_no_search_returned_are_listed_only_once_the_log_spans_stale_days(cli, vault):
+    """A log begun today cannot say which cards no search returned in 90 days: it said all of them."""
+    import sqlite3
+    from datetime import date, timedelta
+
+    _old_cards(vault, cli)
+    returned = cli("search", "nginx", "--json")[1]["hits"][0]["id"]
+    _, data = cli("audit", "--json")
+    assert data["not_returned"] == [] and data["not_returned_known"] is False
+    assert data["log_since"][:10] == date.today().isoformat()
+    code, text = cli("audit")
+    assert "not returned by any search lately: not known yet (the retrieval log began" in text
+    with sqlite3.connect(config.load().db.path) as conn:  # a log that has watched for 200 days
+        long_ago = (date.today() - timedelta(days=200)).isoformat() + "T09:00:00+00:00"
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'log_started'", (long_ago,))
+    _, data = cli("audit", "--json")
+    assert data["not_returned_known"] is True
+    assert sorted(e["path"] for e in data["not_returned"]) == ["03-Knowledge/backups.md", "03-Knowledge/rsync.md"]
+    assert returned not in {e["id"] for e in data["not_returned"]}
+
+
+def test_with_the_log_off_the_audit_says_it_cannot_tell_which_cards_are_not_returned(cli, vault, home):
+    _old_cards(vault, cli)
+    home.mkdir(exist_ok=True)
+    (home / "config.json").write_text(json.dumps({"log_searches": False}))
+    _, data = cli("audit", "--json")
+    assert data["not_returned"] == [] and data["not_returned_known"] is False and data["log_since"] is None
+    assert '(the retrieval log is off: "log_searches": false in config.json)' in cli("audit")[1]
+
+
+def test_a_card_returned_often_and_never_opened_is_listed_until_it_is_opened(cli, vault):
+    _old_cards(vault, cli)
+    for _ in range(10):
+        found = cli("search", "rsync", "--json")[1]
+    card = found["hits"][0]["id"]
+    _, data = cli("audit", "--json")
+    assert [(e["id"], e["returned"], e["opened"]) for e in data["returned_never_opened"]] == [(card, 10, 0)]
+    cli("show", card)
+    assert cli("audit", "--json")[1]["returned_never_opened"] == []

@@ -98,6 +98,8 @@ def _audit_text(data: dict) -> str:
             lines += [f"  {e['id']}  {e['source']}:{e['path']}  ({detail(e)})" for e in data[name]]
             if counts[name] > len(data[name]):
                 lines.append(f"  ... and {counts[name] - len(data[name])} more (--json lists {len(data[name])})")
+    if not data["not_returned_known"]:
+        lines.append(f"\n{_SECTIONS['not_returned'][0]}: not known {_why_unknown(data)}")
     if counts["loose_chains"]:
         lines.append(f"\nsupersede chains with loose ends: {counts['loose_chains']}")
         lines += [f"  {e['message']}\n    fix: {e['fix']}" for e in data["loose_chains"]]
@@ -108,6 +110,16 @@ def _audit_text(data: dict) -> str:
     elif any(counts[k] for k in ("duplicates", "long_without_summary", "misfiled")):
         lines.append("\n`memsync consolidate` shows the plan for duplicates, summaries and folders")
     return "\n".join(lines)
+
+
+def _why_unknown(data: dict) -> str:
+    """Why the audit cannot yet tell which cards no search returned in stale_days days."""
+    if not data["logging"]:
+        return "(the retrieval log is off: \"log_searches\": false in config.json)"
+    if not data["log_since"]:
+        return "yet (no search has been logged)"
+    return (f"yet (the retrieval log began {data['log_since'][:10]}; cards are listed once it spans "
+            f"{data['stale_days']} days, `stale_days` in config.json)")
 
 
 @command(main, "audit")

@@ -77,8 +77,12 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
     long_cards.sort(key=lambda e: -e["chars"])
 
     since = (date.fromisoformat(today) - timedelta(days=settings.stale_days)).isoformat()
+    log_since = lifelog.started(index) if settings.log_searches else None
+    # Not returned "in stale_days days" is only known once the log has watched that long: a log
+    # begun last week (or turned off) would list every older card as never wanted.
+    watched = dates.day_of(log_since) is not None and (dates.day_of(log_since) or "") <= since
     stale = []
-    for r in valid:
+    for r in valid if watched else ():
         u = use.get(r.id, lifelog.EMPTY_USE)
         last = u["last_returned"]
         born = dates.day_of(r.created) or ""
@@ -120,6 +124,9 @@ def run(cfg: Config, index: Index, threshold: float | None = None, listed: int =
         "valid": len(valid),
         "threshold": threshold or settings.duplicate_threshold,
         "stale_days": settings.stale_days,
+        "logging": settings.log_searches,
+        "log_since": log_since,  # None: nothing logged yet, or the log is off
+        "not_returned_known": watched,  # False: `not_returned` is empty for want of a long enough log
         "counts": {name: len(items) for name, items in sections.items()},
         **{name: items[:listed] for name, items in sections.items()},
         "seconds": round(time.perf_counter() - started, 3),

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 LOG_WAIT_MS = 50
 # An open is tied to the latest search that returned the card among this many last ones.
 OPEN_LOOKBACK = 50
+# meta key: when the first search was logged. The cap drops the oldest entries, so the log's
+# own first entry does not say how long searches have been watched.
+STARTED = "log_started"
 
 
 @contextmanager
@@ -56,6 +59,7 @@ def record_search(index: Index, at: str, query: str, filters: dict, matched: str
                         (at, json.dumps([i for i, _ in hits])),
                     )
                 conn.execute("DELETE FROM retrieval_log WHERE seq <= ?", ((seq or 0) - cap,))
+                conn.execute(f"INSERT OR IGNORE INTO meta VALUES ('{STARTED}', ?)", (at,))
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -156,6 +160,12 @@ def entries(index: Index, limit: int, query: str | None = None,
          "opened": json.loads(r[7])}
         for r in index._conn.execute(sql, args)
     ]
+
+
+def started(index: Index) -> str | None:
+    """When searches began to be logged (its own time and zone); for an index logged before the
+    mark was kept, the oldest entry left, which is no earlier than that."""
+    return index.meta(STARTED) or index._conn.execute("SELECT min(at) FROM retrieval_log").fetchone()[0]
 
 
 def count(index: Index) -> int:
