@@ -142,6 +142,24 @@ def test_often_read_cards_are_only_keepers(cli, vault, home):
     assert merge["keeper"] == short and "read most" in merge["why"]
 
 
+@pytest.mark.parametrize(("use", "times"), [(("show",), 5), (("feedback", "--helpful"), 2)])
+def test_a_card_read_five_times_or_marked_helpful_twice_is_never_merged_into_another(cli, vault, home, use, times):
+    _vault(vault, cli, home, rules=False)
+    ids = {h["path"]: h["id"] for h in cli("search", "deploy", "--json")[1]["hits"]}
+    read, helped = ids["03-Knowledge/deploy.md"], ids["03-Knowledge/deploy-notes.md"]
+    for _ in range(7):
+        cli("show", read)  # the keeper: read more than the other
+    for _ in range(times):
+        cli(use[0], helped, *use[1:])
+    group = next(g for g in cli("audit", "--json")[1]["duplicates"] if g["keeper"] == read)
+    (other,) = [c for c in group["cards"] if c["id"] == helped]
+    assert other["protected"] is True and other["merge"] is False
+    before = (vault / "03-Knowledge/deploy-notes.md").read_bytes()
+    code, done = cli("consolidate", "--apply", "--json")
+    assert code == 0 and not any(m["path"] == "03-Knowledge/deploy.md" for m in done["merges"])
+    assert (vault / "03-Knowledge/deploy-notes.md").read_bytes() == before
+
+
 def test_a_sentence_is_held_only_as_a_whole_sentence_and_ends_only_at_a_space():
     keeper = "Never deploy on Friday afternoons without approval. Use port 8080 for the app."
     assert sentences.missing(keeper, "- Never deploy on Friday\n- Use port 80\n- use port 8080 for the app") == [
