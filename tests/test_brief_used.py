@@ -26,6 +26,8 @@ def read_vault(tmp_path, vault, cli):
     write_card(vault, "03-Knowledge/p1.md", "Never read, P1", "Ask before a release.\n", priority="P1")
     write_card(vault, "03-Knowledge/low.md", "Never read, low", "Nice to know.\n", priority="low")
     write_card(vault, "03-Knowledge/liked.md", "Read once, helpful", "It helped.\n")
+    write_card(vault, "03-Knowledge/told.md", "Never read, helpful", "Its snippet was enough.\n")
+    write_card(vault, "03-Knowledge/disliked.md", "Never read, unhelpful", "Beside the point.\n")
     assert cli("index")[0] == 0
     index = Index(tmp_path / "home" / "memsync.db")
     ids = {row["title"]: row["id"] for row in index.cards()}
@@ -36,6 +38,9 @@ def read_vault(tmp_path, vault, cli):
     index.close()
     assert cli("show", ids["Read once, helpful"])[0] == 0
     assert cli("feedback", ids["Read once, helpful"], "--helpful")[0] == 0
+    # verdicts with no read, as memory_get's feedback gives them
+    assert cli("feedback", ids["Never read, helpful"], "--helpful")[0] == 0
+    assert cli("feedback", ids["Never read, unhelpful"], "--unhelpful")[0] == 0
     return project
 
 
@@ -52,6 +57,13 @@ def test_a_priority_card_never_read_leads_most_used_past_many_read_cards(read_va
 
 def test_helpful_feedback_outranks_reads_past_many_read_cards(read_vault, cli):
     assert used(cli, read_vault)[2] == "Read once, helpful"
+
+
+def test_a_card_marked_helpful_but_never_opened_is_most_used_after_the_read_ones_as_helpful(read_vault, cli):
+    """DESIGN §13: the most used and helpful. memory_get's feedback counts no read."""
+    shown = used(cli, read_vault)
+    assert shown[2:4] == ["Read once, helpful", "Never read, helpful"]
+    assert "Never read, unhelpful" not in shown
 
 
 def test_a_low_priority_card_never_read_is_not_most_used(read_vault, cli):

@@ -4,7 +4,7 @@ Three sections, each a list of items `id title — line`:
 - `project`: the cards that belong to the project, by priority, feedback, reads, then newest;
 - `changed`: cards new, updated or superseded since this agent's last brief here, newest first
   (a card without an `updated` date, as most of other agents' files are: by its file's time);
-- `used`: the other cards with a priority or reads, by priority, feedback, then reads.
+- `used`: the other cards with a priority, reads or net helpful verdicts, by priority, feedback, then reads.
 Cards flagged by the secrets scanner are never shown, only counted (`held_back`). The budget is
 spent on `changed` first (short and easy to miss), then `project`, then `used`; an item fits
 whole or is left out, never cut. Ties always fall back to the card id: the same index and the

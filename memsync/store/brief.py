@@ -119,8 +119,9 @@ def priorities(conn: Connection) -> list[str]:
 
 
 def used_cards(conn: Connection, today: str, limit: int, by_rank: Mapping[int, Sequence[str]]) -> list[Row]:
-    """Valid cards with a priority or read at least once, the first `limit` by priority, then
-    feedback, then reads, then id, as memsync.brief.select orders them: a critical card never read
+    """Valid cards with a priority, read at least once or marked helpful more often than not, the
+    first `limit` by priority, then feedback, then reads, then id, as memsync.brief.select orders
+    them: a critical card never read
     is not crowded out by a hundred read ones. `by_rank` holds the priority values that count, by
     their rank (memsync.brief.select.priority_rank), each rank's values a JSON list so that the
     query's parameters stay few however many ways a vault spells them. Found from card_stats and
@@ -128,12 +129,15 @@ def used_cards(conn: Connection, today: str, limit: int, by_rank: Mapping[int, S
     levels = sorted(by_rank, reverse=True)
     rank = "".join(f"WHEN c.priority IN (SELECT value FROM json_each(?)) THEN {int(level)} " for level in levels)
     order = f"CASE {rank}ELSE 0 END DESC, " if levels else ""
+    used = "read_count > 0"
     if _has_column(conn, "card_stats", "helpful_count"):  # the lifecycle wing's feedback
         order += "coalesce(s.unhelpful_count, 0) - coalesce(s.helpful_count, 0), "
+        # marked helpful more than not, though never opened: memory_get's feedback reads nothing
+        used += " OR helpful_count > unhelpful_count"
     values = [json.dumps(list(by_rank[level]), ensure_ascii=False) for level in levels]
     return conn.execute(
         f"SELECT {_LIGHT} {_FROM} WHERE {VALID_ON} AND c.id IN (SELECT id FROM card_stats "
-        "WHERE read_count > 0 UNION ALL SELECT id FROM cards WHERE priority IN "
+        f"WHERE {used} UNION ALL SELECT id FROM cards WHERE priority IN "
         f"(SELECT value FROM json_each(?))) ORDER BY {order}coalesce(s.read_count, 0) DESC, c.id LIMIT ?",
         (*on_day(today), json.dumps([v for level in levels for v in by_rank[level]], ensure_ascii=False),
          *values, limit),
