@@ -109,6 +109,19 @@ def test_a_flagged_secret_in_a_filter_or_a_feedback_query_is_stored_redacted(cli
     assert AWS not in dump
 
 
+def test_a_query_pasted_whole_is_logged_cut_and_a_secret_across_the_cut_is_redacted_first(cli, vault):
+    _cards(vault, cli)
+    pasted = "nginx " + "word " * 197 + AWS + " tail" * 400  # the key spans character 1,000
+    assert len(pasted) > 2500 and pasted.index(AWS) < 1000 < pasted.index(AWS) + len(AWS)
+    assert cli("search", pasted)[0] in (0, 1)
+    (entry,) = _log(cli)["entries"]
+    assert len(entry["query"]) == 1001 and entry["query"].endswith("…")
+    assert entry["query"].startswith("nginx word") and AWS[:8] not in entry["query"]
+    card = cli("search", "nginx", "--json")[1]["hits"][0]["id"]
+    _, data = cli("feedback", card, "--helpful", "--query", pasted, "--json")
+    assert len(data["query"]) == 1001 and AWS[:8] not in data["query"]
+
+
 def test_log_searches_false_keeps_no_log(cli, vault, home):
     _cards(vault, cli)
     home.mkdir(exist_ok=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from memsync import dates
 from memsync.config import Config
-from memsync.lifecycle.redact import redacted
+from memsync.lifecycle.redact import kept_query, redacted
 from memsync.search.lexical import Query
 from memsync.store import lifelog
 from memsync.store.index import Index
@@ -31,7 +31,7 @@ def record(cfg: Config, index: Index, q: Query, result: dict, semantic: bool = F
         return False
     tiers = sorted({h["matched"] for h in result["hits"]}, key=_tier_order)
     return lifelog.record_search(
-        index, dates.now_iso(), redacted(q.text), filters_of(q, semantic),
+        index, dates.now_iso(), kept_query(q.text), filters_of(q, semantic),
         ",".join(tiers) or result.get("matched"),
         [(h["id"], h["score"]) for h in result["hits"]], client, settings.log_cap)
 
