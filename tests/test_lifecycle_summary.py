@@ -77,6 +77,20 @@ def test_a_long_body_without_summary_is_saved_with_a_warning_saying_why(cli, vau
     assert "warnings" not in short
 
 
+def test_an_update_that_leaves_a_long_body_without_summary_warns_as_capture_does(cli, vault):
+    _, short = cli("capture", "--title", "会长的卡", "--body", "nginx 根目录是 /srv/www/site", "--json")
+    code, grown = cli("update", short["id"], "--body", LONG, "--json")
+    assert code == 0 and grown["status"] == "updated"
+    (warning,) = grown["warnings"]
+    assert "no summary" in warning and "split" in warning
+    _, summed = cli("update", short["id"], "--summary", "发布步骤", "--json")
+    assert "warnings" not in summed
+    _, cleared = cli("update", short["id"], "--summary", "", "--json")  # the long body stays, unsummed
+    assert "no summary" in cleared["warnings"][0]
+    _, retitled = cli("update", short["id"], "--title", "改名的卡", "--json")  # no nag on other fields
+    assert "warnings" not in retitled
+
+
 def test_the_threshold_is_a_config_key(cli, home):
     home.mkdir(exist_ok=True)
     (home / "config.json").write_text(json.dumps({"summary_threshold": 2000}))

@@ -236,6 +236,12 @@ def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, pri
         raise WriteFailed(f"{rel} kept changing while we tried to update it; try again")
     result = {"status": "updated", "id": card_id, "path": rel, "changed": changed}
     result.update(vaultio.secret_fields(findings))
+    if new_body is not None or "summary" in wanted:  # as capture warns: the body is long, unsummed
+        summary_now = wanted["summary"][0] if "summary" in wanted else current.summary
+        long_body = rules.long_body_warning(current.body if new_body is None else new_body, summary_now,
+                                            cfg.lifecycle.summary_threshold)
+        if long_body:
+            result["warnings"] = [*result.get("warnings", []), long_body]
     note = _name_note(rel, wanted)
     if note:
         result["note"] = note
