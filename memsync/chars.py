@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from memsync import cjk
+
 _ZWJ = "\u200d"
 _MARKS = frozenset({"Mn", "Mc", "Me"})  # combining marks, variation selectors among them
 
@@ -35,6 +37,22 @@ def boundary(text: str, at: int) -> int:
     while 0 < at < len(text) and _continues(text, at):
         at -= 1
     return at
+
+
+def word_end(text: str, at: int, floor: int) -> int:
+    """Where a shortened `text` may end, at or before `at`: `at` itself (kept whole) unless that
+    splits a word of Latin letters or digits, then the last space after `floor`. A CJK character
+    on either side is a place to cut: Chinese and Japanese put no space between words, so going
+    back to a space there dropped up to half of what fit (a brief line, an extractive summary)."""
+    at = boundary(text, at)
+    if not 0 < at < len(text) or not (_in_word(text[at - 1]) and _in_word(text[at])):
+        return at
+    space = text.rfind(" ", 0, at)
+    return space if space > floor else at
+
+
+def _in_word(char: str) -> bool:
+    return char.isalnum() and not cjk.is_cjk(char)
 
 
 def _continues(text: str, at: int) -> bool:

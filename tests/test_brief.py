@@ -143,3 +143,16 @@ def test_a_section_whose_query_stopped_says_its_count_is_a_lower_bound():
     from memsync.brief.select import heading_text
 
     assert heading_text("used", len(used.items), used.total, None, used.capped).endswith(f"of {used.total}+)")
+
+
+def test_a_chinese_line_is_cut_at_a_character_not_back_at_its_last_space(brief_home, cli, vault):
+    """`CPU 超过九十…` lost everything after `CPU`: the cut went back to a space as in English."""
+    body = "使用 prometheus 与 alertmanager，CPU 超过百分之九十持续五分钟就发送告警到钉钉群组并电话通知值班。\n"
+    write_card(vault, "02-Projects/shop/监控.md", "监控告警", body, project="shop")
+    cli("index")
+    data = brief(cli, brief_home["shop"], "--peek")
+    item = next(item for section in data["sections"] for item in section["items"] if item["title"] == "监控告警")
+    line = next(text for text in data["text"].splitlines() if f"{item['id']} 监控告警" in text)
+    shown = line.split(" — ", 1)[1]
+    assert shown.endswith("…") and body.startswith(shown[:-1])
+    assert "CPU 超过百分之九十" in shown and tokens.estimate(shown) <= 32

@@ -30,3 +30,15 @@ def test_a_text_typed_decomposed_counts_and_cuts_as_its_composed_twin():
     assert chars.length(decomposed) == chars.length(composed) == 270
     assert chars.cut(decomposed, 200) == chars.cut(composed, 200)
     assert chars.cut(decomposed, 270) == decomposed  # whole: as written
+
+
+@pytest.mark.parametrize(("text", "at", "shown"), [
+    ("deploy with make deploy", 16, "deploy with make"),  # inside a word: back to its space
+    ("deploy with make deploy", 11, "deploy with"),  # at a word's end: kept
+    ("用 nginx 转发，端口改成八零八零", 15, "用 nginx 转发，端口改成"),  # CJK either side: kept
+    ("用 nginx 转发，CPU 超过九十", 16, "用 nginx 转发，CPU 超"),
+    ("Redis 部署在 ecsprod", 13, "Redis 部署在"),  # a Latin word after CJK is still whole
+    ("word", 0, ""),
+])
+def test_a_shortened_text_ends_between_words_or_at_any_cjk_character(text, at, shown):
+    assert text[:chars.word_end(text, at, at // 2)] == shown

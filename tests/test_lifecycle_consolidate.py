@@ -226,6 +226,14 @@ def test_summaries_are_cut_at_sentence_ends():
     assert len(cut) <= 150 and cut.endswith("…")
 
 
+def test_a_long_chinese_first_sentence_is_cut_at_a_character_not_back_at_a_space():
+    """Going back to the last space cut the Chinese after `ecs-prod-01` away: 19 characters of 149."""
+    first = "发布前先在预发布环境验证配置" * 8 + "，然后部署到 ecs-prod-01 上" + "，检查监控告警并通知值班同事" * 4 + "。"
+    cut = sentences.summary(first)
+    assert cut is not None and cut.endswith("…") and len(cut) == 150
+    assert first.startswith(cut[:-1])
+
+
 def test_sentences_are_parted_by_a_space_unless_both_sides_are_cjk():
     """Non-ASCII text is not CJK text: a dash, an accent or a curly quote once glued sentences."""
     added = ["Approval comes from the on-call lead — Zoë.", "Hotfixes skip staging — two reviewers."]

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from memsync import dates, secrets
+from memsync import chars, dates, secrets
 from memsync.brief.tokens import estimate
 
 SECTION_ORDER = ("project", "changed", "used")  # as rendered
@@ -121,11 +121,8 @@ def shorten(text: str, tokens: int) -> str:
             low = mid
         else:
             high = mid - 1
-    cut = text[:low]
-    space = cut.rfind(" ")
-    if space > len(cut) * 0.6:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:.-—") + "…"
+    cut = text[:chars.word_end(text, low, int(low * 0.6))]
+    return cut.rstrip(" ,;:.-—，、；：") + "…"
 
 
 def _stamp(iso: str | None) -> float:

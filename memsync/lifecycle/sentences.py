@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from itertools import islice
 
-from memsync import cjk
+from memsync import chars, cjk
 
 SUMMARY_CHARS = 150
 SUMMARY_SENTENCES = 2
@@ -106,6 +106,5 @@ def summary(body: str, limit: int = SUMMARY_CHARS) -> str | None:
         out = longer
     if out:
         return out
-    cut = parts[0][: limit - 1]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:，、") + "…"
+    first = parts[0]
+    return first[:chars.word_end(first, limit - 1, limit // 2)].rstrip(" ,;:，、") + "…"
