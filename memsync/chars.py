@@ -21,6 +21,19 @@ def length(text: str) -> int:
     return len(unicodedata.normalize("NFC", text))
 
 
+def columns(text: str) -> int:
+    """How many terminal columns `text` takes: two for a wide character (Han, Kana, Hangul,
+    full-width forms), none for a mark that joins the one before it, one for the rest."""
+    return sum(0 if unicodedata.category(c) in _MARKS or c == _ZWJ
+               else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int) -> str:
+    """`text` with spaces after it to fill `width` columns: `str.ljust` counts code points, so a
+    Chinese path in a table pushed every column after it out of line."""
+    return text + " " * (width - columns(text))
+
+
 def cut(text: str, most: int, mark: str = "…") -> str:
     """`text` itself when it has at most `most` characters (length); else its first `most`
     composed characters or fewer, never ending inside one, followed by `mark`."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import dates
+from . import chars, dates
 from .search import codes
 from .sizes import mib
 
@@ -19,8 +19,8 @@ def visible(text: str) -> str:
 
 
 def _table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    widths = [max(chars.columns(str(x)) for x in col) for col in zip(headers, *rows)]
+    line = lambda cells: "  ".join(chars.pad(str(c), w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 

@@ -42,3 +42,11 @@ def test_a_text_typed_decomposed_counts_and_cuts_as_its_composed_twin():
 ])
 def test_a_shortened_text_ends_between_words_or_at_any_cjk_character(text, at, shown):
     assert text[:chars.word_end(text, at, at // 2)] == shown
+
+
+@pytest.mark.parametrize(("text", "columns"), [
+    ("vault", 5), ("我的笔记", 8), ("ＡＰＩ密钥", 10), ("서버", 4), ("カタカナ", 8),
+    ("e\u0301", 1),  # an accent typed apart takes no column of its own
+])
+def test_wide_characters_take_two_columns(text, columns):
+    assert chars.columns(text) == columns and chars.columns(chars.pad(text, 12)) == 12

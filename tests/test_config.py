@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from memsync import config, configjson
+from memsync import chars, config, configjson
 from memsync.errors import BadEnvironment
 
 from .conftest import MEMSYNC_BIN, write_card
@@ -53,6 +53,18 @@ def test_paths_command_reports_layers(cli, vault):
     assert out["db"] == {"path": "/tmp/x.db", "from": "cli"}
     assert out["vault"] == {"path": str(vault), "from": "env"}
     assert os.environ["MEMSYNC_HOME"] == out["home"]["path"]
+
+
+def test_the_paths_table_stays_in_line_with_a_chinese_vault(run_cli, tmp_path, monkeypatch):
+    """A Chinese character takes two columns: padded by code points, `config` stood four columns
+    left of the `from` column beside a vault named 我的笔记."""
+    (tmp_path / "我的笔记").mkdir()
+    monkeypatch.setenv("MEMSYNC_VAULT", str(tmp_path / "我的笔记"))
+    code, out, _ = run_cli("paths")
+    table = out.split("\n\n")[0].splitlines()
+    starts = {line.split()[0]: chars.columns(line[:line.rindex(" ") + 1]) for line in table}
+    assert code == 0 and "我的笔记" in out
+    assert len(set(starts.values())) == 1, table  # every last cell (from, env, default…) in one column
 
 
 # --- a config.json edited by hand: every wrong value is one clear error, exit 2 ------------------
