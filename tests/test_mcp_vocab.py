@@ -59,6 +59,21 @@ def test_the_cli_takes_tags_as_a_comma_string_a_flow_list_or_repeated(cli):
     assert _tags_of(many["id"]) == []
 
 
+def test_tags_typed_with_a_chinese_input_method_are_parted_at_its_commas(cli, server_log):
+    """`，` and `、` are what a Chinese keyboard types between items: one tag `监控，运维、看板`
+    could not be found by `--tag 监控`."""
+    code, card = cli("capture", "--title", "监控面板地址", "--body", BODY, "--tags", "监控，运维、看板", "--json")
+    assert code == 0 and _tags_of(card["id"]) == ["监控", "运维", "看板"]
+    code, found = cli("search", "billing", "--tag", "运维", "--json")
+    assert [hit["id"] for hit in found["hits"]] == [card["id"]]
+
+    async def body(session):
+        await tool(session, "memory_update", id=card["id"], tags="部署/生产，网络")
+        assert _tags_of(card["id"]) == ["部署/生产", "网络"]
+
+    scenario(body)(server_log)
+
+
 def test_supersede_takes_id_and_still_takes_old_id(server_log):
     async def body(session):
         first = await tool(session, "memory_capture", title="backup hour", body=BODY)

@@ -73,7 +73,7 @@ def _tags(given: tuple[str, ...]) -> list[str] | None:
 @click.option("--title", required=True, help="Short, specific title; it also names the file.")
 @click.option("--body", help="The fact, in Markdown (at least 20 characters); or give it as BODY, or pipe it in.")
 @click.option("--kind", type=KINDS, help="Card kind; picks the folder. Default: knowledge.")
-@click.option("--tags", multiple=True, help="Tags: nginx,ops, or --tags again for each one.")
+@click.option("--tags", multiple=True, help="Tags: nginx,ops (or 部署，网络), or --tags again for each one.")
 @click.option("--on-conflict", type=click.Choice(["suffix", "reject"]), default="suffix",
               show_default=True, help="Same title, other body: save as -2, or refuse (exit 3).")
 @click.option("--reject-secrets", is_flag=True, help="Refuse the card if it seems to hold credentials (exit 1).")

@@ -25,6 +25,7 @@ MAX_STEM_BYTES = 180
 _UNSAFE = re.compile(r'[/\\:*?"<>|#^\[\]]')
 _WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)),
                      *(f"lpt{i}" for i in range(10))}
+_TAG_COMMAS = re.compile("[,，、]")  # the comma, the full-width comma, the enumeration comma
 
 
 def _drop_controls(text: str) -> str:
@@ -48,11 +49,13 @@ def clean_title(title: str | None) -> str:
 
 def tag_items(text: str) -> list[str]:
     """The tags in one string: `a, b`, or a flow list as an agent may send it, `[a, b]` or
-    `["a", "b"]` (YAML's and JSON's way to write a list), which must not become a tag `[a`."""
+    `["a", "b"]` (YAML's and JSON's way to write a list), which must not become a tag `[a`.
+    A Chinese input method types `，` or `、` between the items of a list: they part tags too,
+    as no tag Obsidian reads holds either."""
     text = text.strip()
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1]
-    return [item.strip().strip("'\"") for item in text.split(",")]
+    return [item.strip().strip("'\"") for item in _TAG_COMMAS.split(text)]
 
 
 def clean_tags(tags) -> list[str]:
