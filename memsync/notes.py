@@ -97,7 +97,7 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
-        return {}, _FENCE.sub("", text, count=1), f"frontmatter is not valid YAML{where}"
+        return {}, _FENCE.sub("", text, count=1), f"frontmatter is not valid YAML{where}{_wide_colon(fence.group(1))}"
     except (ValueError, TypeError) as exc:
         return {}, _FENCE.sub("", text, count=1), f"frontmatter could not be read: {exc}"
     if not meta and fence.group(1).strip():
@@ -109,8 +109,21 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         except ValueError:  # a date that cannot be, alone (0000-00-00): a value, not a mapping
             return {}, body, "frontmatter is not a key/value mapping"
         if fenced is not None and not isinstance(fenced, dict):
-            return {}, body, "frontmatter is not a key/value mapping"
+            return {}, body, "frontmatter is not a key/value mapping" + _wide_colon(fence.group(1))
     return meta, body, None
+
+
+_WIDE_COLON_KEY = re.compile(r"^[ \t]*[^\s:：#'\"-][^:：\n]*：", re.MULTILINE)
+
+
+def _wide_colon(block: str) -> str:
+    """The hint for a key written with the full-width colon a Chinese input method types
+    (`title：x`): YAML reads that line as a bare string, so the block is no mapping, or broken."""
+    found = _WIDE_COLON_KEY.search(block)
+    if not found:
+        return ""
+    line = block.count("\n", 0, found.start()) + 2  # the file's line: the fence is line 1
+    return f"; line {line} writes its key with a full-width colon (：): use an ASCII colon and a space, `key: value`"
 
 
 def _as_list(value: object, separators: str = r"[,\s]+") -> tuple[str, ...]:

@@ -63,3 +63,16 @@ def test_a_title_written_as_a_mapping_is_a_problem_stats_names(vault, cli):
     assert [p["message"] for p in out["problems"] if p["path"] == "03-Knowledge/deploy.md"] == [
         "title '{Deploy: prod}' is not one value, so the card is titled by its file name; write one "
         "line of text, in quotes if it holds a colon, braces or brackets"]
+
+
+def test_a_key_typed_with_a_full_width_colon_is_named_with_what_to_type(vault, cli):
+    """`title：部署` is what a Chinese input method gives: the problem named no line and no cause."""
+    (vault / "部署.md").write_text("---\ntitle：生产部署\n---\n发布前先在预发布环境验证。\n", encoding="utf-8")
+    (vault / "发布.md").write_text("---\ntags: [发布]\nowner：张伟\n---\n每周二晚上发布。\n", encoding="utf-8")
+    assert cli("index")[0] == 0
+    code, out = cli("stats", "--json")
+    problems = {p["path"]: p["message"] for p in out["problems"]}
+    assert code == 0 and problems["部署.md"] == ("frontmatter is not a key/value mapping; line 2 writes its key "
+                                                "with a full-width colon (：): use an ASCII colon and a space, `key: value`")
+    assert "line 3 writes its key with a full-width colon (：)" in problems["发布.md"]
+    assert cli("search", "预发布环境", "--json")[1]["hits"]  # the body is still found
