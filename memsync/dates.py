@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 
 from .errors import BadArgument
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ASCII_DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")  # \d also takes ٢ or ２, which no parser reads
 
 
 def normalize(value: object) -> str | None:
@@ -46,14 +48,17 @@ def day_of(iso: str | None) -> str | None:
 
 
 def parse_as_of(text: str) -> str:
-    """Validate `--as-of YYYY-MM-DD`. A malformed date is an error, never 'no filter'."""
-    if not _DAY.match(text or ""):
+    """Validate `--as-of YYYY-MM-DD`. A malformed date is an error, never 'no filter'. Digits
+    typed in an input method's full-width mode (`２０２６－０３－０１`) are read as ASCII: they
+    were refused as "not a real date", which they are."""
+    day = unicodedata.normalize("NFKC", text or "")
+    if not _ASCII_DAY.match(day):
         raise BadArgument(f"--as-of expects a date as YYYY-MM-DD, got {text!r}")
     try:
-        dt.date.fromisoformat(text)
+        dt.date.fromisoformat(day)
     except ValueError as exc:
         raise BadArgument(f"--as-of {text!r} is not a real date ({exc})") from None
-    return text
+    return day
 
 
 def today() -> str:

@@ -203,6 +203,15 @@ def test_malformed_as_of_is_an_error(superseded, cli, bad):
     assert code == 2 and "YYYY-MM-DD" in out["error"]["message"] or "real date" in out["error"]["message"]
 
 
+def test_as_of_takes_a_date_typed_in_full_width_digits(superseded, cli):
+    """A Chinese input method in full-width mode types `２０２６－０２－０１`: it was refused as
+    "not a real date"."""
+    code, out = cli("search", "ECS", "--as-of", "２０２６－０２－０１", "--json")
+    assert code == 0 and [hit["path"] for hit in out["hits"]] == ["03-Knowledge/old.md"]
+    code, out = cli("search", "ECS", "--as-of", "٢٠٢٦-٠٢-٠١", "--json")  # other digits: still refused
+    assert code == 2 and "YYYY-MM-DD" in out["error"]["message"]
+
+
 def test_snippet_is_around_the_match(vault):
     write_card(vault, "long.md", "long", "filler " * 200 + "needleword at the end")
     sync()
