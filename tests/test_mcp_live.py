@@ -110,7 +110,11 @@ def test_a_second_server_leaves_the_watching_to_the_first(server_log, vault):
         assert (await tool(second, "memory_stats"))["watcher"]["pid"] == owner
 
     two_servers(server_log, vault, then)
-    assert "Traceback" not in server_log.read_text()
+    logged = server_log.read_text()
+    assert "Traceback" not in logged
+    # the second says who keeps the index live for it, not the advice to stop that one
+    assert "which keeps the index live; this server takes over if it stops" in logged
+    assert "stop it first" not in logged and "kill " not in logged
 
 
 def test_a_server_takes_over_the_watching_when_the_watcher_stops(server_log, vault):

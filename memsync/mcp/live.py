@@ -64,8 +64,9 @@ class LiveIndex:
                 try:
                     watcher.start()
                 except WatcherLocked as err:
-                    if not self.ready.is_set():
-                        log.info("%s; retrying every %gs", err.message, self.RETRY_LOCKED)
+                    if not self.ready.is_set():  # not its advice to stop that one: it serves us
+                        log.info("%s, which keeps the index live; this server takes over if it "
+                                 "stops (looked at every %gs)", err.holder, self.RETRY_LOCKED)
                     self.ready.set()
                     self._stopping.wait(self.RETRY_LOCKED)
                     continue

@@ -24,6 +24,12 @@ from ..errors import BadEnvironment
 class WatcherLocked(BadEnvironment):
     code = "watcher_locked"
 
+    def __init__(self, message: str, holder: str | None = None):
+        super().__init__(message)
+        # who holds the lock, without the advice to stop it: for a caller that waits for the
+        # holder instead (the MCP server's own watcher, memsync.mcp.live)
+        self.holder = holder or message
+
 
 # What a lock file's record holds. A later memsync that finds watchers another way must go on
 # taking these files too, so that a watcher of this one still sees it.
@@ -85,7 +91,7 @@ class WatchLock:
                     if self._take_over(aside):
                         break
             else:
-                raise WatcherLocked(self._held_message())
+                raise self._held()
         except BaseException:
             os.close(fd)
             raise
@@ -103,7 +109,7 @@ class WatchLock:
                 pid = _read_json(self.path).get("pid", "?")
                 os.replace(aside, self.path)
         except LockHeld:
-            raise WatcherLocked(self._held_message()) from None
+            raise self._held() from None
         import logging  # here: a search that only asks whether a watcher runs has no use for it
 
         # named by its file: a watcher holds two (its home's and its index's), and two lines
@@ -111,16 +117,15 @@ class WatchLock:
         logging.getLogger(__name__).warning("took over a stale watcher lock, %s (pid %s is gone)", self.path, pid)
         return True
 
-    def _held_message(self) -> str:
+    def _held(self) -> WatcherLocked:
         holder = _read_json(self.path)
         if self.refusal is not None:
-            return self.refusal(holder)
+            return WatcherLocked(self.refusal(holder))
         pid = holder.get("pid", "unknown")
         since = f", since {holder['since']}" if holder.get("since") else ""
-        return (
-            f"another memsync watcher (pid {pid}{since}) already watches {holder.get('vault', self.vault)} "
-            f"for this data home; stop it first (kill {pid}) or use another --home"
-        )
+        who = (f"another memsync watcher (pid {pid}{since}) already watches "
+               f"{holder.get('vault', self.vault)} for this data home")
+        return WatcherLocked(f"{who}; stop it first (kill {pid}) or use another --home", who)
 
     def release(self) -> None:
         if self._fd is None:
