@@ -106,3 +106,20 @@ def test_a_watcher_killed_while_it_took_its_locks_leaves_records_doctor_removes(
         assert live_aside.exists()
     finally:
         stop(live)
+
+
+def test_a_new_index_a_killed_repair_was_building_is_named_and_removed(vault, cli):
+    """salvage.recover builds the new index beside the damaged one under its pid's name, and
+    renames it into place only when complete: a repair killed first leaves it behind."""
+    write_card(vault, "03-Knowledge/a.md", "a card", "a card already in the index, and sound")
+    assert cli("index")[0] == 0
+    killed = subprocess.Popen([sys.executable, "-c", "pass"])
+    killed.wait()
+    db = config.load().db.path
+    staged = db.with_name(f".{db.name}.{killed.pid}.salvaged")
+    wal = staged.with_name(staged.name + "-wal")
+    for part in (staged, wal):
+        part.write_bytes(b"SQLite format 3\x00 half a new index")
+        part.chmod(0o600)
+    found_then_removed(cli, [staged, wal])
+    assert db.exists()
