@@ -58,13 +58,15 @@ def word_end(text: str, at: int, floor: int) -> int:
     on either side is a place to cut: Chinese and Japanese put no space between words, so going
     back to a space there dropped up to half of what fit (a brief line, an extractive summary)."""
     at = boundary(text, at)
-    if not 0 < at < len(text) or not (_in_word(text[at - 1]) and _in_word(text[at])):
+    if not 0 < at < len(text) or not (in_word(text[at - 1]) and in_word(text[at])):
         return at
     space = text.rfind(" ", 0, at)
     return space if space > floor else at
 
 
-def _in_word(char: str) -> bool:
+def in_word(char: str) -> bool:
+    """Whether `char` joins the word beside it: a letter or digit, but not CJK (memsync.cjk
+    splits `用postgres` into 用 and postgres)."""
     return char.isalnum() and not cjk.is_cjk(char)
 
 

@@ -26,12 +26,6 @@ def _heads(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(map(re.escape, heads))) if heads else None
 
 
-def _in_word(char: str) -> bool:
-    """Whether `char` joins the token beside it: a letter or digit, but not CJK (memsync.cjk
-    splits `用postgres` into 用 and postgres)."""
-    return char.isalnum() and not cjk.is_cjk(char)
-
-
 def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | None,
                firsts: dict[str, int] | None = None) -> list[int]:
     """Where the terms occur in the lowered text. Only when none does, where a head of one begins
@@ -40,8 +34,8 @@ def _positions(lowered: str, terms: tuple[str, ...], heads: re.Pattern[str] | No
     found = list((_firsts(lowered, terms) if firsts is None else firsts).values())
     if found or heads is None:
         return found
-    starts = [m for m in heads.finditer(lowered) if not (m.start() and _in_word(lowered[m.start() - 1]))]
-    whole = [m for m in starts if not (m.end() < len(lowered) and _in_word(lowered[m.end()]))]
+    starts = [m for m in heads.finditer(lowered) if not (m.start() and chars.in_word(lowered[m.start() - 1]))]
+    whole = [m for m in starts if not (m.end() < len(lowered) and chars.in_word(lowered[m.end()]))]
     return [(whole or starts)[0].start()] if starts else []
 
 
