@@ -257,15 +257,16 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
 
     server = Server(uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=GRACE_SECONDS,
                                    lifespan="on"))
+    # uvicorn turns SIGTERM/SIGINT into a graceful shutdown, then puts back the handlers it found
+    # and raises the signal again: ours lets the process finish below (watcher stopped, exit 0)
+    # instead of dying by the signal's default action. In place before the line that says the
+    # server is up: a SIGTERM sent on reading it killed the process by that default action.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda _signum, _frame: setattr(server, "should_exit", True))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host
     print(f"memsync mcp: serving http://{shown}:{bound_port}{PATH}"
           f"{' (bearer token required)' if token else ''}", file=sys.stderr, flush=True)
-    # uvicorn turns SIGTERM/SIGINT into a graceful shutdown, then puts back the handlers it found
-    # and raises the signal again: ours lets the process finish below (watcher stopped, exit 0)
-    # instead of dying by the signal's default action.
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda _signum, _frame: setattr(server, "should_exit", True))
     live.start()  # one watcher for every client, from the start
     try:
         server.run(sockets=[sock])
