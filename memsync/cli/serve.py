@@ -19,6 +19,13 @@ ON_A_TERMINAL = (
     "Ctrl-C or Ctrl-D stops it."
 )
 
+# Any user of the machine can read another's command line (ps, /proc/PID/cmdline); the
+# environment of a process only its owner can.
+TOKEN_ON_COMMAND_LINE = (
+    "memsync mcp: warning: a --token on the command line can be read by every user of this "
+    "machine (ps); set MEMSYNC_MCP_TOKEN in the server's environment instead"
+)
+
 
 @main.command("mcp")
 @click.option("--http", "bind", metavar="[HOST:]PORT",
@@ -49,7 +56,8 @@ def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
                    "client's set-up", err=True)
         if structured:
             raise click.UsageError("--text-only and --structured contradict each other; keep one")
-    from_env = click.get_current_context().get_parameter_source("token") == ParameterSource.ENVIRONMENT
+    token_source = click.get_current_context().get_parameter_source("token")
+    from_env = token_source == ParameterSource.ENVIRONMENT
     if bind is None and (allow_remote or (token and not from_env)):  # the env's token is for --http
         fail(BadArgument("--allow-remote and --token only go with --http [HOST:]PORT"), as_json=False)
     try:
@@ -69,6 +77,8 @@ def mcp(obj: Context, bind, allow_remote, token, structured, text_only):
 
         mcp_server.serve(cfg, structured=structured)
         return
+    if token and token_source == ParameterSource.COMMANDLINE:
+        click.echo(TOKEN_ON_COMMAND_LINE, err=True)
     try:
         mcp_http.serve_http(cfg, bind, allow_remote, token, structured=structured)
     except MemsyncError as err:
