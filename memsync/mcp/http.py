@@ -8,6 +8,7 @@ transport (Starlette app, uvicorn) comes with the SDK; nothing here is a new dep
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
@@ -167,6 +168,7 @@ class Calls:
     def __init__(self, app):
         self.app = app
         self.running = 0
+        self.cut_off = 0  # cancelled by a forced stop, their replies never sent
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope.get("method") != "POST":
@@ -174,6 +176,9 @@ class Calls:
         self.running += 1
         try:
             await self.app(scope, receive, send)
+        except asyncio.CancelledError:
+            self.cut_off += 1
+            raise
         finally:
             self.running -= 1
 
@@ -223,6 +228,7 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     is on disk and in the index before its reply), stop the watcher, exit 0."""
     import uvicorn
 
+    from memsync.mcp import cutoff
     from memsync.mcp.live import LiveIndex
     from memsync.mcp.server import build, configure_logging
 
@@ -240,7 +246,7 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     live = LiveIndex(cfg)
     app = build(cfg, live, structured).streamable_http_app(
         streamable_http_path=PATH, host=host, transport_security=rebinding_guard(host))
-    calls = Calls(PlainHost(app))
+    calls = Calls(cutoff.CancelledLifespan(PlainHost(app)))
     served: Callable[..., Any] = calls  # an ASGI app
     if token:
         served = RequireToken(calls, token)
@@ -267,10 +273,12 @@ def serve_http(cfg: Config, bind: str, allow_remote: bool = False, token: str | 
     shown = f"[{bound_host}]" if family == socket.AF_INET6 else bound_host
     print(f"memsync mcp: serving http://{shown}:{bound_port}{PATH}"
           f"{' (bearer token required)' if token else ''}", file=sys.stderr, flush=True)
+    cutoff.quiet_cancels(lambda: server.should_exit)
     live.start()  # one watcher for every client, from the start
     try:
         server.run(sockets=[sock])
     finally:
+        cutoff.report(calls.cut_off)
         live.stop()
         sock.close()
         log.info("stopped")
