@@ -130,6 +130,10 @@ def test_on_loopback_a_request_naming_another_host_is_refused(http_server, bind)
     # a blank token can never be sent (HTTP trims a header's blanks): refused, on any bind
     (["--http", "0.0.0.0:0", "--allow-remote", "--token", "  "], "the token is blank"),
     (["--http", "127.0.0.1:0", "--token", " "], "the token is blank"),
+    # clients send headers in ASCII (the SDK's refuses the rest), Node and browsers as Latin-1:
+    # a token beyond ASCII, or with a control character, was taken and then never matched
+    (["--http", "127.0.0.1:0", "--token", "pässwort"], "clients cannot send"),
+    (["--http", "127.0.0.1:0", "--token", "tab\there"], "clients cannot send"),
 ])
 def test_a_bind_others_can_reach_needs_allow_remote_and_a_token(args, says, run_cli):
     code, out, err = run_cli("mcp", *args, timeout=DEADLINE)

@@ -86,6 +86,11 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
         raise BadArgument(f"the token is blank (--token or {TOKEN_ENV}); give a secret clients "
                           "will send as 'Authorization: Bearer <token>', e.g. the output of "
                           "`openssl rand -hex 32`")
+    if token is not None and not _sendable(token):
+        raise BadArgument(f"the token (--token or {TOKEN_ENV}) holds a character clients cannot "
+                          "send in a header (HTTP clients send ASCII: the Python SDK refuses "
+                          "anything else, browsers and Node send it as Latin-1); use letters, "
+                          "digits and punctuation, e.g. the output of `openssl rand -hex 32`")
     if is_loopback(host):
         return
     if not allow_remote and not _is_address(host):
@@ -100,6 +105,11 @@ def check_bind(host: str, allow_remote: bool, token: str | None) -> None:
     if not token:
         raise BadArgument(f"--allow-remote needs a token: pass --token or set {TOKEN_ENV}; "
                           "clients then send it as 'Authorization: Bearer <token>'")
+
+
+def _sendable(token: str) -> bool:
+    """Printable ASCII (a blank inside is sent as it is): what every client can put in a header."""
+    return all(" " <= char <= "~" for char in token)
 
 
 def _is_address(host: str) -> bool:
