@@ -1,6 +1,7 @@
 """Instruction files agents keep beside a project: `AGENTS.md`, `CLAUDE.md`, `GEMINI.md` (also
-at the top of a project's `.claude` folder, where Claude Code reads them too), and Claude
-Code's per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
+at the top of a project's `.claude` folder, where Claude Code reads them too), Claude Code's
+rules (`.claude/rules/**/*.md` in a project, `~/.claude/rules/**/*.md` for every project), and
+its per-project memory folders (`projects/<name>/memory/*.md` under `~/.claude`).
 
 Claude Code's plugins (`~/.claude/plugins`: other people's repositories, with their own
 `CLAUDE.md`) are not the user's memory, and are left out. So are the git worktrees Claude Code
@@ -62,14 +63,16 @@ class AgentFilesAdapter(FileAdapter):
     name = "agents"
     suffixes = (".md",)
     # 2: Claude Code's plugins folder left out; 3: <project>/.claude/CLAUDE.md, AGENTS.override.md;
-    # 4: Claude Code's worktrees (.claude/worktrees) left out; 5: links to files read through
-    rules_version = 5
+    # 4: Claude Code's worktrees (.claude/worktrees) left out; 5: links to files read through;
+    # 6: Claude Code's rules (.claude/rules/**/*.md)
+    rules_version = 6
     follows_links = True
 
     def __init__(self, root: str | None = None) -> None:
         # Where Claude Code's copies of other files are, relative to the source: inside the
         # `.claude` folder at the root, or at the top when the source is a `.claude` folder.
         at_top = root is not None and os.path.basename(os.path.normpath(root)) == ".claude"
+        self._at_top = at_top
         self._left_out = tuple(f"{above}{folder}" for folder in _CLAUDE_COPIES
                                for above in (".claude/", *(("",) if at_top else ())))
 
@@ -78,7 +81,7 @@ class AgentFilesAdapter(FileAdapter):
 
     def enters(self, rel_dir: str) -> bool:
         # ~/.claude is itself a dot-folder: enter it when a source root sits above it.
-        return rel_dir == ".claude" or self._project_claude(rel_dir) or (
+        return rel_dir == ".claude" or self._project_claude(rel_dir) or self._in_rules(rel_dir) is not None or (
             _visible(rel_dir) and not self._in_copies(rel_dir)
             and super().enters(rel_dir.removeprefix(".claude/")))
 
@@ -89,10 +92,26 @@ class AgentFilesAdapter(FileAdapter):
         parent, _, last = rel_dir.rpartition("/")
         return last == ".claude" and bool(parent) and self.enters(parent)
 
+    def _in_rules(self, rel: str) -> str | None:
+        """The part of `rel` below a rules folder Claude Code reads (`.claude/rules` of a project
+        the source holds, or `rules` at the top of ~/.claude itself), "" for the folder; None
+        when `rel` is not in one. Rules may sit in folders of their own (`rules/api/design.md`)."""
+        if self._at_top and (rel == "rules" or rel.startswith("rules/")):
+            rest = rel[len("rules/"):]
+        else:
+            above, marker, rest = ("/" + rel + "/").partition("/.claude/rules/")
+            above = above.removeprefix("/")
+            if not marker or self._in_copies(rel) or (above and not self.enters(above)):
+                return None
+            rest = rest.removesuffix("/")
+        return None if hidden(rest) else rest
+
     def wants(self, rel_path: str) -> bool:
         parts = PurePosixPath(rel_path).parts
         if self._in_copies(rel_path):
             return False
+        if rel_path.endswith(".md") and self._in_rules(rel_path):
+            return True
         if not _visible(rel_path):
             folder, _, name = rel_path.rpartition("/")
             return name in INSTRUCTION_FILES and self._project_claude(folder)

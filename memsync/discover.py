@@ -1,9 +1,9 @@
 """Agent memory files already on this machine, for `memsync init` to offer as read-only sources.
 
 Only places where such files are known to live are looked at, never a walk of the whole home:
-Claude Code's ~/.claude (CLAUDE.md, projects/*/memory), Gemini CLI's ~/.gemini (GEMINI.md),
+Claude Code's ~/.claude (CLAUDE.md, rules, projects/*/memory), Gemini CLI's ~/.gemini (GEMINI.md),
 Codex's ~/.codex (AGENTS.md), the MCP memory server's memory.jsonl (or memory.json), and the project folder
-`init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .cursor/rules, Cursor's older .cursorrules).
+`init` runs in (AGENTS.md / CLAUDE.md / GEMINI.md, .claude/rules, .cursor/rules, Cursor's older .cursorrules).
 Nothing is added here: the caller asks first.
 """
 
@@ -18,7 +18,8 @@ import memsync.adapters as adapters
 from .model import Source
 from .overlap import overlap
 
-PROJECT_FILES = ("AGENTS.md", "AGENTS.override.md", "CLAUDE.md", ".claude/CLAUDE.md", "GEMINI.md")
+PROJECT_FILES = ("AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", ".claude/CLAUDE.md",
+                 "GEMINI.md")
 CODEX_FILES = ("AGENTS.override.md", "AGENTS.md")  # the override first, as Codex reads them
 
 
@@ -36,10 +37,20 @@ def _has_claude_memory(root: Path) -> bool:
         return False
 
 
+def _has_claude_rules(claude: Path) -> bool:
+    """Any rule file in a `.claude/rules` folder (Claude Code reads its subfolders too)."""
+    try:
+        return any((claude / "rules").rglob("*.md"))
+    except OSError:
+        return False
+
+
 def _candidates(home: Path, cwd: Path) -> list[Found]:
     out = []
     claude = home / ".claude"
     seen = [name for name in ("CLAUDE.md",) if (claude / name).is_file()]
+    if _has_claude_rules(claude):
+        seen.append("rules")
     if _has_claude_memory(claude):
         seen.append("projects/*/memory")
     if seen:
@@ -54,6 +65,8 @@ def _candidates(home: Path, cwd: Path) -> list[Found]:
                          f"MCP memory server: {graph}"))
     if cwd != home and cwd != cwd.parent:  # a project folder, not the home or the root itself
         files = [name for name in PROJECT_FILES if (cwd / name).is_file()]
+        if _has_claude_rules(cwd / ".claude"):
+            files.append(".claude/rules")
         if files:
             out.append(Found(Source(_project_name(cwd), "agents", str(cwd)),
                              f"project {cwd.name}: {', '.join(files)}"))

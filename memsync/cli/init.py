@@ -134,7 +134,7 @@ def init(obj: Context, as_json: bool, vault_dir, yes, ask_again):
     servers started by desktop apps then use the same vault without env vars. It also looks for
     the memory files agents keep on this machine (~/.claude, ~/.gemini/GEMINI.md,
     ~/.codex/AGENTS.md or AGENTS.override.md, a memory.jsonl or memory.json, and AGENTS.md /
-    .cursor/rules or .cursorrules in the current folder) and offers each as a read-only source; what you
+    CLAUDE.md / .claude/rules / .cursor/rules or .cursorrules in the current folder) and offers each as a read-only source; what you
     decline is not asked again. With stdin closed or at its end it asks nothing and says once
     what to run instead.
     Ends with the MCP set-up for Claude Code, Claude Desktop and Cursor, ready to paste. Safe to

@@ -28,7 +28,7 @@ def _human(data: dict) -> str:
 @click.option("--add", "add_name", metavar="NAME", help="Add a read-only source with this name.")
 @click.option("--adapter", default="markdown", show_default=True, shell_complete=complete.adapters,
               help="Format of the source to add: markdown, agents (AGENTS.md/CLAUDE.md/GEMINI.md, "
-                   "Claude Code memory), mcp-memory (memory.jsonl, memory.json), cursor (.cursor/rules, .cursorrules).")
+                   "Claude Code rules and memory), mcp-memory (memory.jsonl, memory.json), cursor (.cursor/rules, .cursorrules).")
 @click.option("--path", "path", metavar="DIR", help="Folder of the source to add.")
 @click.option("--remove", "remove_name", metavar="NAME", help="Remove a source and its cards from the index.")
 def sources(obj: Context, as_json: bool, add_name, adapter, path, remove_name):
