@@ -130,6 +130,19 @@ def test_the_first_line_skips_headings_fences_and_the_title():
     assert tokens.estimate(shorten("登" * 100, 12)) <= 12
 
 
+def test_a_claude_md_is_summed_up_by_its_first_line_past_its_imports(brief_home, cli):
+    # Claude Code reads `@path` as "put that file here": the line itself tells an agent nothing
+    shop = brief_home["shop"]
+    (shop / "CLAUDE.md").write_text("# Shop\n\n@AGENTS.md\n- @~/.claude/extra.md @./docs/style.md\n\n"
+                                     "Use Postgres 16; staging is shop_staging.\nAsk @ana before a release.\n")
+    assert cli("index")[0] == 0
+    lines = brief(cli, shop, "--peek")["text"].splitlines()
+    assert [line.split(" ", 2)[2] for line in lines if " CLAUDE — " in line] == [
+        "CLAUDE — Use Postgres 16; staging is shop_staging."]
+    assert first_line("@ana please review the @docs/api.md changes", "t").startswith("@ana")
+    assert first_line("See @README.md for an overview", "t") == "See @README.md for an overview"
+
+
 def test_a_section_whose_query_stopped_says_its_count_is_a_lower_bound():
     from memsync.brief.select import select
 

@@ -93,9 +93,15 @@ class Selection:
     held_back: int
 
 
+# A line that only imports other files into a CLAUDE.md (`@AGENTS.md`, `@~/.claude/extra.md`):
+# Claude Code puts their text there, but the line says nothing itself. A path has a dot or a
+# slash, so a line that mentions someone (`@ana`) is still prose.
+_IMPORTS_ONLY = re.compile(r"(?:@[^\s@]*[./][^\s@]*\s*)+")
+
+
 def first_line(body: str, title: str) -> str:
-    """The first line of prose: past blank lines, headings, code fences, HTML comments and a
-    line that only repeats the title; list and quote markers dropped."""
+    """The first line of prose: past blank lines, headings, code fences, HTML comments, imports
+    and a line that only repeats the title; list and quote markers dropped."""
     fenced = False
     for raw in body.splitlines():
         line = raw.strip()
@@ -105,7 +111,7 @@ def first_line(body: str, title: str) -> str:
         if fenced or not line or line.startswith(("#", "<!--", "---", "|")):
             continue
         line = re.sub(r"^(?:[-*+]\s+(?:\[[ xX]\]\s+)?|>\s*|\d+[.)]\s+)", "", line).strip()
-        if line and line.casefold() != title.strip().casefold():
+        if line and line.casefold() != title.strip().casefold() and not _IMPORTS_ONLY.fullmatch(line):
             return " ".join(line.split())
     return ""
 
