@@ -123,9 +123,11 @@ class Batches:
                         look.read_at,
                     )
                     stored[look.path] = (look.sig, look.digest, look.read_at)
-                    for card in look.cards:
-                        if card.problem:
-                            report.problems.append({"path": card.path, "message": card.problem})
+                    # The file's problems, once and under its own path, as the index keeps them
+                    # (a GEMINI.md's broken frontmatter is every one of its bullets' problem).
+                    problems = dict.fromkeys(card.problem for card in look.cards if card.problem)
+                    if problems:
+                        report.problems.append({"path": look.path, "message": "; ".join(problems)})
             if report.changed != changed_before:
                 index.mark_changed()
 

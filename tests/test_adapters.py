@@ -251,3 +251,24 @@ def test_config_checks_adapter_names_without_loading_the_parsers(tmp_path, home,
     )
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stderr
+
+
+def test_a_files_problem_is_reported_once_under_the_files_own_path(tmp_path, cli):
+    # every bullet of a GEMINI.md shares its frontmatter's problem; the graph's bad line is the
+    # file's, not its first entity's
+    (tmp_path / "gemini").mkdir()
+    (tmp_path / "gemini/GEMINI.md").write_text(
+        "---\ntitle: [unclosed\n---\n## Gemini Added Memories\n- uses helix-3\n- likes tabs-5\n")
+    (tmp_path / "graph").mkdir()
+    (tmp_path / "graph/memory.jsonl").write_text(
+        '{"type": "entity", "name": "Ann", "observations": ["drinks oolong-7"]}\nnot json\n')
+    cli("sources", "--add", "gemini", "--adapter", "agents", "--path", tmp_path / "gemini")
+    cli("sources", "--add", "graph", "--adapter", "mcp-memory", "--path", tmp_path / "graph")
+    for name in ("gemini/GEMINI.md", "graph/memory.jsonl"):
+        with (tmp_path / name).open("a") as f:
+            f.write("\n")  # a change, read by the next index
+    code, out = cli("index", "--json")
+    assert code == 0 and len(found("helix-3")) == 1
+    problems = sorted((p["path"], p["message"].split(" (")[0]) for p in out["problems"])
+    assert problems == [("GEMINI.md", "frontmatter is not valid YAML"),
+                        ("memory.jsonl", "lines that are not JSON objects: [2]")]
