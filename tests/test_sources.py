@@ -246,3 +246,20 @@ def test_a_source_path_that_is_a_file_is_called_a_file_not_a_missing_folder(tmp_
     findings = run_cli("doctor", "--json")[1]["findings"]
     assert any(f"{shared} is a file, not a folder" in f["message"] for f in findings)
     assert f"{shared} is a file, not a folder" in run_cli("paths")[1]
+
+
+def test_a_source_added_again_under_its_name_gets_its_ids_and_reads_back(cli, notes):
+    def hit() -> tuple[int, int]:
+        (card,) = cli("search", "redis-7", "--json")[1]["hits"]
+        return card["id"], cli("show", card["id"], "--json")[1]["use"]["opened"]
+
+    cli("sources", "--add", "notes", "--path", notes)
+    card_id, opened = hit()
+    assert opened == 1
+    cli("sources", "--remove", "notes")
+    assert cli("search", "redis-7", "--json")[1]["hits"] == []
+    cli("sources", "--add", "notes", "--path", notes)
+    assert hit() == (card_id, 2)  # the same card: its id, and the read before the removal
+    cli("sources", "--remove", "notes")
+    cli("sources", "--add", "others", "--path", notes)  # another name: other cards
+    assert hit()[0] != card_id
