@@ -49,18 +49,21 @@ class MemoryGraphAdapter(FileAdapter):
         entities: dict[str, dict] = {}
         relations: list[dict] = []
         bad_lines: list[int] = []
+        nameless: list[int] = []  # entities no card can be made of: said, not dropped unseen
         for number, item in _items(raw_lines):
             if not isinstance(item, dict):
-                if not bad_lines or bad_lines[-1] != number:  # a document's items share its line
-                    bad_lines.append(number)
-            elif item.get("type") == "entity" and isinstance(item.get("name"), str) and item["name"].strip():
+                _note(bad_lines, number)
+            elif item.get("type") == "entity" and not (isinstance(item.get("name"), str) and item["name"].strip()):
+                _note(nameless, number)
+            elif item.get("type") == "entity":
                 # A name on two lines is one entity (the server reads the file so): the later
                 # line's observations join the first's.
                 entity = entities.setdefault(item["name"], {**item, "observations": []})
                 entity["observations"] += [o for o in _observations(item) if o not in entity["observations"]]
             elif item.get("type") == "relation":
                 relations.append(item)
-        problem = f"lines that are not JSON objects: {bad_lines[:10]}" if bad_lines else None
+        problem = "; ".join([*([f"lines that are not JSON objects: {bad_lines[:10]}"] if bad_lines else []),
+                             *([f"entities without a name: lines {nameless[:10]}"] if nameless else [])]) or None
         links: dict[str, list[str]] = {}  # by entity name: one pass, not one per entity
         for r in relations:
             link = f"{r.get('from')} {r.get('relationType')} {r.get('to')}"
@@ -79,6 +82,11 @@ class MemoryGraphAdapter(FileAdapter):
                               body="\n".join(f"- {line}" for line in lines),
                               kind=str(kind) if kind else None, problem=None if cards else problem))
         return cards
+
+
+def _note(lines: list[int], number: int) -> None:
+    if not lines or lines[-1] != number:  # a document's items share its line
+        lines.append(number)
 
 
 def _items(raw_lines: Iterable[bytes]) -> Iterator[tuple[int, object]]:

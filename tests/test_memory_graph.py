@@ -116,3 +116,19 @@ def test_a_graph_that_gives_no_entity_says_why(tmp_path, run_cli):
     code, out, _err = run_cli("stats", "--json")
     assert [(p["path"], p["message"]) for p in out["problems"]] == [
         ("memory.json", "lines that are not JSON objects: [1]")]
+
+
+def test_an_entity_without_a_name_is_said_not_dropped_unseen(tmp_path, run_cli):
+    # no card can be made of it (its name is its title and its anchor), so stats names its line
+    graph = tmp_path / "graph"
+    graph.mkdir()
+    (graph / "memory.jsonl").write_text("\n".join(json.dumps(item, ensure_ascii=False) for item in [
+        {"type": "entity", "name": "Ann", "entityType": "person", "observations": ["drinks oolong-7"]},
+        {"type": "entity", "name": " ", "entityType": "person", "observations": ["lost sencha-4"]},
+        {"type": "entity", "entityType": "place", "observations": ["lost matcha-2"]},
+    ]) + "\nnot json\n")
+    code, _out, _err = run_cli("sources", "--add", "graph", "--adapter", "mcp-memory", "--path", graph)
+    assert code == 0 and found("oolong-7") == ["memory.jsonl#" + adapters.base.anchor("Ann")]
+    code, out, _err = run_cli("stats", "--json")
+    assert [(p["path"], p["message"]) for p in out["problems"]] == [("memory.jsonl", (
+        "lines that are not JSON objects: [4]; entities without a name: lines [2, 3]"))]
