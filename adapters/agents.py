@@ -73,6 +73,7 @@ class AgentFilesAdapter(FileAdapter):
         # `.claude` folder at the root, or at the top when the source is a `.claude` folder.
         at_top = root is not None and os.path.basename(os.path.normpath(root)) == ".claude"
         self._at_top = at_top
+        self._root_name = os.path.basename(os.path.normpath(root)) if root else ""
         self._left_out = tuple(f"{above}{folder}" for folder in _CLAUDE_COPIES
                                for above in (".claude/", *(("",) if at_top else ())))
 
@@ -122,9 +123,19 @@ class AgentFilesAdapter(FileAdapter):
         card = replace(card, kind=card.kind or "system")
         if _in_claude_memory(PurePosixPath(rel_path).parts):
             return [_claude_memory(card, data)]
+        if PurePosixPath(rel_path).name in INSTRUCTION_FILES and card.title == PurePosixPath(rel_path).stem:
+            card = replace(card, title=self._instructions_title(rel_path))
         if PurePosixPath(rel_path).name != "GEMINI.md":
             return [card]
         return self._split_gemini(card, rel_path)
+
+    def _instructions_title(self, rel_path: str) -> str:
+        """Every project has its CLAUDE.md: titled by the file and the folder it instructs
+        (`CLAUDE.md (shop)`, for shop/.claude/CLAUDE.md too), so that a brief or a hit list
+        names whose it is. At the source's top that folder is the source's own."""
+        folder, _, name = rel_path.rpartition("/")
+        folder = folder.removesuffix(".claude").rstrip("/") or self._root_name
+        return f"{name} ({folder})" if folder else name
 
     def _split_gemini(self, card: Card, rel_path: str) -> list[Card]:
         section = _GEMINI_SECTION.search(card.body)

@@ -86,7 +86,7 @@ def test_a_claude_code_memory_is_titled_by_its_name_and_summed_up_by_its_descrip
     own = get("agents").read(b"---\ntitle: Mine\nname: Other\n---\nx\n", ".claude/projects/shop/memory/a.md")[0]
     assert own.title == "Mine"
     plain = get("agents").read(b"---\nname: Not a memory\n---\nx\n", "CLAUDE.md")[0]
-    assert plain.title == "CLAUDE" and plain.summary is None  # only Claude Code's memory folders
+    assert plain.title == "CLAUDE.md" and plain.summary is None  # only Claude Code's memory folders
 
 
 def test_cursor_rules_titled_by_description():
@@ -272,3 +272,20 @@ def test_a_files_problem_is_reported_once_under_the_files_own_path(tmp_path, cli
     problems = sorted((p["path"], p["message"].split(" (")[0]) for p in out["problems"])
     assert problems == [("GEMINI.md", "frontmatter is not valid YAML"),
                         ("memory.jsonl", "lines that are not JSON objects: [2]")]
+
+
+@pytest.mark.parametrize("root, rel, title", [
+    ("src", "shop/CLAUDE.md", "CLAUDE.md (shop)"), ("src", "shop/.claude/CLAUDE.md", "CLAUDE.md (shop)"),
+    ("src/shop", "AGENTS.md", "AGENTS.md (shop)"), ("src/shop", ".claude/CLAUDE.md", "CLAUDE.md (shop)"),
+    ("src/shop", "api/CLAUDE.local.md", "CLAUDE.local.md (api)"), (".gemini", "GEMINI.md", "GEMINI.md (.gemini)"),
+])
+def test_an_instruction_file_is_titled_by_the_folder_it_instructs(tmp_path, cli, root, rel, title):
+    # every project has a CLAUDE.md: a hit, or another project's brief, says whose it is
+    (tmp_path / root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / root / rel).write_text("# Rules\n\n## Gemini Added Memories\n- ships with ibis-5\n")
+    cli("sources", "--add", "agents", "--adapter", "agents", "--path", tmp_path / root)
+    code, out = cli("search", "rules", "--json")
+    assert [(h["path"], h["title"]) for h in out["hits"]] == [(rel, title)]
+    (tmp_path / root / rel).write_text("---\ntitle: Our rules\n---\nrules of our own\n")
+    cli("index")
+    assert [h["title"] for h in cli("search", "rules", "--json")[1]["hits"]] == ["Our rules"]

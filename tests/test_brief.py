@@ -21,7 +21,7 @@ def test_the_brief_holds_the_projects_cards_by_priority_and_none_of_the_other_pr
     data = brief(cli, brief_home["shop"], "--peek")
     shop = titles(data, "project")
     assert shop[0] == "Shop deploy"  # priority: high
-    assert set(shop) == {"Shop deploy", "Shop cache", "Orders table", "登录服务器", "AGENTS", "payments"}
+    assert set(shop) == {"Shop deploy", "Shop cache", "Orders table", "登录服务器", "AGENTS.md (shop)", "payments"}
     assert not {"Blog theme", "Post format", "drafts"} & set(shop) and "Blog" not in data["text"]
     assert titles(data, "used") == ["Git habits", "SSH config"]  # most read first
     blog = titles(brief(cli, brief_home["blog"], "--peek"), "project")
@@ -137,8 +137,8 @@ def test_a_claude_md_is_summed_up_by_its_first_line_past_its_imports(brief_home,
                                      "Use Postgres 16; staging is shop_staging.\nAsk @ana before a release.\n")
     assert cli("index")[0] == 0
     lines = brief(cli, shop, "--peek")["text"].splitlines()
-    assert [line.split(" ", 2)[2] for line in lines if " CLAUDE — " in line] == [
-        "CLAUDE — Use Postgres 16; staging is shop_staging."]
+    assert [line.split(" ", 2)[2] for line in lines if " CLAUDE.md (shop) — " in line] == [
+        "CLAUDE.md (shop) — Use Postgres 16; staging is shop_staging."]
     assert first_line("@ana please review the @docs/api.md changes", "t").startswith("@ana")
     assert first_line("See @README.md for an overview", "t") == "See @README.md for an overview"
 

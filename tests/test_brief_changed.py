@@ -96,7 +96,7 @@ def test_an_edit_of_another_agents_file_is_told_by_the_files_time(brief_home, cl
     assert cli("index")[0] == 0
     data = brief(cli, brief_home["shop"])
     notes = {i["title"]: i["note"] for s in data["sections"] for i in s["items"]}
-    assert notes["AGENTS"] == "changed"  # a project card: in the project section
+    assert notes["AGENTS.md (shop)"] == "changed"  # a project card: in the project section
     assert notes["drafts"] == "changed"
     # of a file of many cards (the Gemini bullets) the time does not say which changed: the file
     # is told, with its cards
