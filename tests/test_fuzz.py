@@ -273,5 +273,7 @@ def test_memory_graph_lines_found_by_fuzzing(line, body):
 
 
 def test_a_memory_graph_entity_without_a_name_is_skipped():
+    # no entity card; the file's own card says why, as for a graph that gives no entity
     data = b'{"type": "entity", "name": " ", "observations": ["x"]}\n'
-    assert adapters.get("mcp-memory").read(data, "memory.jsonl") == []
+    [card] = adapters.get("mcp-memory").read(data, "memory.jsonl")
+    assert (card.path, card.body, card.problem) == ("memory.jsonl", "", "entities without a name: lines [1]")
