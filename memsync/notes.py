@@ -84,6 +84,23 @@ def fenced(text: str) -> str | None:
     return fence.group(1) if fence else None
 
 
+def _yaml_error_line(block: str) -> int | None:
+    """The line of the file where the YAML between the fences breaks, block's first line being
+    the file's second. Read again from the block itself: the text python-frontmatter hands YAML
+    starts with a newline of the fence, which put every line one too far. An error found only at
+    the end of the block (an unclosed `[` or quote) points where that construct began."""
+    try:
+        yamldata.load(block, dates_as_written=True)  # as the handler loads it, bounded the same way
+    except yaml.YAMLError as exc:
+        mark, begun = getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)
+        if mark is not None and begun is not None and mark.index >= len(block.rstrip()):
+            mark = begun
+        return None if mark is None else mark.line + 2
+    except ValueError:  # a value Python cannot hold (0000-00-00 alone): no line to name
+        return None
+    return None
+
+
 def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
     """(metadata, body, problem). Broken YAML keeps the body and reports the problem."""
     fence = _FENCE.match(text)
@@ -94,9 +111,9 @@ def split_frontmatter(text: str) -> tuple[dict, str, str | None]:
         meta, body = frontmatter.parse(text, handler=_YAML)
     except yamldata.TooManyValues as exc:  # an alias bomb: left unread
         return {}, _FENCE.sub("", text, count=1), str(exc)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 2})" if mark is not None else ""
+    except yaml.YAMLError:
+        line = _yaml_error_line(fence.group(1))
+        where = f" (line {line})" if line is not None else ""
         return {}, _FENCE.sub("", text, count=1), f"frontmatter is not valid YAML{where}{_wide_colon(fence.group(1))}"
     except (ValueError, TypeError) as exc:
         return {}, _FENCE.sub("", text, count=1), f"frontmatter could not be read: {exc}"

@@ -175,3 +175,15 @@ def test_a_one_value_field_written_as_a_mapping_or_list_is_reported(line, field,
 def test_a_summary_as_a_list_of_lines_and_an_emptied_field_are_no_problem():
     card = parse("---\nsummary: [one, two]\ntitle: []\nkind: {}\n---\nbody")
     assert card.summary == "one two" and card.problem is None
+
+
+@pytest.mark.parametrize("fenced, line", [
+    ("title: a\n  bad: indent\nkind: x", 3),  # found where it is
+    ("title: [unclosed", 2),  # found only at the end: where the `[` began
+    ("title: a\nkind: tool\ntags: [x, y", 4),
+    ('title: "open\nkind: x', 2),
+])
+def test_a_yaml_error_names_the_line_of_the_file_it_is_on(fenced, line):
+    for newline in ("\n", "\r\n"):
+        text = newline.join(["---", *fenced.split("\n"), "---", "the body"]) + newline
+        assert notes.split_frontmatter(text)[2] == f"frontmatter is not valid YAML (line {line})"
