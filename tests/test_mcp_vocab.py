@@ -135,6 +135,7 @@ def test_a_write_to_a_read_only_source_is_refused_with_what_to_do_instead(server
                                 ("memory_supersede", {"title": "egret moved", "body": BODY})):
             text = await refused(session, name, id=card_id, **arguments)
             assert "read-only source 'agent'" in text and "the memory_capture tool" in text, text
+            assert f"correct it in its own file ({other / 'egret.md'})" in text, text
             assert "memsync capture" not in text
         text = await refused(session, "memory_delete", id=card_id)
         assert text == (f"card {card_id} comes from the read-only source 'agent' (egret.md); "

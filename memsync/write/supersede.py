@@ -61,7 +61,7 @@ def supersede(cfg: Config, old_id: int, title: str, body: str, kind: str | None 
     # back without its mark.
     with journal.writing(cfg.home.path), session.open_index(cfg) as index:
         row = index.card(old_id)
-        vaultio.writable(row)
+        vaultio.writable(row, cfg=cfg)
         result = _supersede_locked(cfg, index, vault, row, title, body, kind, tags, given, summary)
         if result["status"] == "rejected":
             return result

@@ -181,7 +181,7 @@ def update(cfg: Config, card_id: int, *, title=None, body=None, tags=None, prior
 def _update_locked(cfg, index, vault: Path, card_id: int, title, body, tags, priority, ttl,
                    kind, summary=None) -> dict:
     row = index.card(card_id)
-    vaultio.writable(row)
+    vaultio.writable(row, cfg=cfg)
     rel = row["path"]
     full = vaultio.inside(vault, rel)
     for _attempt in range(3):  # an editor may save the file while we work on it

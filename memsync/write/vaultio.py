@@ -117,11 +117,16 @@ def trash_rel(vault: Path, given: str) -> str:
     return "/".join([TRASH, *parts])
 
 
-def writable(row, deleting: bool = False) -> None:
+def writable(row, deleting: bool = False, cfg: Config | None = None) -> None:
+    """ReadOnlySource for a card of a source memsync only reads, saying what to do instead:
+    with `cfg`, a correction names the file the fact lives in, or it would go on being found
+    beside the corrected card (a CLAUDE.md is its agent's to edit)."""
     if row["source"] != VAULT:
+        root = next((s.root for s in cfg.sources if s.name == row["source"]), None) if cfg else None
+        there = f"correct it in its own file ({Path(root) / row['file']}), or " if root else ""
         instead = (f"to leave its cards out of search, remove the source (`memsync sources --remove "
                    f"{row['source']}`)" if deleting else
-                   "capture the corrected fact as a new card in the vault instead (`memsync capture`)")
+                   there + "capture the corrected fact as a new card in the vault instead (`memsync capture`)")
         raise ReadOnlySource(
             f"card {row['id']} comes from the read-only source {row['source']!r} "
             f"({row['path']}); memsync never writes there: {instead}"
